@@ -1,0 +1,38 @@
+# storbench entry points.  Each works on a fresh Debian machine as root with only Python 3.11.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+APT_PACKAGES := fio
+
+.PHONY: install run test bench soak clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@missing=""; for p in $(APT_PACKAGES); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing with apt-get:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
+	@$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+run: install
+	@$(BIN)/storbench run
+
+test: install
+	@bash tests/setup-system.sh
+	@$(BIN)/python -m pytest -q -m "not soak"
+
+soak: install
+	@bash tests/setup-system.sh
+	@$(BIN)/python -m pytest -q -m soak
+
+bench: install
+	@$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,283 @@
+"""Frozen, typed records for every stage of the data flow.
+
+workload definition -> fio job -> run -> parsed result -> stored record -> comparison -> report
+
+Units are in the names: ``*_ns`` nanoseconds, ``*_ms`` milliseconds, ``*_bytes``
+bytes, ``bw_bytes`` bytes per second, ``*_pct`` percent (0-100).
+
+``None`` always means "not measured" (for example latency under gtod_reduce=1);
+zero means a measured zero.  Parsers never fill in zeros for what fio did not
+measure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+#: Directions fio reports, in report order.  ``mixed`` appears under
+#: ``unified_rw_reporting``.
+DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
+
+Direction = Literal["read", "write", "trim", "mixed"]
+Headline = Literal["iops", "bw", "lat"]
+TargetKind = Literal["dir", "file", "block"]
+
+
+def pct_key(p: float | str) -> str:
+    """Canonical percentile key: ``"99.000000"`` / ``99`` -> ``"99.0"``, ``"99.990000"`` -> ``"99.99"``."""
+    return repr(round(float(p), 6))
+
+
+# --------------------------------------------------------------------------- fio results
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """One latency distribution (fio's ``lat_ns``, ``clat_ns``, ``slat_ns`` or sync ``lat_ns``).
+
+    ``percentiles`` maps :func:`pct_key` strings (``"50.0"``, ``"99.99"``) to nanoseconds;
+    it is empty where fio printed no percentiles for this distribution.
+    """
+
+    min_ns: float
+    max_ns: float
+    mean_ns: float
+    stddev_ns: float
+    samples: int | None = None  # fio's N; None where the source does not say
+    percentiles: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SampleSummary:
+    """fio's per-interval summary of bandwidth or IOPS samples (``bw_min``.. / ``iops_min``..).
+
+    Bandwidth summaries are in bytes/s (converted from fio's KiB/s).
+    """
+
+    min: float
+    max: float
+    mean: float
+    stddev: float
+    samples: int
+    agg_pct: float | None = None  # fio's ``per=`` / ``bw_agg``: share of the group total
+
+
+@dataclass(frozen=True)
+class DirectionStats:
+    """What one job (or group) did in one direction."""
+
+    direction: str  # one of DIRECTIONS
+    io_bytes: int
+    bw_bytes: float  # bytes per second
+    iops: float
+    runtime_ms: int
+    total_ios: int | None = None
+    short_ios: int | None = None
+    drop_ios: int | None = None
+    lat_ns: LatencyStats | None = None  # total latency; None = not measured
+    clat_ns: LatencyStats | None = None  # completion latency
+    slat_ns: LatencyStats | None = None  # submission latency
+    bw_summary: SampleSummary | None = None
+    iops_summary: SampleSummary | None = None
+
+
+@dataclass(frozen=True)
+class SyncStats:
+    """fio's ``sync`` object: fsync/fdatasync counts and latency."""
+
+    total_ios: int
+    lat_ns: LatencyStats | None = None
+
+
+@dataclass(frozen=True)
+class DiskUtil:
+    """One entry of fio's ``disk_util``: what the kernel block layer counted for a device."""
+
+    name: str
+    read_ios: int
+    write_ios: int
+    read_merges: int
+    write_merges: int
+    read_ticks_ms: int
+    write_ticks_ms: int
+    in_queue_ms: int
+    util_pct: float
+    aggregate: bool = False  # True for md/dm parents that fio aggregates over slaves
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One fio job (or one reporting group with group_reporting, or one client's aggregate)."""
+
+    name: str
+    groupid: int = 0
+    error: int = 0
+    directions: Mapping[str, DirectionStats] = field(default_factory=dict)
+    sync: SyncStats | None = None
+    usr_cpu_pct: float | None = None
+    sys_cpu_pct: float | None = None
+    ctx: int | None = None
+    majf: int | None = None
+    minf: int | None = None
+    job_runtime_ms: int | None = None
+    elapsed_s: int | None = None
+    #: fio's IO depth distributions, keys as fio prints them ("1", "2", ..., ">=64"), values in %
+    iodepth_level_pct: Mapping[str, float] = field(default_factory=dict)
+    iodepth_submit_pct: Mapping[str, float] = field(default_factory=dict)
+    iodepth_complete_pct: Mapping[str, float] = field(default_factory=dict)
+    #: latency buckets as "<bound><unit>" ("2us", "750us", ">=2000ms") -> % of I/Os
+    latency_dist_pct: Mapping[str, float] = field(default_factory=dict)
+    #: job options as fio reports them (global options merged under job options)
+    options: Mapping[str, str | None] = field(default_factory=dict)
+    hostname: str | None = None  # client/server runs: the fio server this job ran on
+    port: int | None = None
+    is_aggregate: bool = False  # the "All clients" entry of a client/server run
+    steadystate: Mapping[str, Any] | None = None
+    #: with continue_on_error: total_err and first_error
+    total_err: int | None = None
+    first_error: int | None = None
+
+    def direction(self, name: str) -> DirectionStats | None:
+        return self.directions.get(name)
+
+
+@dataclass(frozen=True)
+class FioResult:
+    """Everything parsed out of one fio output (one invocation)."""
+
+    fio_version: str | None
+    jobs: tuple[JobResult, ...]
+    format: str  # "json", "json+", "normal", "terse"
+    timestamp_s: int | None = None
+    time_text: str | None = None
+    global_options: Mapping[str, str | None] = field(default_factory=dict)
+    disk_util: tuple[DiskUtil, ...] = ()
+    #: non-result lines fio printed around the result (warnings, "fio: pid=..., err=..")
+    notes: tuple[str, ...] = ()
+    interrupted: bool = False  # "fio: terminating on signal"
+
+    @property
+    def error(self) -> int:
+        """First non-zero job error, else 0."""
+        for job in self.jobs:
+            if job.error:
+                return job.error
+        return 0
+
+
+# --------------------------------------------------------------------------- definitions
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A named set of fio job options plus what it models.
+
+    ``options`` keeps file order; a value of ``None`` is a valueless fio flag
+    (``time_based``).  ``headline`` is the metric a person judges this workload by.
+    """
+
+    name: str
+    description: str
+    options: tuple[tuple[str, str | None], ...]
+    headline: str = "iops"  # one of "iops", "bw", "lat"
+    origin: str = "built-in"  # "built-in" or the suite file's path
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        for k, v in self.options:
+            if k == key:
+                return v
+        return default
+
+    def has_option(self, key: str) -> bool:
+        return any(k == key for k, _ in self.options)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    workloads: tuple[Workload, ...]
+    origin: str = "built-in"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a workload's I/O goes.
+
+    ``dir``: a directory, storbench creates its test file inside.
+    ``file``: an existing regular file, used as is (never deleted).
+    ``block``: a block device (guarded, see the setups issue).
+    ``scratch``: storbench created the directory and removes it afterwards.
+    """
+
+    kind: str  # one of "dir", "file", "block"
+    path: str
+    scratch: bool = False
+
+    @property
+    def display(self) -> str:
+        return self.path
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Run-wide scaling of every workload (``--size``, ``--runtime``).
+
+    ``size`` and ``runtime`` replace the workload's own values; ``default_size``
+    is used only where a workload names no size and the target needs one.
+    """
+
+    size: str | None = None
+    runtime: str | None = None
+    default_size: str = "1g"
+    extra: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A workload made concrete for one target: the exact fio job text."""
+
+    workload: Workload
+    target: Target
+    job_text: str
+    test_files: tuple[str, ...]  # files this job creates/uses that storbench must remove
+    options: tuple[tuple[str, str | None], ...]  # the effective options in the job section
+
+
+# --------------------------------------------------------------------------- stored records
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """One workload's result as stored: the parsed fio result plus where it came from."""
+
+    run_id: int
+    workload: str
+    target: str | None
+    fio: FioResult
+    raw_output: str
+    label: str | None = None
+    source: str | None = None  # file path for imported results
+    options: Mapping[str, str | None] = field(default_factory=dict)
+    job_text: str | None = None
+    repetition: int = 0
+    result_id: int | None = None
+    created_at: str | None = None  # ISO 8601 UTC
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One invocation of ``storbench run`` (or ``import``): the unit a user names."""
+
+    run_id: int
+    label: str | None
+    kind: str  # "run" or "import"
+    status: str  # "running", "complete", "incomplete", "failed"
+    created_at: str
+    finished_at: str | None = None
+    suite: str | None = None
+    reason: str | None = None
+    storbench_version: str | None = None
+    result_count: int = 0

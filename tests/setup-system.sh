@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# System packages the test suite needs (real filesystems, image formats, network tools).
+set -eu
+need=()
+command -v fio >/dev/null 2>&1 || need+=(fio)
+command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
+command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
+command -v qemu-img >/dev/null 2>&1 || need+=(qemu-utils)
+command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+if ((${#need[@]})); then
+  echo "installing test dependencies with apt-get: ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
