@@ -104,6 +104,7 @@ class DiskUtil:
     in_queue_ms: int
     util_pct: float
     aggregate: bool = False  # True for md/dm parents that fio aggregates over slaves
+    hostname: str | None = None  # client/server runs: the fio server whose disk this is
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,99 @@
+"""CSV export (pure): one row per result, job and direction."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Sequence
+
+from ..model import DIRECTIONS, LatencyStats, ResultRecord
+
+COLUMNS = (
+    "run",
+    "result",
+    "label",
+    "target",
+    "source",
+    "workload",
+    "repetition",
+    "fio_version",
+    "job",
+    "hostname",
+    "aggregate",
+    "direction",
+    "iops",
+    "bw_bytes",
+    "io_bytes",
+    "runtime_ms",
+    "lat_mean_ns",
+    "lat_stddev_ns",
+    "lat_min_ns",
+    "lat_max_ns",
+    "clat_mean_ns",
+    "clat_p50_ns",
+    "clat_p99_ns",
+    "clat_p99.9_ns",
+    "slat_mean_ns",
+    "usr_cpu_pct",
+    "sys_cpu_pct",
+)
+
+
+def _num(v: float | int | None) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _pct(lat: LatencyStats | None, key: str) -> str:
+    if lat is None:
+        return ""
+    return _num(lat.percentiles.get(key))
+
+
+def format_csv(records: Sequence[ResultRecord]) -> str:
+    """Empty cells mean "not measured"; zeros are measured zeros."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for rec in records:
+        for job in rec.fio.jobs:
+            for name in DIRECTIONS:
+                d = job.directions.get(name)
+                if d is None:
+                    continue
+                lat, clat, slat = d.lat_ns, d.clat_ns, d.slat_ns
+                writer.writerow(
+                    [
+                        rec.run_id,
+                        _num(rec.result_id),
+                        rec.label or "",
+                        rec.target or "",
+                        rec.source or "",
+                        rec.workload,
+                        rec.repetition,
+                        rec.fio.fio_version or "",
+                        job.name,
+                        job.hostname or "",
+                        "1" if job.is_aggregate else "0",
+                        name,
+                        _num(d.iops),
+                        _num(d.bw_bytes),
+                        _num(d.io_bytes),
+                        _num(d.runtime_ms),
+                        _num(lat.mean_ns if lat else None),
+                        _num(lat.stddev_ns if lat else None),
+                        _num(lat.min_ns if lat else None),
+                        _num(lat.max_ns if lat else None),
+                        _num(clat.mean_ns if clat else None),
+                        _pct(clat, "50.0"),
+                        _pct(clat, "99.0"),
+                        _pct(clat, "99.9"),
+                        _num(slat.mean_ns if slat else None),
+                        _num(job.usr_cpu_pct),
+                        _num(job.sys_cpu_pct),
+                    ]
+                )
+    return out.getvalue()

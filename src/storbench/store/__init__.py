@@ -1,0 +1,596 @@
+"""Edge: the results database (SQLAlchemy 2 Core + Alembic).
+
+``Store.open(url)`` makes a database usable or refuses it without touching it:
+
+1. For a SQLite file that exists, it is first inspected through a READ-ONLY
+   connection.  Not SQLite / corrupt, foreign tables, or a schema revision this
+   storbench does not know (written by a newer storbench) -> :class:`StoreError`,
+   and the file is never opened for writing.
+2. Then it is opened for real: WAL journal, ``busy_timeout`` 30 s, foreign keys on;
+   under a write lock the revision is read again, an existing SQLite file at an
+   OLDER revision is copied to ``<file>.bak-<revision>`` (SQLite's online backup,
+   so the copy includes the WAL), and Alembic upgrades the schema to head inside
+   the same transaction.  A fresh file gets the whole schema.
+
+Every write (:meth:`Store.create_run`, :meth:`Store.add_result`,
+:meth:`Store.finish_run`) is its own committed transaction, so a crash loses at
+most the workload in progress; writes retry while another process holds the lock.
+
+Only the SQLite branch uses SQLite-specific SQL (PRAGMAs, ``BEGIN IMMEDIATE``); the
+rest is portable Core, so a PostgreSQL URL works the same way (without the file
+checks and the backup).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sqlite3
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Select, create_engine, event, func, inspect, select, update
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+
+from storbench import __version__
+from storbench.errors import StoreError, UsageError
+from storbench.model import FioResult, ResultRecord, RunInfo
+from storbench.serialize import fio_result_from_dict, fio_result_to_dict
+from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, results, runs
+
+__all__ = ["Store", "default_db_url", "MIGRATIONS_DIR", "BUSY_TIMEOUT_MS"]
+
+#: Alembic script directory (env.py, versions/).  Tests point this elsewhere.
+MIGRATIONS_DIR: Path = Path(__file__).resolve().parent / "migrations"
+
+BUSY_TIMEOUT_MS = 30_000
+_WRITE_RETRIES = 10  # on top of busy_timeout, for "database is locked" that SQLite returns at once
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_WRITE_OPTION = "storbench_write"  # execution option: this transaction will write
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- location
+
+
+def default_db_url(env: Mapping[str, str]) -> str:
+    """Where results go: ``$STORBENCH_DB``, else ``$XDG_DATA_HOME/storbench/results.sqlite``.
+
+    ``STORBENCH_DB`` containing ``://`` is a SQLAlchemy URL used as is; anything else
+    is a file path (``~`` expanded with ``$HOME``).  ``XDG_DATA_HOME`` defaults to
+    ``~/.local/share``; an empty or relative value is ignored, as the XDG spec says.
+    """
+    home = env.get("HOME") or str(Path.home())
+
+    def expand(p: str) -> str:
+        if p == "~" or p.startswith("~/"):
+            return home + p[1:]
+        return p
+
+    configured = env.get("STORBENCH_DB", "")
+    if configured:
+        if "://" in configured:
+            return configured
+        return "sqlite:///" + expand(configured)
+    data_home = env.get("XDG_DATA_HOME", "")
+    if not data_home or not Path(data_home).is_absolute():
+        data_home = home + "/.local/share"
+    return "sqlite:///" + str(Path(data_home) / "storbench" / "results.sqlite")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _utc_text(moment: datetime) -> str:
+    """ISO 8601 UTC with a ``Z``: ``2024-05-01T12:00:00Z``."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _system_clock() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@functools.lru_cache(maxsize=None)
+def _script(location: str) -> ScriptDirectory:
+    return ScriptDirectory.from_config(_alembic_config(location))
+
+
+def _alembic_config(location: str) -> Config:
+    cfg = Config()  # no alembic.ini, no logging configuration
+    cfg.set_main_option("script_location", location.replace("%", "%%"))
+    cfg.set_main_option("path_separator", "os")
+    return cfg
+
+
+def _known_revisions(location: str) -> frozenset[str]:
+    return frozenset(s.revision for s in _script(location).walk_revisions())
+
+
+def _is_locked(exc: BaseException) -> bool:
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+def _headline_columns(fio: FioResult) -> dict[str, float | None]:
+    """Denormalised totals for listing (see tables.py).
+
+    From the aggregate job ("All clients") when there is one, else summed over every
+    job that did I/O in that direction; ``None`` when no job did (for example only
+    ``mixed`` under unified_rw_reporting).
+    """
+    aggregate = [j for j in fio.jobs if j.is_aggregate]
+    jobs = aggregate[:1] or list(fio.jobs)
+    out: dict[str, float | None] = {}
+    for direction in ("read", "write"):
+        stats = [j.directions[direction] for j in jobs if direction in j.directions]
+        out[f"{direction}_iops"] = sum(float(s.iops) for s in stats) if stats else None
+        out[f"{direction}_bw_bytes"] = sum(float(s.bw_bytes) for s in stats) if stats else None
+    return out
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class Store:
+    """An open results database.  Use :meth:`open`; close with :meth:`close` or ``with``."""
+
+    def __init__(self, engine: Engine, display: str, path: Path | None, clock: Callable[[], datetime]) -> None:
+        self._engine = engine
+        self.display = display  # what messages call this database: a file path or a password-less URL
+        self.path = path  # the SQLite file, else None
+        self._clock = clock
+
+    # ----------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, url: str, *, clock: Callable[[], datetime] | None = None) -> Store:
+        """Open (creating or upgrading) the database at SQLAlchemy ``url``.
+
+        ``clock`` returns the current time (aware or UTC); tests inject one.
+        Raises :class:`StoreError` for a database that cannot or must not be used.
+        """
+        try:
+            parsed = make_url(url)
+        except ArgumentError as exc:
+            raise StoreError(f"{url!r} is not a database URL: {exc}") from exc
+        is_sqlite = parsed.get_backend_name() == "sqlite"
+        path: Path | None = None
+        if is_sqlite and parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+            path = Path(parsed.database)
+        display = str(path) if path is not None else parsed.render_as_string(hide_password=True)
+        location = str(MIGRATIONS_DIR)
+
+        if path is not None:
+            _check_sqlite_file(path, display, location)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory for database {display}: {exc.strerror or exc}") from exc
+
+        try:
+            engine = create_engine(parsed, **({"connect_args": {"timeout": BUSY_TIMEOUT_MS / 1000}} if is_sqlite else {}))
+        except (ArgumentError, ImportError) as exc:
+            raise StoreError(f"cannot use database {display}: {exc}") from exc
+        if is_sqlite:
+            _configure_sqlite(engine, wal=path is not None)
+        try:
+            _migrate(engine, display, path, location, is_sqlite)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, display, path, clock or _system_clock)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.display!r})"
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one write transaction and commit; retry while the database is locked."""
+        delay = 0.05
+        for attempt in range(_WRITE_RETRIES + 1):
+            try:
+                with self._engine.connect() as conn:
+                    conn.execution_options(**{_WRITE_OPTION: True})
+                    with conn.begin():
+                        return work(conn)
+            except OperationalError as exc:
+                if _is_locked(exc) and attempt < _WRITE_RETRIES:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+                    continue
+                raise self._error(exc) from exc
+            except SQLAlchemyError as exc:
+                raise self._error(exc) from exc
+        raise AssertionError("unreachable")
+
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        try:
+            with self._engine.connect() as conn:
+                return work(conn)
+        except SQLAlchemyError as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: SQLAlchemyError) -> StoreError:
+        detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        return StoreError(f"database {self.display}: {detail}")
+
+    def _now(self) -> str:
+        return _utc_text(self._clock())
+
+    def _not_found(self, conn: Connection, run_id: int) -> UsageError:
+        lo, hi, n = conn.execute(select(func.min(runs.c.id), func.max(runs.c.id), func.count())).one()
+        if not n:
+            return UsageError(f"no run {run_id} in {self.display} (it holds no runs yet)")
+        return UsageError(f"no run {run_id} in {self.display} (runs are {lo}..{hi}; see storbench list)")
+
+    def _require_run(self, conn: Connection, run_id: int) -> None:
+        if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is None:
+            raise self._not_found(conn, run_id)
+
+    # ----------------------------------------------------------------- writes
+
+    def create_run(
+        self,
+        label: str | None,
+        kind: str,
+        suite: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Record the start of a run (status ``running``); returns its id."""
+        if kind not in RUN_KINDS:
+            raise ValueError(f"run kind must be one of {RUN_KINDS}, not {kind!r}")
+        try:
+            meta_json = json.dumps(dict(meta or {}), ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"run metadata cannot be stored as JSON: {exc}") from exc
+        values = {
+            "label": label,
+            "kind": kind,
+            "status": "running",
+            "suite": suite,
+            "created_at": self._now(),
+            "storbench_version": __version__,
+            "meta_json": meta_json,
+        }
+        return self._write(lambda conn: int(conn.execute(runs.insert().values(**values)).inserted_primary_key[0]))
+
+    def add_result(self, record: ResultRecord) -> int:
+        """Store one result and COMMIT at once; returns the result id.
+
+        ``record.result_id`` is ignored; ``record.created_at`` defaults to now.
+        """
+        try:
+            result_json = json.dumps(fio_result_to_dict(record.fio), ensure_ascii=False)
+            options_json = json.dumps(dict(record.options), ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"result of workload {record.workload!r} cannot be stored as JSON: {exc}") from exc
+        values = {
+            "run_id": record.run_id,
+            "workload": record.workload,
+            "target": record.target,
+            "label": record.label,
+            "source": record.source,
+            "repetition": record.repetition,
+            "fio_version": record.fio.fio_version,
+            "options_json": options_json,
+            "job_text": record.job_text,
+            "result_json": result_json,
+            "raw_output": record.raw_output,
+            "created_at": record.created_at or self._now(),
+            "host": record.host,
+            **_headline_columns(record.fio),
+        }
+
+        def insert(conn: Connection) -> int:
+            self._require_run(conn, record.run_id)
+            return int(conn.execute(results.insert().values(**values)).inserted_primary_key[0])
+
+        return self._write(insert)
+
+    def finish_run(self, run_id: int, status: str, reason: str | None = None) -> None:
+        """Mark a run ``complete``, ``incomplete`` or ``failed`` (with the reason) and stamp finished_at."""
+        if status not in RUN_STATUSES or status == "running":
+            raise ValueError(f"a finished run's status must be complete, incomplete or failed, not {status!r}")
+        stmt = update(runs).where(runs.c.id == run_id).values(status=status, reason=reason, finished_at=self._now())
+
+        def work(conn: Connection) -> None:
+            if conn.execute(stmt).rowcount == 0:
+                raise self._not_found(conn, run_id)
+
+        self._write(work)
+
+    # ----------------------------------------------------------------- reads
+
+    @staticmethod
+    def _run_query() -> Select[Any]:
+        counts = (
+            select(results.c.run_id, func.count().label("n")).group_by(results.c.run_id).subquery("counts")
+        )
+        return (
+            select(runs, func.coalesce(counts.c.n, 0).label("result_count"))
+            .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id))
+        )
+
+    @staticmethod
+    def _run_info(row: Any) -> RunInfo:
+        return RunInfo(
+            run_id=row.id,
+            label=row.label,
+            kind=row.kind,
+            status=row.status,
+            created_at=row.created_at,
+            finished_at=row.finished_at,
+            suite=row.suite,
+            reason=row.reason,
+            storbench_version=row.storbench_version,
+            result_count=int(row.result_count),
+        )
+
+    def list_runs(self, limit: int | None = None, label_prefix: str | None = None) -> list[RunInfo]:
+        """Runs newest first (by id), with their result counts.
+
+        ``label_prefix`` matches labels starting with it, case-sensitively.
+        """
+        query = self._run_query().order_by(runs.c.id.desc())
+        if label_prefix is not None:
+            # substr instead of LIKE: no wildcard escaping, case-sensitive in every backend
+            query = query.where(func.substr(runs.c.label, 1, len(label_prefix)) == label_prefix)
+        if limit is not None:
+            query = query.limit(limit)
+        return self._read(lambda conn: [self._run_info(r) for r in conn.execute(query)])
+
+    def get_run(self, run_id: int) -> RunInfo:
+        """One run; :class:`UsageError` naming the valid range when there is no such run."""
+
+        def work(conn: Connection) -> RunInfo:
+            row = conn.execute(self._run_query().where(runs.c.id == run_id)).first()
+            if row is None:
+                raise self._not_found(conn, run_id)
+            return self._run_info(row)
+
+        return self._read(work)
+
+    def find_runs(self, ref: str) -> list[int]:
+        """Run ids that ``ref`` names: a run id, else runs with exactly that label, newest first.
+
+        A number names the run with that id when there is one (it wins over a label
+        spelled the same way); otherwise it is tried as a label.  ``[]`` when nothing matches.
+        """
+        ref = ref.strip()
+
+        def work(conn: Connection) -> list[int]:
+            if re.fullmatch(r"[0-9]+", ref):
+                found = conn.execute(select(runs.c.id).where(runs.c.id == int(ref))).first()
+                if found is not None:
+                    return [int(found[0])]
+            rows = conn.execute(select(runs.c.id).where(runs.c.label == ref).order_by(runs.c.id.desc()))
+            return [int(r[0]) for r in rows]
+
+        return self._read(work)
+
+    def results(self, run_id: int) -> list[ResultRecord]:
+        """Every result of a run in insertion order, fully reconstructed."""
+
+        def work(conn: Connection) -> list[ResultRecord]:
+            self._require_run(conn, run_id)
+            rows = conn.execute(select(results).where(results.c.run_id == run_id).order_by(results.c.id))
+            return [self._record(row) for row in rows]
+
+        return self._read(work)
+
+    def _record(self, row: Any) -> ResultRecord:
+        try:
+            fio = fio_result_from_dict(json.loads(row.result_json))
+            options = json.loads(row.options_json)
+        except json.JSONDecodeError as exc:
+            raise StoreError(f"database {self.display}: result {row.id} is not valid JSON: {exc}") from exc
+        except StoreError as exc:
+            raise StoreError(f"database {self.display}: result {row.id}: {exc}") from exc
+        return ResultRecord(
+            run_id=row.run_id,
+            workload=row.workload,
+            target=row.target,
+            fio=fio,
+            raw_output=row.raw_output,
+            label=row.label,
+            source=row.source,
+            options=options,
+            job_text=row.job_text,
+            repetition=row.repetition,
+            result_id=row.id,
+            created_at=row.created_at,
+            host=row.host,
+        )
+
+    def run_meta(self, run_id: int) -> dict[str, Any]:
+        """The free JSON stored with a run (host facts, argv, targets)."""
+
+        def work(conn: Connection) -> dict[str, Any]:
+            row = conn.execute(select(runs.c.meta_json).where(runs.c.id == run_id)).first()
+            if row is None:
+                raise self._not_found(conn, run_id)
+            return json.loads(row.meta_json)
+
+        return self._read(work)
+
+
+# --------------------------------------------------------------------------- opening, in detail
+
+
+def _not_storbench(display: str, reason: str, detail: str) -> StoreError:
+    return StoreError(f"{display} is not a storbench database ({reason}): {detail}")
+
+
+def _classify(display: str, tables: set[str], revisions: tuple[str, ...], location: str, *, foreign_ok: bool) -> str | None:
+    """The schema revision of a database we may use (``None``: empty, to be created), else StoreError."""
+    ours = tables & STORBENCH_TABLES
+    if revisions:
+        unknown = [r for r in revisions if r not in _known_revisions(location)]
+        if unknown and ours:
+            raise StoreError(
+                f"database {display} was written by a newer storbench (schema {', '.join(unknown)}); upgrade storbench"
+            )
+        if unknown:
+            raise _not_storbench(display, "foreign schema", f"it holds another application's migration {unknown[0]!r}")
+        if len(revisions) > 1:
+            raise StoreError(f"database {display} has several schema heads ({', '.join(revisions)}); it cannot be used")
+        return revisions[0]
+    if ours:
+        raise _not_storbench(display, "no schema version", f"it has tables {', '.join(sorted(ours))} but no alembic_version")
+    others = tables - {"alembic_version"}
+    if others and not foreign_ok:
+        shown = ", ".join(sorted(others)[:5]) + (", ..." if len(others) > 5 else "")
+        raise _not_storbench(display, "other tables", f"it holds {shown}")
+    return None
+
+
+def _check_sqlite_file(path: Path, display: str, location: str) -> None:
+    """Refuse, without modifying it, a file that is not a usable storbench SQLite database."""
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise _not_storbench(display, "a directory", "pass a file path")
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read database {display}: {exc.strerror or exc}") from exc
+    if not header:
+        return  # an empty file is an empty SQLite database
+    if header != _SQLITE_HEADER:
+        raise _not_storbench(display, "not an SQLite file", f"it starts with {header[:8]!r}")
+    # Read-only, and without creating -wal/-shm files next to it: when neither exists
+    # no process has the database open, so "immutable" (no locking, no shared memory)
+    # reads exactly what is on disk.  When they exist, a plain read-only connection
+    # uses them.  Either way _migrate classifies again under the write lock.
+    in_use = any(path.with_name(path.name + suffix).exists() for suffix in ("-wal", "-shm", "-journal"))
+    uri = path.resolve().as_uri() + ("?mode=ro" if in_use else "?mode=ro&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open database {display}: {exc}") from exc
+    try:
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+            )
+        }
+        revisions: tuple[str, ...] = ()
+        if "alembic_version" in tables:
+            revisions = tuple(r[0] for r in conn.execute("SELECT version_num FROM alembic_version"))
+    except sqlite3.DatabaseError as exc:
+        code = getattr(exc, "sqlite_errorname", "") or ""
+        if code.startswith(("SQLITE_READONLY", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN")):
+            return  # cannot tell without writing (WAL recovery, locks): decide under the write lock
+        if code and not code.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+            raise StoreError(f"cannot read database {display}: {exc}") from exc
+        raise _not_storbench(display, "corrupt SQLite file", str(exc)) from exc
+    finally:
+        conn.close()
+    _classify(display, tables, revisions, location, foreign_ok=False)
+
+
+def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
+    """PRAGMAs on every connection, and real transactions (SQLAlchemy's pysqlite recipe).
+
+    The sqlite3 module's own BEGIN handling is switched off so that DDL is
+    transactional and writers can take the lock up front with BEGIN IMMEDIATE
+    (a deferred transaction that later wants to write can fail at once in WAL mode).
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            cur.execute("PRAGMA foreign_keys = ON")
+            if wal:
+                cur.execute("PRAGMA journal_mode = WAL")
+        finally:
+            cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE_OPTION) else "BEGIN")
+
+
+def _backup_path(path: Path, revision: str) -> Path:
+    candidate = path.with_name(f"{path.name}.bak-{revision}")
+    n = 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.bak-{revision}-{n}")
+        n += 1
+    return candidate
+
+
+def _backup(path: Path, revision: str, display: str) -> Path:
+    """Copy the database (including committed WAL content) to ``<file>.bak-<revision>``."""
+    dest = _backup_path(path, revision)
+    try:
+        src = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            out = sqlite3.connect(dest)
+            try:
+                src.backup(out)
+            finally:
+                out.close()
+        finally:
+            src.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"cannot back up database {display} to {dest} before upgrading it: {exc}") from exc
+    return dest
+
+
+def _migrate(engine: Engine, display: str, path: Path | None, location: str, is_sqlite: bool) -> None:
+    """Under a write lock: classify again, back up an older SQLite file, upgrade to head."""
+    head = _script(location).get_current_head()
+    try:
+        with engine.connect() as conn:
+            conn.execution_options(**{_WRITE_OPTION: True})
+            with conn.begin():
+                tables = set(inspect(conn).get_table_names())
+                revisions = tuple(MigrationContext.configure(conn).get_current_heads())
+                current = _classify(display, tables, revisions, location, foreign_ok=not is_sqlite)
+                if current == head:
+                    return
+                if current is not None and path is not None:
+                    _backup(path, current, display)
+                cfg = _alembic_config(location)
+                cfg.attributes["connection"] = conn
+                try:
+                    command.upgrade(cfg, "head")
+                except SQLAlchemyError:
+                    raise
+                except Exception as exc:  # a migration's own failure; the transaction rolls back
+                    raise StoreError(
+                        f"upgrading database {display} from schema {current or 'none'} to {head} failed: {exc}"
+                    ) from exc
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None)
+        detail = str(orig or exc).splitlines()[0]
+        if isinstance(orig, sqlite3.DatabaseError) and "not a database" in detail:
+            raise _not_storbench(display, "corrupt SQLite file", detail) from exc
+        raise StoreError(f"cannot open database {display}: {detail}") from exc

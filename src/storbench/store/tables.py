@@ -1,0 +1,92 @@
+"""The results database schema as SQLAlchemy Core tables (the current head revision).
+
+The migrations under ``migrations/versions`` are the source of truth for what is
+on disk; this module must describe the same schema as the head revision (a test
+compares the two).  Times are ISO 8601 UTC text (``2024-05-01T12:00:00Z``) so they
+read the same in every backend and in ``sqlite3``.
+
+``runs``
+    One invocation of ``storbench run`` or ``storbench import``.  ``meta_json`` is
+    free JSON (host facts, argv, targets) that only the CLI interprets.
+
+``results``
+    One fio invocation (one workload x target x repetition).  ``result_json`` is
+    :func:`storbench.serialize.fio_result_to_dict` as JSON; ``raw_output`` is what
+    fio printed, verbatim.  The headline columns (``read_iops``, ``write_iops``,
+    ``read_bw_bytes``, ``write_bw_bytes``) are denormalised for fast listing: taken
+    from the aggregate job ("All clients") when there is one, else summed over all
+    jobs that did I/O in that direction; NULL when no job did.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+RUN_KINDS: tuple[str, ...] = ("run", "import")
+RUN_STATUSES: tuple[str, ...] = ("running", "complete", "incomplete", "failed")
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+#: Tables that mark a database as storbench's (besides ``alembic_version``).
+STORBENCH_TABLES: frozenset[str] = frozenset({"runs", "results"})
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("label", Text, nullable=True),
+    Column("kind", String(16), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("suite", Text, nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("finished_at", String(40), nullable=True),
+    Column("storbench_version", String(64), nullable=True),
+    Column("meta_json", Text, nullable=False),
+    CheckConstraint("kind IN ('run', 'import')", name="kind"),
+    CheckConstraint("status IN ('running', 'complete', 'incomplete', 'failed')", name="status"),
+    Index("ix_runs_label", "label"),
+)
+
+results = Table(
+    "results",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("workload", Text, nullable=False),
+    Column("target", Text, nullable=True),
+    Column("label", Text, nullable=True),
+    Column("source", Text, nullable=True),
+    Column("repetition", Integer, nullable=False),
+    Column("fio_version", String(64), nullable=True),
+    Column("options_json", Text, nullable=False),
+    Column("job_text", Text, nullable=True),
+    Column("result_json", Text, nullable=False),
+    Column("raw_output", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("host", Text, nullable=True),
+    Column("read_iops", Float, nullable=True),
+    Column("write_iops", Float, nullable=True),
+    Column("read_bw_bytes", Float, nullable=True),
+    Column("write_bw_bytes", Float, nullable=True),
+    Index("ix_results_run_id", "run_id"),
+)
