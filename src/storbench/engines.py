@@ -1,0 +1,78 @@
+"""Edge: find which asynchronous I/O engine this fio and kernel accept.
+
+Workloads that say ``ioengine = "auto"`` (the ``share`` suite) run with the
+first of :data:`AUTO_ENGINES` that works: io_uring where the kernel allows it,
+else libaio, else posixaio.  :func:`probe_ioengine` asks fio itself with a tiny
+4 KiB read in the target directory, so a kernel with io_uring disabled, or a
+filesystem an engine cannot use, is found before the suite starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+
+from storbench.errors import FioMissingError, FioRunError
+
+#: Engines ``ioengine = "auto"`` may resolve to, in order of preference.
+AUTO_ENGINES: tuple[str, ...] = ("io_uring", "libaio", "posixaio")
+PROBE_TIMEOUT_S = 10.0
+
+
+def _engine_works(fio_path: str, engine: str, filename: str) -> tuple[bool, str]:
+    argv = [
+        fio_path,
+        "--name=probe",
+        f"--ioengine={engine}",
+        "--filename=" + filename.replace(":", "\\:"),  # fio splits filename= at ':' unless escaped
+        "--size=4k",
+        "--rw=read",
+        "--bs=4k",
+        "--output-format=json",
+    ]
+    try:
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
+    except FileNotFoundError as exc:
+        raise FioMissingError(f"fio not found at {fio_path!r}") from exc
+    except subprocess.TimeoutExpired:
+        return False, f"{engine}: no answer within {PROBE_TIMEOUT_S:g} s"
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+        return False, f"{engine}: {lines[0] if lines else f'exit status {proc.returncode}'}"
+    try:
+        doc = json.loads(proc.stdout[proc.stdout.index("{") :])
+        errors = [job.get("error", 0) for job in doc.get("jobs", [])]
+    except (ValueError, AttributeError):
+        return False, f"{engine}: fio printed no JSON result"
+    if not errors or any(errors):
+        return False, f"{engine}: fio reported error {errors}"
+    return True, ""
+
+
+def probe_ioengine(fio_path: str, directory: str) -> str:
+    """The first of io_uring, libaio, posixaio that fio can use for a file in ``directory``.
+
+    Runs ``fio --name=probe --ioengine=X --filename=<tmp file> --size=4k --rw=read
+    --bs=4k --output-format=json`` (an argument list, never a shell; 10 s timeout
+    each) and removes its temporary file.  Raises :class:`FioRunError` when none
+    works and :class:`FioMissingError` when ``fio_path`` does not exist.
+    """
+    fd, filename = tempfile.mkstemp(prefix=".storbench-probe-", dir=directory)
+    os.close(fd)
+    reasons: list[str] = []
+    try:
+        for engine in AUTO_ENGINES:
+            ok, reason = _engine_works(fio_path, engine, filename)
+            if ok:
+                return engine
+            reasons.append(reason)
+    finally:
+        try:
+            os.unlink(filename)
+        except FileNotFoundError:
+            pass
+    raise FioRunError("ioengine probe", "none of io_uring, libaio, posixaio works here (" + "; ".join(reasons) + ")")

@@ -1,0 +1,230 @@
+"""Workload + target + overrides -> the exact fio job file text.  Pure: no I/O.
+
+One job file holds one job section, named after the workload, with no
+``[global]`` section::
+
+    [gitlab]
+    randrepeat=1
+    ...
+    size=16G
+    filename=/mnt/pool/storbench.testfile
+
+Options keep the workload's order; overrides replace values in place (so the
+option stays where the workload put it) and options the workload lacks are
+appended; ``filename`` always comes last.
+
+Where the I/O goes (``filename``):
+
+* ``dir`` target: ``<dir>/<test_file_name>``.  Every workload of a run on one
+  target uses this one file, so fio lays it out once and later workloads reuse
+  it; with ``numjobs`` > 1 all clones share it too.  It is listed in
+  :attr:`JobSpec.test_files` for the runner to remove.  A job on a ``dir``
+  target always has a ``size``: ``--size`` if given, else the workload's own,
+  else ``default_size``.
+* ``file`` target: the file itself, never listed for removal.  ``default_size``
+  is not added (fio uses the file's size); a workload's own size is kept (fio
+  extends a smaller file to it).
+* ``block`` target: the device.  As for ``file``; a size limits the region of
+  the device used.
+
+``--size`` (``Overrides.size``) replaces the workload's size on every kind of
+target and is added where the workload has none; ``--runtime`` does the same
+for ``runtime`` (or its alias ``timeout``).  ``Overrides.extra`` options replace
+a same-named option in place or are appended.
+
+Size consistency: built-in suites give all their workloads the same size, so
+the shared test file is laid out once.  In a user suite whose workloads name
+different sizes, fio extends the file for a workload that needs more than is
+there (the later, larger workload pays the layout); a smaller size uses the
+start of the file.  ``--size`` gives every workload the same size.
+
+fio's ``filename`` uses ``:`` to separate several files, so a ``:`` in a path is
+written ``\\:``.  Text fio would misread (line breaks, ``;`` and ``#`` which
+start comments, ``$`` which fio expands) never reaches a job file: values are
+validated when suites load (:mod:`storbench.suites`), and checked here again.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from storbench.errors import SuiteError, TargetError
+from storbench.model import JobSpec, Overrides, Target, Workload
+from storbench.units import fio_duration, fio_size
+
+DEFAULT_TEST_FILE_NAME = "storbench.testfile"
+
+#: Names of fio's runtime option (``timeout`` is its alias).
+RUNTIME_KEYS: tuple[str, ...] = ("runtime", "timeout")
+#: Options that say where the I/O goes; only this module sets them.
+WHERE_KEYS: frozenset[str] = frozenset({"filename", "directory", "filename_format", "opendir", "name"})
+
+_OPTION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_SECTION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_ENGINE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: fio's own ``$`` keywords, substituted in any option value.
+FIO_KEYWORDS: tuple[str, ...] = ("$ncpus", "$mb_memory", "$pagesize")
+
+
+def unsafe_text_reason(text: str) -> str | None:
+    """Why ``text`` cannot appear in a fio job file line, or ``None`` when it can.
+
+    fio reads job files line by line, ends a line's content at ``;`` or ``#``
+    (comments) and expands ``${VAR}`` and ``$ncpus``-style keywords.
+    """
+    if _CONTROL_RE.search(text):
+        return "contains a line break or control character (fio job files are line based)"
+    if ";" in text or "#" in text:
+        return "contains ';' or '#', which start a comment in a fio job file (fio would drop the rest)"
+    stripped = text
+    for keyword in FIO_KEYWORDS:
+        stripped = stripped.replace(keyword, "")
+    if "$" in stripped:
+        return "contains '$', which fio expands (environment variables); write the value literally"
+    return None
+
+
+def unsafe_value_reason(value: str) -> str | None:
+    """Why ``value`` cannot be an option value in a job file, or ``None``."""
+    reason = unsafe_text_reason(value)
+    if reason:
+        return reason
+    if value.lstrip().startswith(("[", "]")):
+        return "starts with '[' or ']' (fio job section syntax)"
+    return None
+
+
+def unsafe_key_reason(key: str) -> str | None:
+    """Why ``key`` cannot be an option name in a job file, or ``None``."""
+    if not _OPTION_NAME_RE.match(key):
+        return "is not a fio option name (lower-case letters, digits, '_' and '-' only)"
+    return None
+
+
+def render_job_text(name: str, options: tuple[tuple[str, str | None], ...] | list[tuple[str, str | None]]) -> str:
+    """One job section: ``[name]`` then ``key=value`` lines (``key`` alone for a ``None`` value).
+
+    Raises :class:`SuiteError` for a name, key or value that could change the
+    job file's structure (defence in depth: suites are validated on load).
+    """
+    if not _SECTION_NAME_RE.match(name) or name == "global":
+        raise SuiteError(f"job name {name!r} cannot be a fio job section name")
+    lines = [f"[{name}]"]
+    for key, value in options:
+        reason = unsafe_key_reason(key)
+        if reason:
+            raise SuiteError(f"job {name!r}: option {key!r} {reason}")
+        if value is None:
+            lines.append(key)
+            continue
+        if not isinstance(value, str):
+            raise SuiteError(f"job {name!r}: option {key!r} has a non-text value {value!r}")
+        reason = unsafe_value_reason(value)
+        if reason:
+            raise SuiteError(f"job {name!r}: value of {key!r} {reason}")
+        lines.append(f"{key}={value}")
+    return "\n".join(lines) + "\n"
+
+
+def fio_filename(path: str) -> str:
+    """A path as fio's ``filename`` option reads it: ``:`` escaped as ``\\:``.
+
+    Raises :class:`TargetError` for paths a job file cannot carry.
+    """
+    if not path:
+        raise TargetError("empty target path")
+    if "\\" in path:
+        raise TargetError(f"target path {path!r} contains '\\', which fio's filename option treats as an escape")
+    if path != path.strip():
+        raise TargetError(f"target path {path!r} starts or ends with spaces, which fio strips")
+    if _CONTROL_RE.search(path) or ";" in path or "#" in path or "$" in path:
+        raise TargetError(
+            f"target path {path!r} contains a character fio job files cannot carry "
+            "(line break, ';', '#' or '$'); use a path without it"
+        )
+    return path.replace(":", "\\:")
+
+
+def _set(options: list[tuple[str, str | None]], keys: tuple[str, ...], key: str, value: str | None) -> None:
+    """Replace the first option named one of ``keys`` in place (keeping its spelling), else append ``key``."""
+    for i, (k, _) in enumerate(options):
+        if k in keys:
+            options[i] = (k, value)
+            return
+    options.append((key, value))
+
+
+def _has(options: list[tuple[str, str | None]], key: str) -> bool:
+    return any(k == key for k, _ in options)
+
+
+def build_job(
+    workload: Workload,
+    target: Target,
+    overrides: Overrides | None = None,
+    *,
+    ioengine: str | None = None,
+    test_file_name: str = DEFAULT_TEST_FILE_NAME,
+) -> JobSpec:
+    """The fio job for ``workload`` on ``target``, scaled by ``overrides``.
+
+    ``ioengine`` replaces ``ioengine=auto`` in the workload (the runner probes
+    which engine works, see :func:`storbench.engines.probe_ioengine`); it is
+    ignored for workloads that name their engine.  Deterministic: the same
+    inputs give the same text.
+    """
+    overrides = overrides or Overrides()
+    if target.kind not in ("dir", "file", "block"):
+        raise ValueError(f"unknown target kind {target.kind!r} (expected dir, file or block)")
+    if not target.path:
+        raise TargetError("empty target path")
+    options: list[tuple[str, str | None]] = list(workload.options)
+    for key, _ in options:
+        if key in WHERE_KEYS:
+            raise SuiteError(
+                f"workload {workload.name!r}: option {key!r} is set by storbench (it decides where the I/O goes)"
+            )
+
+    for i, (key, value) in enumerate(options):
+        if key == "ioengine" and value == "auto":
+            if ioengine is None:
+                raise ValueError(
+                    f"workload {workload.name!r} uses ioengine=auto: pass the probed engine as ioengine="
+                )
+            if not _ENGINE_RE.match(ioengine) or ioengine == "auto":
+                raise ValueError(f"invalid ioengine {ioengine!r}")
+            options[i] = (key, ioengine)
+
+    if overrides.size is not None:
+        _set(options, ("size",), "size", fio_size(overrides.size))
+    elif target.kind == "dir" and not _has(options, "size"):
+        options.append(("size", fio_size(overrides.default_size)))
+
+    if overrides.runtime is not None:
+        _set(options, RUNTIME_KEYS, "runtime", fio_duration(overrides.runtime))
+
+    for key, value in overrides.extra:
+        if key in WHERE_KEYS:
+            raise SuiteError(f"extra fio option {key!r} is set by storbench (it decides where the I/O goes)")
+        _set(options, (key,), key, value)
+
+    if target.kind == "dir":
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", test_file_name):
+            raise ValueError(f"invalid test file name {test_file_name!r}")
+        path = posixpath.join(target.path, test_file_name)
+        test_files: tuple[str, ...] = (path,)
+    else:
+        path = target.path
+        test_files = ()
+    options.append(("filename", fio_filename(path)))
+
+    frozen = tuple(options)
+    return JobSpec(
+        workload=workload,
+        target=target,
+        job_text=render_job_text(workload.name, frozen),
+        test_files=test_files,
+        options=frozen,
+    )

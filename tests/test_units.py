@@ -1,0 +1,170 @@
+"""Sizes and durations: parsing, fio forms, human forms."""
+
+from __future__ import annotations
+
+import pytest
+
+from storbench.errors import UsageError
+from storbench.units import (
+    fio_duration,
+    fio_size,
+    format_bytes,
+    format_duration,
+    is_fio_native_size,
+    parse_duration,
+    parse_size,
+)
+
+KiB, MiB, GiB, TiB = 1024, 1024**2, 1024**3, 1024**4
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("16G", 16 * GiB),
+        ("16g", 16 * GiB),
+        ("16GB", 16 * GiB),
+        ("16GiB", 16 * GiB),
+        ("16gib", 16 * GiB),
+        ("1.5GiB", 1536 * MiB),
+        ("1.5g", 1536 * MiB),
+        ("512M", 512 * MiB),
+        ("4k", 4 * KiB),
+        ("4K", 4 * KiB),
+        ("4KB", 4 * KiB),
+        ("4KiB", 4 * KiB),
+        ("4096", 4096),
+        ("4096B", 4096),
+        ("1m", MiB),
+        ("8MiB", 8 * MiB),
+        ("1T", TiB),
+        ("1p", 1024**5),
+        (" 2 m ", 2 * MiB),
+        ("0", 0),
+        (".5k", 512),
+        (4096, 4096),
+    ],
+)
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "k", "4q", "4 kb b", "-1", "1.5", "0.3k", "4x", "1e3", "16 G i", "4kk", True, None, [1]])
+def test_parse_size_rejects(text):
+    with pytest.raises(UsageError) as err:
+        parse_size(text)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("invalid size ")
+    if isinstance(text, str) and text:
+        assert repr(text) in message
+
+
+def test_parse_size_message_says_what_is_allowed():
+    with pytest.raises(UsageError, match=r"^invalid size '4q': use a whole number of bytes or a number with a unit k, m, g, t or p \(binary: 1k = 1024 bytes"):
+        parse_size("4q")
+    with pytest.raises(UsageError, match="not a whole number of bytes"):
+        parse_size("0.3k")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("16G", "16g"),
+        ("16g", "16g"),
+        ("1.5GiB", "1536m"),
+        ("8MiB", "8m"),
+        ("4096", "4k"),
+        ("1000", "1000"),
+        ("1T", "1t"),
+        ("1536k", "1536k"),
+        ("0", "0"),
+        (1048576, "1m"),
+    ],
+)
+def test_fio_size(text, expected):
+    assert fio_size(text) == expected
+
+
+def test_fio_size_rejects_bad_values():
+    with pytest.raises(UsageError, match="invalid size '12 apples'"):
+        fio_size("12 apples")
+
+
+@pytest.mark.parametrize(("text", "native"), [("16G", True), ("4k", True), ("1MB", True), ("4096", True), ("1MiB", False), ("1.5g", False)])
+def test_is_fio_native_size(text, native):
+    # fio reads "1MiB" as 1,000,000 bytes under its default kb_base=1024, so it is not native
+    assert is_fio_native_size(text) is native
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("30", 30.0),
+        ("30s", 30.0),
+        ("2m", 120.0),
+        ("1h", 3600.0),
+        ("500ms", 0.5),
+        ("1.5s", 1.5),
+        ("250us", 0.00025),
+        ("1d", 86400.0),
+        ("2min", 120.0),
+        (" 45 s ", 45.0),
+        (30, 30.0),
+        (1.5, 1.5),
+    ],
+)
+def test_parse_duration(text, expected):
+    assert parse_duration(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["", "s", "30x", "-5", "1..5s", "5 seconds", True, float("nan"), -1])
+def test_parse_duration_rejects(text):
+    with pytest.raises(UsageError) as err:
+        parse_duration(text)
+    assert str(err.value).startswith("invalid duration ")
+    assert "\n" not in str(err.value)
+
+
+def test_parse_duration_message_says_what_is_allowed():
+    with pytest.raises(UsageError, match=r"^invalid duration '30x': use a number of seconds or a number with a unit us, ms, s, m, h or d"):
+        parse_duration("30x")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("30", "30"),
+        ("30s", "30s"),
+        ("2m", "2m"),
+        ("1.5s", "1500ms"),
+        ("1.5", "1500ms"),
+        ("0.5ms", "500us"),
+        ("1.5m", "90s"),
+        (30, "30"),
+        (2.0, "2s"),
+    ],
+)
+def test_fio_duration(text, expected):
+    assert fio_duration(text) == expected
+
+
+def test_fio_duration_rejects_sub_microsecond():
+    with pytest.raises(UsageError, match="finest time unit is 1 us"):
+        fio_duration("1.5us")
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [(0, "0 B"), (512, "512 B"), (1024, "1.0 KiB"), (1536, "1.5 KiB"), (GiB, "1.0 GiB"), (16 * GiB, "16.0 GiB"), (3 * TiB, "3.0 TiB")],
+)
+def test_format_bytes(n, expected):
+    assert format_bytes(n) == expected
+
+
+@pytest.mark.parametrize(
+    ("s", "expected"),
+    [(0, "0 s"), (0.0005, "500 us"), (0.5, "500 ms"), (1.5, "1.5 s"), (30, "30 s"), (60, "1 m"), (90, "1 m 30 s"), (3600, "1 h"), (3725, "1 h 2 m 5 s")],
+)
+def test_format_duration(s, expected):
+    assert format_duration(s) == expected
