@@ -51,7 +51,7 @@ import re
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
-from storbench.units import fio_duration, fio_size
+from storbench.units import fio_duration, fio_size, parse_duration
 
 DEFAULT_TEST_FILE_NAME = "storbench.testfile"
 
@@ -160,6 +160,29 @@ def _has(options: list[tuple[str, str | None]], key: str) -> bool:
     return any(k == key for k, _ in options)
 
 
+#: Waits before the measured part of a job; ``--runtime`` scales them with the runtime.
+WARMUP_KEYS: tuple[str, ...] = ("ramp_time", "startdelay")
+
+
+def _scale_warmup(options: list[tuple[str, str | None]], new_runtime: str) -> None:
+    """Scale ``ramp_time``/``startdelay`` by new runtime / workload runtime.
+
+    A 20 s pts/fio job with a 5 s ramp run with ``--runtime 1s`` gets a 0.25 s
+    ramp, so a scaled-down study keeps the workload's proportions instead of
+    spending most of its time warming up.  Without a workload runtime they are kept.
+    """
+    old = next((v for k, v in options if k in RUNTIME_KEYS and v), None)
+    if old is None:
+        return
+    old_s, new_s = parse_duration(old), parse_duration(new_runtime)
+    if old_s <= 0 or new_s >= old_s:
+        return
+    for i, (key, value) in enumerate(options):
+        if key in WARMUP_KEYS and value:
+            scaled_ms = round(parse_duration(value) * new_s / old_s * 1000)
+            options[i] = (key, f"{scaled_ms}ms")
+
+
 def build_job(
     workload: Workload,
     target: Target,
@@ -203,6 +226,7 @@ def build_job(
         options.append(("size", fio_size(overrides.default_size)))
 
     if overrides.runtime is not None:
+        _scale_warmup(options, overrides.runtime)
         _set(options, RUNTIME_KEYS, "runtime", fio_duration(overrides.runtime))
 
     for key, value in overrides.extra:

@@ -1,0 +1,507 @@
+"""Command line: parse arguments, wire the pieces together, map errors to exit codes.
+
+Every failure the user can cause ends as ONE line on stderr and a non-zero exit
+code (see :class:`storbench.errors.ExitCode`); only an internal bug prints more,
+and only with ``STORBENCH_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Sequence
+
+import click
+from rich.console import Console
+
+from . import __version__
+from .context import Env
+from .errors import ExitCode, StorbenchError, UsageError
+from .model import Overrides, ResultRecord, Target
+
+# --------------------------------------------------------------------------- shared state
+
+
+@dataclass
+class App:
+    env: Env
+    db_option: str | None
+
+    @property
+    def db_url(self) -> str:
+        from .store import default_db_url
+
+        if self.db_option:
+            return self.db_option if "://" in self.db_option else f"sqlite:///{os.path.abspath(self.db_option)}"
+        return default_db_url(self.env.environ)
+
+    def open_store(self):
+        from .store import Store
+
+        return Store.open(self.db_url)
+
+    def console(self, err: bool = False) -> Console:
+        stream = self.env.stderr if err else self.env.stdout
+        isatty = getattr(stream, "isatty", None)
+        tty = bool(isatty and isatty())
+        return Console(file=stream, width=None if tty else 160, force_terminal=False, highlight=False)
+
+    def out(self, text: str = "") -> None:
+        self.env.stdout.write(text + "\n")
+
+    def err(self, text: str) -> None:
+        self.env.stderr.write(text + "\n")
+
+
+pass_app = click.make_pass_decorator(App)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="storbench")
+@click.option(
+    "--db",
+    "db",
+    metavar="URL",
+    default=None,
+    help="Results database: a SQLAlchemy URL or a SQLite file path "
+    "(default: $STORBENCH_DB, else $XDG_DATA_HOME/storbench/results.sqlite).",
+)
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """storbench: run faithful fio workload suites, keep every result, compare honestly."""
+    env = ctx.obj if isinstance(ctx.obj, Env) else Env()
+    ctx.obj = App(env=env, db_option=db)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _catalog(suite_file: str | None):
+    from .suites import builtin_catalog, load_suite_file
+
+    catalog = builtin_catalog()
+    if suite_file:
+        catalog = load_suite_file(suite_file, catalog)
+    return catalog
+
+
+def _print_json(app: App, data) -> None:
+    app.out(json.dumps(data, indent=2, sort_keys=False, allow_nan=False, default=str))
+
+
+def _public(records: Sequence[ResultRecord]) -> list[dict]:
+    from .serialize import result_record_to_public
+
+    return [result_record_to_public(r) for r in records]
+
+
+def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
+    ids: list[int] = []
+    for ref in refs:
+        if ref == "last":
+            newest = store.list_runs(limit=1)
+            found = [newest[0].run_id] if newest else []
+        else:
+            found = store.find_runs(ref)
+        if not found:
+            raise UsageError(f"no run matches {ref!r} (give a run id, a label or 'last'; see 'storbench list')")
+        ids.extend(found)
+    return ids
+
+
+def _overrides(size: str | None, runtime: str | None) -> Overrides:
+    from .units import fio_size, parse_duration
+
+    rt = None
+    if runtime is not None:
+        seconds = parse_duration(runtime)
+        if seconds <= 0:
+            raise UsageError(f"--runtime {runtime!r} must be longer than 0 s")
+        ms = round(seconds * 1000)
+        rt = str(ms // 1000) if ms % 1000 == 0 else f"{ms}ms"
+    return Overrides(size=fio_size(size) if size is not None else None, runtime=rt)
+
+
+# --------------------------------------------------------------------------- run
+
+
+class _CliReporter:
+    """Live progress on stderr: one bar per workload with ETA and fio's current rates."""
+
+    def __init__(self, app: App, show_progress: bool) -> None:
+        self.app = app
+        self.console = app.console(err=True)
+        self.show = show_progress
+        self.progress = None
+        self.task = None
+
+    def __enter__(self):
+        if self.show:
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("eta {task.fields[eta]}"),
+                TextColumn("{task.fields[rate]}"),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+    def workload_started(self, workload, target, index, total) -> None:
+        desc = f"[{index + 1}/{total}] {workload.name}"
+        if self.progress is not None:
+            if self.task is not None:
+                self.progress.remove_task(self.task)
+            self.task = self.progress.add_task(desc, total=100.0, eta="?", rate="")
+        else:
+            self.app.err(f"{desc} on {target.display} ...")
+
+    def status(self, status) -> None:
+        if self.progress is None or self.task is None:
+            return
+        fields = {}
+        if status.eta_s is not None:
+            fields["eta"] = f"{status.eta_s // 60}m{status.eta_s % 60:02d}s"
+        rate = " ".join(x for x in (status.bw_text, f"{status.iops_text} IOPS" if status.iops_text else None) if x)
+        if rate:
+            fields["rate"] = rate
+        if status.percent is not None:
+            self.progress.update(self.task, completed=status.percent, **fields)
+        elif fields:
+            self.progress.update(self.task, **fields)
+
+    def workload_done(self, record: ResultRecord) -> None:
+        from .render.terminal import direction_rows
+        from .render.units import fmt_bw, fmt_iops, fmt_ns
+
+        parts = []
+        for _job, d in direction_rows(record):
+            lat = d.lat_ns or d.clat_ns
+            parts.append(
+                f"{d.direction} {fmt_iops(d.iops)} IOPS {fmt_bw(d.bw_bytes)} lat {fmt_ns(lat.mean_ns if lat else None)}"
+            )
+        self.console.print(f"  done {record.workload}: " + "; ".join(parts), highlight=False, markup=False)
+
+    def workload_failed(self, workload, target, reason) -> None:
+        self.console.print(f"  FAILED {workload.name} on {target.display}: {reason}", highlight=False, markup=False)
+
+
+@cli.command()
+@click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
+@click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
+@click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
+@click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory or file to test (repeatable). Default: a scratch directory here.")
+@click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
+@click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s, 2m.")
+@click.option("--label", metavar="TEXT", help="Name this run (used by show, compare, report).")
+@click.option("--keep-files", is_flag=True, help="Leave the test files in place afterwards.")
+@click.option("--dry-run", is_flag=True, help="Print each fio job file and run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored results as JSON.")
+@click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
+@pass_app
+def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime, label, keep_files, dry_run, as_json, progress):
+    """Run a suite (or single workloads) through fio and store every result."""
+    from . import runner
+
+    catalog = _catalog(suite_file)
+    if workload_names:
+        if suite_name:
+            raise UsageError("give either --suite or --workload, not both")
+        workloads = tuple(catalog.workload(n) for n in workload_names)
+        suite_label = None
+    else:
+        suite = catalog.suite(suite_name or "quick")
+        workloads = suite.workloads
+        suite_label = suite.name
+    overrides = _overrides(size, runtime)
+    if label is not None and ("\n" in label or "\r" in label):
+        raise UsageError("--label must be a single line")
+    resolved = tuple(runner.resolve_target(t) for t in targets)
+
+    if dry_run:
+        shown = resolved or (Target(kind="dir", path=os.path.join(app.env.cwd, ".storbench-scratch-XXXXXX"), scratch=True),)
+        plan = runner.RunPlan(workloads=workloads, targets=shown, overrides=overrides, label=label)
+        executor = None
+
+        def engine_for(target: Target) -> str:
+            nonlocal executor
+            from .engines import probe_ioengine
+
+            executor = executor or runner.SubprocessFio(app.env.fio_path)
+            where = target.path if os.path.isdir(target.path) else (os.path.dirname(target.path) if target.kind == "file" else app.env.cwd)
+            return probe_ioengine(executor.path, where)
+
+        for spec in runner.plan_jobs(plan, engine_for):
+            app.out(f"# workload {spec.workload.name} on {spec.target.display}")
+            app.out(spec.job_text.rstrip("\n"))
+            app.out("")
+        return
+
+    executor = runner.SubprocessFio(app.env.fio_path)
+    fio_version = executor.version()
+    show_progress = app.env.show_progress if progress is None else progress
+    with contextlib.ExitStack() as stack:
+        if not resolved:
+            resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
+        plan = runner.RunPlan(workloads=workloads, targets=resolved, overrides=overrides, label=label, keep_files=keep_files)
+
+        def engine_for(target: Target) -> str:
+            from .engines import probe_ioengine
+
+            where = target.path if target.kind == "dir" else os.path.dirname(target.path)
+            return probe_ioengine(executor.path, where)
+
+        specs = runner.plan_jobs(plan, engine_for)
+        runner.check_free_space(specs)
+        store = stack.enter_context(contextlib.closing(app.open_store()))
+        meta = {
+            "host": runner.host_facts(fio_version),
+            "argv": sys.argv[1:],
+            "targets": [t.path for t in resolved if not t.scratch] or ["(scratch directory)"],
+            "workloads": [w.name for w in workloads],
+            "overrides": {"size": overrides.size, "runtime": overrides.runtime},
+        }
+        run_id = store.create_run(label=label, kind="run", suite=suite_label, meta=meta)
+        reporter = stack.enter_context(_CliReporter(app, show_progress))
+        try:
+            outcome = runner.execute(
+                run_id,
+                specs,
+                executor=executor,
+                sink=store,
+                reporter=reporter,
+                label=label,
+                clock=app.env.clock,
+                keep_files=keep_files,
+            )
+        except StorbenchError as exc:
+            store.finish_run(run_id, "incomplete", reason=str(exc))
+            raise
+        except BaseException as exc:
+            store.finish_run(run_id, "incomplete", reason=f"storbench stopped: {type(exc).__name__}")
+            raise
+        if outcome.failures:
+            status = "incomplete" if outcome.stored else "failed"
+            reason = f"{len(outcome.failures)} of {len(specs)} workload(s) failed"
+        else:
+            status, reason = "complete", None
+        store.finish_run(run_id, status, reason=reason)
+        records = store.results(run_id)
+
+    if as_json:
+        _print_json(app, _public(records))
+    else:
+        from .render.terminal import format_results_table
+
+        title = f"run {run_id}" + (f" ({label})" if label else "")
+        app.console().print(format_results_table(records, title=title))
+        app.out(f"results stored in {app.db_url} as run {run_id} (storbench show {run_id})")
+    if outcome.failures:
+        first = outcome.failures[0]
+        raise StorbenchError(
+            f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
+            f"workload {first.workload!r} on {first.target}: {first.reason}"
+        )
+
+
+# --------------------------------------------------------------------------- import
+
+
+@cli.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--label", metavar="TEXT", help="Name the imported run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the imported records as JSON.")
+@pass_app
+def import_(app: App, paths, label, as_json):
+    """Import existing fio output files (JSON, terse or classic text) into the store.
+
+    Every file is read and checked first; if one is not fio output, nothing is stored.
+    """
+    from .fio import parse_output
+    from .errors import FioParseError
+
+    parsed = []
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        text = data.decode("utf-8", errors="replace")
+        try:
+            result = parse_output(text)
+        except FioParseError as exc:
+            raise FioParseError(f"{path}: {exc}") from None
+        parsed.append((path, text, result))
+
+    with contextlib.closing(app.open_store()) as store:
+        run_id = store.create_run(label=label, kind="import", meta={"sources": [os.path.abspath(p) for p in paths]})
+        try:
+            for path, text, result in parsed:
+                name = result.jobs[0].name if result.jobs else os.path.basename(path)
+                store.add_result(
+                    ResultRecord(
+                        run_id=run_id,
+                        workload=name,
+                        target=None,
+                        fio=result,
+                        raw_output=text,
+                        label=label,
+                        source=os.path.abspath(path),
+                        options=dict(result.jobs[0].options) if result.jobs else {},
+                        created_at=app.env.clock(),
+                    )
+                )
+        except BaseException:
+            store.finish_run(run_id, "incomplete", reason="import interrupted")
+            raise
+        store.finish_run(run_id, "complete")
+        records = store.results(run_id)
+    if as_json:
+        _print_json(app, _public(records))
+    else:
+        from .render.terminal import format_results_table
+
+        app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
+        app.out(f"imported {len(records)} file(s) into {app.db_url} as run {run_id}")
+
+
+# --------------------------------------------------------------------------- list / show / export
+
+
+@cli.command("list")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="How many runs, newest first.")
+@click.option("--label-prefix", metavar="TEXT", help="Only runs whose label starts with TEXT.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_app
+def list_(app: App, limit, label_prefix, as_json):
+    """List stored runs, newest first."""
+    from .render.terminal import format_run_list
+    from .serialize import run_info_to_public
+
+    with contextlib.closing(app.open_store()) as store:
+        runs = store.list_runs(limit=limit, label_prefix=label_prefix)
+    if as_json:
+        _print_json(app, [run_info_to_public(r) for r in runs])
+    elif not runs:
+        app.out(f"no runs stored yet in {app.db_url} (try 'storbench run')")
+    else:
+        app.console().print(format_run_list(runs))
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--json", "as_json", is_flag=True, help="Print the run's result records as JSON.")
+@click.option("--raw", is_flag=True, help="Print fio's raw output of each result, verbatim.")
+@pass_app
+def show(app: App, run_ref, as_json, raw):
+    """Show one run (an id or a label) with every result."""
+    from .render.terminal import format_results_table, format_run_header
+
+    with contextlib.closing(app.open_store()) as store:
+        run_ids = _resolve_runs(store, [run_ref])
+        run_id = run_ids[0]
+        info = store.get_run(run_id)
+        records = store.results(run_id)
+    if as_json:
+        _print_json(app, _public(records))
+        return
+    if raw:
+        for rec in records:
+            app.out(f"# result {rec.result_id}: workload {rec.workload}")
+            app.out(rec.raw_output)
+        return
+    for line in format_run_header(info):
+        app.out(line)
+    app.console().print(format_results_table(records))
+
+
+@cli.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
+@pass_app
+def export(app: App, run_refs, fmt, output):
+    """Export runs' results as CSV or JSON."""
+    from .render.csv import format_csv
+
+    with contextlib.closing(app.open_store()) as store:
+        records: list[ResultRecord] = []
+        for run_id in _resolve_runs(store, run_refs):
+            records.extend(store.results(run_id))
+    text = format_csv(records) if fmt == "csv" else json.dumps(_public(records), indent=2, allow_nan=False) + "\n"
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+        app.err(f"wrote {len(records)} result(s) to {output}")
+    else:
+        app.env.stdout.write(text)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--suite-file", type=click.Path(dir_okay=False), help="Also show the suites of this TOML file.")
+@pass_app
+def suites(app: App, name, suite_file):
+    """List the built-in and user suites with every workload and option."""
+    from .render.terminal import format_suites
+
+    catalog = _catalog(suite_file)
+    chosen = [catalog.suite(name)] if name else list(catalog.suites.values())
+    for line in format_suites(chosen):
+        app.out(line)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
+    """Run the CLI; return the exit code (tests call this with their own Env)."""
+    env = env or Env()
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="storbench", obj=env, standalone_mode=False)
+        return ExitCode.OK
+    except StorbenchError as exc:
+        env.stderr.write(f"storbench: error: {exc.message}\n")
+        return exc.exit_code
+    except _NO_ARGS_IS_HELP as exc:  # bare "storbench": the help text, not an error line
+        env.stderr.write(exc.format_message() + "\n")
+        return ExitCode.USAGE
+    except click.ClickException as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            hint = f" (see '{ctx.command_path} --help')"
+        env.stderr.write(f"storbench: error: {exc.format_message()}{hint}\n")
+        return ExitCode.USAGE if exc.exit_code == 2 else exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        env.stderr.write("storbench: interrupted\n")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        return ExitCode.OK
+    except Exception as exc:  # an internal bug: still one line unless debugging
+        if env.environ.get("STORBENCH_DEBUG"):
+            raise
+        env.stderr.write(
+            f"storbench: internal error: {type(exc).__name__}: {exc} (set STORBENCH_DEBUG=1 for a traceback)\n"
+        )
+        return ExitCode.ERROR

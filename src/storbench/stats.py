@@ -1,0 +1,547 @@
+"""Pure statistics for repeated benchmark runs: summaries, repetition control, comparison.
+
+Nothing here does I/O.  Every figure is computed from the values passed in, and every
+method is the textbook one, named in its docstring, so a reader can check it:
+
+* :func:`summarize` - n, mean, median, sample standard deviation, standard error, a
+  Student-t 95 % confidence interval for the mean, coefficient of variation, relative
+  standard error and Tukey (1.5 x IQR) outlier flags.  Outliers are *flagged*, never
+  dropped: a slow run is a measurement, and hiding it would make the result look
+  better than the system is.
+* :func:`should_repeat` - "run again?" based on the relative standard error of the mean.
+* :func:`compare_samples` - Welch's t-test and the 95 % confidence interval of the
+  difference of means, with a verdict that is "better"/"worse" only when the test is
+  significant, "within noise" when it is not, and "inconclusive" when it cannot decide.
+* :func:`mann_whitney` - the non-parametric alternative (Mann-Whitney U).
+* :func:`geometric_mean` - the right average for ratios across workloads.
+
+Sums use :func:`math.fsum` (exactly rounded), so a summary does not depend on the
+order of the runs and the spread of identical values is exactly zero.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy import stats as _sps
+
+__all__ = [
+    "Summary",
+    "summarize",
+    "summary_to_dict",
+    "summary_from_dict",
+    "RepeatDecision",
+    "should_repeat",
+    "Comparison",
+    "compare_samples",
+    "mann_whitney",
+    "geometric_mean",
+    "WELCH_T_TEST",
+    "VERDICT_BETTER",
+    "VERDICT_WORSE",
+    "VERDICT_NOISE",
+    "VERDICT_SINGLE_RUN",
+    "VERDICT_INCONCLUSIVE",
+]
+
+#: Name of the test used by :func:`compare_samples` (shown in reports).
+WELCH_T_TEST = "Welch's t-test"
+
+#: Verdicts of :func:`compare_samples`.
+VERDICT_BETTER = "better"
+VERDICT_WORSE = "worse"
+VERDICT_NOISE = "within noise"
+VERDICT_SINGLE_RUN = "inconclusive (single run)"
+#: Only when the test itself produced no usable p-value (should not happen for finite
+#: input; kept so that a failure can never be reported as a difference).
+VERDICT_INCONCLUSIVE = "inconclusive"
+
+#: Tukey's fence factor and the smallest sample on which quartiles are computed.
+_TUKEY_K = 1.5
+_TUKEY_MIN_N = 4
+
+
+# --------------------------------------------------------------------------- input
+
+
+def _as_floats(values: Sequence[float], name: str = "values") -> tuple[float, ...]:
+    """Validate and convert a 1-D sequence of real numbers to a tuple of Python floats."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of numbers, not {type(values).__name__}")
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+    out: list[float] = []
+    for v in values:
+        if isinstance(v, (str, bytes)):
+            raise TypeError(f"{name} must contain numbers, got {v!r}")
+        f = float(v)
+        if not math.isfinite(f):
+            raise ValueError(f"{name} must be finite, got {f!r}")
+        out.append(f)
+    if not out:
+        raise ValueError(f"{name} is empty: at least one value is needed")
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Descriptive statistics of one sample (the repeated runs of one measurement).
+
+    ``stddev``, ``stderr`` and ``ci95`` need at least two values and are ``None``
+    otherwise; ``cv`` and ``rse`` are also ``None`` when the mean is 0 (or so close to
+    0 that the ratio overflows a float).  ``rse`` is in percent (it is written
+    ``rse_pct`` in :func:`summary_to_dict`); ``cv`` is a plain ratio.  ``outliers``
+    holds the *indices* (into the input) of values outside Tukey's fences; every
+    statistic is computed over all values, flagged ones included.
+    """
+
+    n: int
+    mean: float
+    median: float
+    stddev: float | None
+    stderr: float | None
+    ci95: tuple[float, float] | None
+    cv: float | None
+    rse: float | None
+    min: float
+    max: float
+    outliers: tuple[int, ...] = ()
+
+
+def _mean(xs: Sequence[float]) -> float:
+    """Exactly rounded sum divided by n, kept inside [min, max]."""
+    lo, hi = min(xs), max(xs)
+    if lo == hi:
+        return lo
+    m = math.fsum(xs) / len(xs)
+    return min(max(m, lo), hi)
+
+
+def _median(xs: Sequence[float]) -> float:
+    """Middle value, or the average of the two middle values for an even count."""
+    ys = sorted(xs)
+    mid = len(ys) // 2
+    if len(ys) % 2:
+        return ys[mid]
+    a, b = ys[mid - 1], ys[mid]
+    m = (a + b) / 2
+    return m if math.isfinite(m) else a / 2 + b / 2  # a + b overflowed near the float limit
+
+
+def _sample_stddev(xs: Sequence[float], mean: float) -> float:
+    """Sample standard deviation (Bessel's n - 1), two-pass around ``mean``."""
+    if min(xs) == max(xs):
+        return 0.0
+    return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def _t975(df: float) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom."""
+    return float(_sps.t.ppf(0.975, df))
+
+
+def _tukey_outliers(xs: Sequence[float]) -> tuple[int, ...]:
+    """Indices of values below Q1 - 1.5 IQR or above Q3 + 1.5 IQR (n >= 4 only).
+
+    Quartiles are interpolated linearly between order statistics (numpy's default,
+    Hyndman-Fan type 7).  With fewer than 4 values the quartiles say nothing useful,
+    so nothing is flagged.  When more than half the values are equal the IQR is 0 and
+    any different value is flagged - that is Tukey's rule, applied literally.
+    """
+    if len(xs) < _TUKEY_MIN_N:
+        return ()
+    q1, q3 = (float(q) for q in np.quantile(np.sort(np.asarray(xs)), [0.25, 0.75]))
+    iqr = q3 - q1
+    lo, hi = q1 - _TUKEY_K * iqr, q3 + _TUKEY_K * iqr
+    return tuple(i for i, x in enumerate(xs) if x < lo or x > hi)
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    """Describe a sample of repeated measurements.
+
+    * ``stddev`` is the sample standard deviation (divisor n - 1), the unbiased
+      estimate of the run-to-run variance.
+    * ``stderr`` = stddev / sqrt(n) is the standard error: how far the *mean* is likely
+      to be from the true mean.  It shrinks as runs are added; the stddev does not.
+    * ``ci95`` = mean +/- t(0.975, n - 1) * stderr.  Student's t (rather than the normal
+      1.96) accounts for having estimated the stddev from few runs: with 3 runs the
+      factor is 4.30, with 30 it is 2.05.
+    * ``cv`` = stddev / |mean| and ``rse`` = 100 * stderr / |mean| (percent) express the
+      spread relative to the size of the value; |mean| keeps them non-negative.
+    * ``outliers``: indices flagged by Tukey's 1.5 x IQR rule (see
+      :func:`_tukey_outliers`); they are reported, not removed.
+
+    Raises ``ValueError`` for an empty sample, a non-finite value, or values so large
+    that the arithmetic overflows.
+    """
+    xs = _as_floats(values)
+    n = len(xs)
+    try:
+        mean = _mean(xs)
+        stddev = _sample_stddev(xs, mean) if n >= 2 else None
+    except OverflowError:
+        raise ValueError("values too large: the mean or standard deviation overflows a float") from None
+    median = _median(xs)
+    lo, hi = min(xs), max(xs)
+    stderr = cv = rse = None
+    ci95 = None
+    if stddev is not None:
+        if not math.isfinite(stddev):
+            raise ValueError("values too large: the standard deviation overflows a float")
+        stderr = stddev / math.sqrt(n)
+        half = _t975(n - 1) * stderr
+        ci95 = (mean - half, mean + half)
+        if not all(math.isfinite(v) for v in ci95):
+            raise ValueError("values too large: the confidence interval overflows a float")
+        if mean != 0:
+            cv = stddev / abs(mean)
+            rse = 100.0 * stderr / abs(mean)
+            if not (math.isfinite(cv) and math.isfinite(rse)):  # mean within a hair of 0
+                cv = rse = None
+    return Summary(
+        n=n,
+        mean=mean,
+        median=median,
+        stddev=stddev,
+        stderr=stderr,
+        ci95=ci95,
+        cv=cv,
+        rse=rse,
+        min=lo,
+        max=hi,
+        outliers=_tukey_outliers(xs),
+    )
+
+
+_SUMMARY_KEYS = ("n", "mean", "median", "stddev", "stderr", "ci95", "cv", "rse_pct", "min", "max", "outliers")
+
+
+def summary_to_dict(summary: Summary) -> dict[str, Any]:
+    """A JSON-ready dict: plain ints/floats/lists/None, ``ci95`` as ``[lo, hi]``, ``rse`` as ``rse_pct``."""
+    return {
+        "n": summary.n,
+        "mean": summary.mean,
+        "median": summary.median,
+        "stddev": summary.stddev,
+        "stderr": summary.stderr,
+        "ci95": None if summary.ci95 is None else [summary.ci95[0], summary.ci95[1]],
+        "cv": summary.cv,
+        "rse_pct": summary.rse,
+        "min": summary.min,
+        "max": summary.max,
+        "outliers": list(summary.outliers),
+    }
+
+
+def _opt_float(d: Mapping[str, Any], key: str) -> float | None:
+    v = d[key]
+    return None if v is None else float(v)
+
+
+def summary_from_dict(data: Mapping[str, Any]) -> Summary:
+    """Inverse of :func:`summary_to_dict`.
+
+    Raises ``ValueError`` when a key is missing or a value has the wrong shape.  Keys
+    it does not know are ignored, so a newer writer can add fields.
+    """
+    missing = [k for k in _SUMMARY_KEYS if k not in data]
+    if missing:
+        raise ValueError(f"summary dict is missing {', '.join(missing)}")
+    try:
+        ci = data["ci95"]
+        if ci is not None:
+            if len(ci) != 2:
+                raise ValueError(f"ci95 must be [lo, hi], got {ci!r}")
+            ci = (float(ci[0]), float(ci[1]))
+        n = int(data["n"])
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        return Summary(
+            n=n,
+            mean=float(data["mean"]),
+            median=float(data["median"]),
+            stddev=_opt_float(data, "stddev"),
+            stderr=_opt_float(data, "stderr"),
+            ci95=ci,
+            cv=_opt_float(data, "cv"),
+            rse=_opt_float(data, "rse_pct"),
+            min=float(data["min"]),
+            max=float(data["max"]),
+            outliers=tuple(int(i) for i in data["outliers"]),
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"invalid summary dict: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- repetition
+
+
+@dataclass(frozen=True)
+class RepeatDecision:
+    """Whether to run a measurement again, and why (``reason`` is shown to the user).
+
+    ``converged`` is true when the relative standard error reached the target (or the
+    runs were all identical); ``again`` and ``converged`` are both false when
+    ``max_runs`` was reached without converging.
+    """
+
+    again: bool
+    reason: str
+    converged: bool
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def _pct_pair(x: float, y: float) -> tuple[str, str]:
+    """Format two percentages with one decimal, or more if one decimal would make them look equal."""
+    for digits in range(1, 7):
+        sx, sy = f"{x:.{digits}f}", f"{y:.{digits}f}"
+        if sx != sy or x == y:
+            return sx, sy
+    return repr(x), repr(y)
+
+
+def should_repeat(values: Sequence[float], *, target_rse_pct: float, min_runs: int, max_runs: int) -> RepeatDecision:
+    """Decide whether another run is needed, from the runs so far.
+
+    The rule, in order:
+
+    1. Fewer than ``min_runs`` values: run again.
+    2. Converged when the relative standard error of the mean
+       (100 * stderr / |mean|, see :func:`summarize`) is <= ``target_rse_pct``, or when
+       at least two runs are all identical (no spread: more runs cannot change the
+       mean, even if it is 0).  Then stop.
+    3. Otherwise, fewer than ``max_runs`` values: run again.  This includes an
+       undefined RSE (a single run, or a mean of 0 with spread).
+    4. Otherwise give up: stop, not converged.
+
+    The RSE targets the precision of the *mean*, so it falls roughly as 1/sqrt(n): noisy
+    workloads get more runs, steady ones stop at ``min_runs``.  Raises ``ValueError`` on
+    bad limits or non-finite values.
+    """
+    if not (isinstance(target_rse_pct, (int, float)) and math.isfinite(target_rse_pct) and target_rse_pct > 0):
+        raise ValueError(f"target_rse_pct must be a positive number, got {target_rse_pct!r}")
+    for name, v in (("min_runs", min_runs), ("max_runs", max_runs)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if max_runs < min_runs:
+        raise ValueError(f"max_runs ({max_runs}) must be >= min_runs ({min_runs})")
+
+    n = len(values)
+    if n == 0:
+        return RepeatDecision(again=True, reason=f"no runs yet (min-runs {min_runs})", converged=False)
+    s = summarize(values)
+    if n < min_runs:
+        return RepeatDecision(again=True, reason=f"{_runs(n)} < min-runs {min_runs}", converged=False)
+
+    if s.rse is not None:
+        rse_s, target_s = _pct_pair(s.rse, float(target_rse_pct))
+        if s.rse <= target_rse_pct:
+            return RepeatDecision(
+                again=False, reason=f"rse {rse_s}% <= {target_s}% after {_runs(n)}", converged=True
+            )
+        status, still = f"rse {rse_s}% > {target_s}%", f"rse {rse_s}% still above {target_s}%"
+    elif s.stddev == 0:  # n >= 2, every run identical, mean 0
+        return RepeatDecision(
+            again=False, reason=f"all {_runs(n)} identical (no spread); rse undefined at mean 0", converged=True
+        )
+    else:
+        why = "single run" if n < 2 else "mean is 0"
+        status, still = f"rse undefined ({why})", f"rse still undefined ({why})"
+    if n < max_runs:
+        return RepeatDecision(again=True, reason=f"{status} after {_runs(n)}", converged=False)
+    return RepeatDecision(again=False, reason=f"gave up: {still} after {_runs(n)} (max-runs)", converged=False)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Sample ``b`` (candidate) against sample ``a`` (baseline).
+
+    ``ratio`` = mean_b / mean_a and ``rel_diff_pct`` = 100 * (mean_b - mean_a) / mean_a
+    (both ``None`` when mean_a is 0, or so close to 0 that they overflow).  ``diff`` =
+    mean_b - mean_a and ``diff_ci95`` is its 95 % Welch confidence interval (always 95 %,
+    whatever ``alpha``) with ``df`` Welch-Satterthwaite degrees of freedom.  ``p_value``,
+    ``diff_ci95`` and ``df`` are ``None`` when either side has a single run; for two
+    constant samples ``diff_ci95`` is the point (diff, diff) and ``df`` is ``None``.  ``note``
+    explains any special handling (constant samples, zero baseline, single run).
+    """
+
+    a: Summary
+    b: Summary
+    higher_is_better: bool
+    alpha: float
+    ratio: float | None
+    rel_diff_pct: float | None
+    diff: float
+    diff_ci95: tuple[float, float] | None
+    df: float | None
+    test: str
+    p_value: float | None
+    verdict: str
+    note: str | None = None
+
+    @property
+    def significant(self) -> bool:
+        """True when the verdict is a difference ("better" or "worse")."""
+        return self.verdict in (VERDICT_BETTER, VERDICT_WORSE)
+
+
+def _welch(sa: Summary, sb: Summary) -> tuple[float, float] | None:
+    """Standard error of mean_b - mean_a and Welch-Satterthwaite degrees of freedom.
+
+    se = sqrt(se_a^2 + se_b^2) and df = se^4 / (se_a^4 / (n_a - 1) + se_b^4 / (n_b - 1)),
+    computed with the standard errors scaled to the larger one so that tiny or huge
+    values neither underflow nor overflow.  ``None`` when both standard errors are 0.
+    """
+    ea, eb = sa.stderr, sb.stderr
+    assert ea is not None and eb is not None
+    scale = max(ea, eb)
+    if scale == 0:
+        return None
+    ra, rb = ea / scale, eb / scale
+    df = (ra * ra + rb * rb) ** 2 / (ra**4 / (sa.n - 1) + rb**4 / (sb.n - 1))
+    return math.hypot(ea, eb), df
+
+
+def compare_samples(
+    a: Sequence[float], b: Sequence[float], *, higher_is_better: bool, alpha: float = 0.05
+) -> Comparison:
+    """Compare candidate ``b`` with baseline ``a`` using Welch's t-test.
+
+    Welch's test compares two means without assuming the two samples have the same
+    variance (two machines, two kernels, two filesystems rarely do); its degrees of
+    freedom come from the Welch-Satterthwaite formula.  The p-value is the two-sided
+    p of t = (mean_b - mean_a) / se under Student's t with those degrees of freedom: the
+    chance of a difference at least this large if the two setups were really the same.
+    It equals ``scipy.stats.ttest_ind(a, b, equal_var=False).pvalue`` but is computed
+    from the exactly rounded moments of :func:`summarize`, so it does not depend on the
+    order of the runs: scipy's float sums can make a sample differ "significantly" from
+    a reordering of itself when the values are nearly constant.  ``diff_ci95`` is
+    diff +/- t(0.975, df) * se.
+
+    Verdict: "better" or "worse" (by ``higher_is_better`` and the sign of
+    mean_b - mean_a) only when p < ``alpha``; "within noise" when p >= ``alpha``, which
+    means the difference is not distinguishable from run-to-run variation with these
+    runs - not that there is none.  With a single run on either side the noise cannot
+    be estimated, so the verdict is "inconclusive (single run)" and there is no p-value.
+
+    Zero variance: two constant samples with the same value are "within noise"
+    (p = 1); with different values the t statistic is infinite, so the difference is
+    taken as significant with p = 0 and ``note`` says so.  One constant side is fine
+    (its variance term is 0).  No warning is raised and no result field is ever NaN.
+    """
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
+    xa, xb = _as_floats(a, "a"), _as_floats(b, "b")
+    sa, sb = summarize(xa), summarize(xb)
+    diff = sb.mean - sa.mean
+    notes: list[str] = []
+    if not math.isfinite(diff):
+        raise ValueError("values too large: the difference of means overflows a float")
+    ratio: float | None = None
+    rel_diff_pct: float | None = None
+    if sa.mean != 0:
+        ratio, rel_diff_pct = sb.mean / sa.mean, 100.0 * diff / sa.mean
+    if ratio is None or rel_diff_pct is None or not (math.isfinite(ratio) and math.isfinite(rel_diff_pct)):
+        ratio = rel_diff_pct = None
+        notes.append("baseline mean is 0 (or too close to 0): ratio and relative difference are undefined")
+
+    def directional() -> str:
+        return VERDICT_BETTER if (diff > 0) == higher_is_better else VERDICT_WORSE
+
+    p_value: float | None = None
+    ci: tuple[float, float] | None = None
+    df: float | None = None
+    if sa.n < 2 or sb.n < 2:
+        verdict = VERDICT_SINGLE_RUN
+        single = [name for name, s in (("a", sa), ("b", sb)) if s.n < 2]
+        who = "a and b each have" if len(single) == 2 else f"{single[0]} has"
+        notes.append(f"{who} a single run: at least 2 runs per side are needed to judge noise")
+    elif (welch := _welch(sa, sb)) is None:  # zero variance on both sides
+        ci = (diff, diff)
+        if diff == 0:
+            p_value, verdict = 1.0, VERDICT_NOISE
+            notes.append("both samples are constant and identical")
+        else:
+            p_value, verdict = 0.0, directional()
+            notes.append(
+                "both samples are constant (zero variance) and differ: Welch's t-test is undefined, "
+                "treated as a significant difference with p = 0"
+            )
+    else:
+        se, df = welch
+        p_value = min(1.0, 2.0 * float(_sps.t.sf(abs(diff / se), df)))
+        half = _t975(df) * se
+        ci = (diff - half, diff + half)
+        if not all(math.isfinite(v) for v in (p_value, df, *ci)):  # defensive: never call NaN a difference
+            p_value = ci = df = None
+            verdict = VERDICT_INCONCLUSIVE
+            notes.append("Welch's t-test gave no usable result for these values")
+        else:
+            verdict = directional() if p_value < alpha else VERDICT_NOISE
+    return Comparison(
+        a=sa,
+        b=sb,
+        higher_is_better=higher_is_better,
+        alpha=float(alpha),
+        ratio=ratio,
+        rel_diff_pct=rel_diff_pct,
+        diff=diff,
+        diff_ci95=ci,
+        df=df,
+        test=WELCH_T_TEST,
+        p_value=p_value,
+        verdict=verdict,
+        note="; ".join(notes) or None,
+    )
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test (``scipy.stats.mannwhitneyu``).
+
+    The non-parametric option: it compares ranks instead of means, so it assumes no
+    normal distribution and a single extreme run cannot dominate it.  It asks whether
+    values from one sample tend to be larger than values from the other.  With few
+    runs it has little power (3 vs 3 runs can never give p < 0.1), so prefer Welch's
+    test unless the runs are clearly skewed or heavy-tailed.  Identical samples give 1.0.
+    """
+    xa, xb = _as_floats(a, "a"), _as_floats(b, "b")
+    if min(xa) == max(xa) == min(xb) == max(xb):
+        return 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(_sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+    if not math.isfinite(p):  # not expected: every rank tie is handled above
+        raise ValueError("Mann-Whitney U gave no p-value for these values")
+    return p
+
+
+# --------------------------------------------------------------------------- across workloads
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """The geometric mean, exp(mean(log x)), of positive values.
+
+    Use it to average *ratios* across workloads: a 2x speed-up and a 2x slow-down
+    average to 1.0, as they should (the arithmetic mean would say 1.25).  Raises
+    ``ValueError`` for an empty sequence, or a value that is not finite and > 0.
+    """
+    xs = _as_floats(values)
+    bad = [x for x in xs if x <= 0]
+    if bad:
+        raise ValueError(f"geometric mean needs values > 0, got {bad[0]!r}")
+    if min(xs) == max(xs):
+        return xs[0]
+    return math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
