@@ -328,7 +328,7 @@ def test_empty_file_becomes_a_database(db: Path) -> None:
     db.touch()
     with Store.open(url(db)) as store:
         assert store.list_runs() == []
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0001",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [(HEAD,)]
 
 
 def test_directory_refused(tmp_path: Path) -> None:
@@ -365,13 +365,15 @@ def test_current_database_is_not_backed_up(db: Path) -> None:
     assert list(db.parent.glob("*.bak-*")) == []
 
 
-MIGRATION_0002 = '''
+HEAD = "0002"
+
+MIGRATION_NEXT = '''
 """Test-only: add results.note."""
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
@@ -384,16 +386,16 @@ def upgrade():
 
 
 def _fake_next_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, fail: bool) -> None:
-    """A copy of the real migrations plus a 0002, as a future storbench would ship."""
+    """A copy of the real migrations plus a 0003, as a future storbench would ship."""
     migrations = tmp_path / ("migrations-fail" if fail else "migrations")
     shutil.copytree(store_mod.MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
-    body = MIGRATION_0002.replace("FAIL", 'raise RuntimeError("disk on fire")' if fail else "")
-    (migrations / "versions" / "0002_note.py").write_text(body)
+    body = MIGRATION_NEXT.replace("FAIL", 'raise RuntimeError("disk on fire")' if fail else "")
+    (migrations / "versions" / "0003_note.py").write_text(body)
     monkeypatch.setattr(store_mod, "MIGRATIONS_DIR", migrations)
 
 
 def test_older_schema_is_backed_up_then_upgraded(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with Store.open(url(db)) as store:  # made by "the previous version": schema 0001
+    with Store.open(url(db)) as store:  # made by "the previous version": schema 0002
         run = store.create_run("old", "run", meta={"k": "v"})
         rec = make_record(run)
         rid = store.add_result(rec)
@@ -403,19 +405,19 @@ def test_older_schema_is_backed_up_then_upgraded(db: Path, tmp_path: Path, monke
     with Store.open(url(db)) as store:
         assert store.results(run) == [dataclasses.replace(rec, result_id=rid)]
         assert store.run_meta(run) == {"k": "v"}
-    backup = db.with_name(db.name + ".bak-0001")
+    backup = db.with_name(db.name + ".bak-0002")
     assert backup.exists()
-    assert sql(backup, "SELECT version_num FROM alembic_version") == [("0001",)]
+    assert sql(backup, "SELECT version_num FROM alembic_version") == [("0002",)]
     assert sql(backup, "SELECT * FROM runs") == old_bytes_runs
     assert "note" not in {r[1] for r in sql(backup, "PRAGMA table_info(results)")}
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0002",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [("0003",)]
     assert "note" in {r[1] for r in sql(db, "PRAGMA table_info(results)")}
 
     Store.open(url(db)).close()  # now current: no second backup
     assert sorted(p.name for p in db.parent.glob("*.bak-*")) == [backup.name]
 
-    monkeypatch.undo()  # back to this storbench, which only knows 0001
-    with pytest.raises(StoreError, match=r"newer storbench \(schema 0002\)"):
+    monkeypatch.undo()  # back to this storbench, which only knows 0002
+    with pytest.raises(StoreError, match=r"newer storbench \(schema 0003\)"):
         Store.open(url(db))
 
 
@@ -423,10 +425,10 @@ def test_failed_migration_rolls_back(db: Path, tmp_path: Path, monkeypatch: pyte
     with Store.open(url(db)) as store:
         store.create_run("old", "run")
     _fake_next_version(tmp_path, monkeypatch, fail=True)
-    with pytest.raises(StoreError, match=r"from schema 0001 to 0002 failed: disk on fire"):
+    with pytest.raises(StoreError, match=r"from schema 0002 to 0003 failed: disk on fire"):
         Store.open(url(db))
     # transactional DDL: the column added before the failure is gone, the revision unchanged
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0001",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [("0002",)]
     assert "note" not in {r[1] for r in sql(db, "PRAGMA table_info(results)")}
     assert sql(db, "SELECT label FROM runs") == [("old",)]
 
@@ -546,3 +548,42 @@ def test_default_location_is_created(tmp_path: Path) -> None:
     with Store.open(target) as store:
         assert store.path == tmp_path / ".local/share/storbench/results.sqlite"
     assert store.path.is_file()
+
+
+def test_database_made_at_schema_0001_is_backed_up_and_migrated(db: Path) -> None:
+    """A database as the first storbench wrote it (schema 0001) keeps its results and
+    gains the 0002 columns; the untouched copy is kept beside it."""
+    import json
+
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from storbench.serialize import fio_result_to_dict
+
+    db.parent.mkdir(parents=True)
+    engine = create_engine(url(db))
+    try:
+        with engine.begin() as conn:
+            cfg = store_mod._alembic_config(str(store_mod.MIGRATIONS_DIR))
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0001")
+            conn.exec_driver_sql(
+                "INSERT INTO runs (label, kind, status, created_at, meta_json) "
+                "VALUES ('old', 'run', 'complete', '2026-11-01T00:00:00Z', '{}')"
+            )
+            fio = json.dumps(fio_result_to_dict(make_record(1).fio))
+            conn.exec_driver_sql(
+                "INSERT INTO results (run_id, workload, repetition, options_json, result_json, raw_output, created_at) "
+                f"VALUES (1, 'w', 0, '{{}}', '{fio}', 'raw', '2026-11-01T00:00:00Z')"
+            )
+    finally:
+        engine.dispose()
+    with Store.open(url(db)) as store:
+        [rec] = store.results(1)
+        assert rec.workload == "w" and rec.raw_output == "raw"
+        assert rec.storage is None and rec.activity is None and rec.findings == () and rec.space is None
+    assert sql(db.with_name(db.name + ".bak-0001"), "SELECT version_num FROM alembic_version") == [("0001",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [(HEAD,)]
+    assert {"storage_json", "activity_json", "findings_json", "space_json"} <= {
+        r[1] for r in sql(db, "PRAGMA table_info(results)")
+    }

@@ -158,8 +158,8 @@ class _CliReporter:
         if self.progress is not None:
             self.progress.__exit__(*exc)
 
-    def workload_started(self, workload, target, index, total) -> None:
-        desc = f"[{index + 1}/{total}] {workload.name}"
+    def workload_started(self, workload, target, index, total, repetition) -> None:
+        desc = f"[{index + 1}/{total}] {workload.name}" + (f" #{repetition + 1}" if repetition else "")
         if self.progress is not None:
             if self.task is not None:
                 self.progress.remove_task(self.task)
@@ -191,7 +191,14 @@ class _CliReporter:
             parts.append(
                 f"{d.direction} {fmt_iops(d.iops)} IOPS {fmt_bw(d.bw_bytes)} lat {fmt_ns(lat.mean_ns if lat else None)}"
             )
-        self.console.print(f"  done {record.workload}: " + "; ".join(parts), highlight=False, markup=False)
+        rep = f" #{record.repetition + 1}" if record.repetition else ""
+        self.console.print(f"  done {record.workload}{rep}: " + "; ".join(parts), highlight=False, markup=False)
+        for f in record.findings:
+            if f.severity != "info":
+                self.console.print(f"    {f.severity}: {f.message}", highlight=False, markup=False)
+
+    def note(self, text: str) -> None:
+        self.console.print(f"  {text}", highlight=False, markup=False)
 
     def workload_failed(self, workload, target, reason) -> None:
         self.console.print(f"  FAILED {workload.name} on {target.display}: {reason}", highlight=False, markup=False)
@@ -208,9 +215,14 @@ class _CliReporter:
 @click.option("--keep-files", is_flag=True, help="Leave the test files in place afterwards.")
 @click.option("--dry-run", is_flag=True, help="Print each fio job file and run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored results as JSON.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each workload N times.")
+@click.option("--until-rse", "until_rse", type=click.FloatRange(min=0, min_open=True), metavar="PCT", help="Repeat each workload until the relative standard error of its headline metric is below PCT percent.")
+@click.option("--min-runs", type=click.IntRange(min=1), default=3, show_default=True, help="With --until-rse: at least this many runs.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=10, show_default=True, help="With --until-rse: give up after this many runs.")
+@click.option("--no-telemetry", is_flag=True, help="Do not describe the storage or sample device activity.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @pass_app
-def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime, label, keep_files, dry_run, as_json, progress):
+def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, progress):
     """Run a suite (or single workloads) through fio and store every result."""
     from . import runner
 
@@ -225,6 +237,11 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
         workloads = suite.workloads
         suite_label = suite.name
     overrides = _overrides(size, runtime)
+    if until_rse is not None and repeat != 1:
+        raise UsageError("give either --repeat or --until-rse, not both")
+    if min_runs > max_runs:
+        raise UsageError(f"--min-runs {min_runs} is more than --max-runs {max_runs}")
+    repeat_plan = runner.Repeat(count=repeat, until_rse_pct=until_rse, min_runs=min_runs, max_runs=max_runs)
     if label is not None and ("\n" in label or "\r" in label):
         raise UsageError("--label must be a single line")
     resolved = tuple(runner.resolve_target(t) for t in targets)
@@ -271,6 +288,7 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
             "targets": [t.path for t in resolved if not t.scratch] or ["(scratch directory)"],
             "workloads": [w.name for w in workloads],
             "overrides": {"size": overrides.size, "runtime": overrides.runtime},
+            "repeat": {"count": repeat, "until_rse_pct": until_rse, "min_runs": min_runs, "max_runs": max_runs},
         }
         run_id = store.create_run(label=label, kind="run", suite=suite_label, meta=meta)
         reporter = stack.enter_context(_CliReporter(app, show_progress))
@@ -284,6 +302,8 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
                 label=label,
                 clock=app.env.clock,
                 keep_files=keep_files,
+                repeat=repeat_plan,
+                telemetry=runner.NoTelemetry() if no_telemetry else runner.SystemTelemetry(),
             )
         except StorbenchError as exc:
             store.finish_run(run_id, "incomplete", reason=str(exc))

@@ -266,6 +266,14 @@ class ResultRecord:
     result_id: int | None = None
     created_at: str | None = None  # ISO 8601 UTC
     host: str | None = None
+    #: storage.StorageInfo of the target (None for imports and old records)
+    storage: Any = None
+    #: activity.ActivitySeries sampled while fio ran (None where not sampled)
+    activity: Any = None
+    findings: tuple["Finding", ...] = ()
+    #: test-file and filesystem space around the run: {"files_before": [...], "files_after": [...],
+    #: "fs_used_before": int, "fs_used_after": int}
+    space: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -282,3 +290,21 @@ class RunInfo:
     reason: str | None = None
     storbench_version: str | None = None
     result_count: int = 0
+
+
+# --------------------------------------------------------------------------- findings
+
+#: Finding severities, mildest first.  "invalid" means the number must not be used
+#: as a measurement of the target (it measured something else, or is impossible).
+SEVERITIES: tuple[str, ...] = ("info", "warning", "invalid")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One benchmarking pitfall found in a run (or before it), with the one-line fix."""
+
+    check: str  # stable id, e.g. "page-cache", "compressible-data"
+    severity: str  # one of SEVERITIES
+    message: str  # what happened, in a plain sentence with the evidence
+    fix: str  # the one-line fix
+    workload: str | None = None

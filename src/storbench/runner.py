@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import os
 import platform
 import shutil
@@ -19,14 +20,14 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from . import __version__
 from .errors import FioMissingError, FioParseError, FioRunError, Interrupted, TargetError
 from .fio.json import parse_fio_json
 from .fio.progress import Status, parse_status_line, split_status_chunks
 from .jobfile import build_job
-from .model import FioResult, JobSpec, Overrides, ResultRecord, Target, Workload
+from .model import Finding, FioResult, JobSpec, Overrides, ResultRecord, Target, Workload
 
 # --------------------------------------------------------------------------- fio execution
 
@@ -256,7 +257,7 @@ def host_facts(fio_version: str) -> dict:
 class Reporter(Protocol):
     """What the runner tells the person watching (the CLI draws it; tests ignore it)."""
 
-    def workload_started(self, workload: Workload, target: Target, index: int, total: int) -> None: ...
+    def workload_started(self, workload: Workload, target: Target, index: int, total: int, repetition: int) -> None: ...
 
     def status(self, status: Status) -> None: ...
 
@@ -264,9 +265,11 @@ class Reporter(Protocol):
 
     def workload_failed(self, workload: Workload, target: Target, reason: str) -> None: ...
 
+    def note(self, text: str) -> None: ...
+
 
 class SilentReporter:
-    def workload_started(self, workload, target, index, total) -> None:  # noqa: D401
+    def workload_started(self, workload, target, index, total, repetition) -> None:  # noqa: D401
         pass
 
     def status(self, status) -> None:
@@ -278,9 +281,24 @@ class SilentReporter:
     def workload_failed(self, workload, target, reason) -> None:
         pass
 
+    def note(self, text) -> None:
+        pass
+
 
 class ResultSink(Protocol):
     def add_result(self, record: ResultRecord) -> int: ...
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """How often each workload runs: ``count`` times, or until the relative standard
+    error of its headline metric is below ``until_rse_pct`` (between ``min_runs``
+    and ``max_runs`` runs)."""
+
+    count: int = 1
+    until_rse_pct: float | None = None
+    min_runs: int = 3
+    max_runs: int = 10
 
 
 @dataclass(frozen=True)
@@ -290,6 +308,7 @@ class RunPlan:
     overrides: Overrides = field(default_factory=Overrides)
     label: str | None = None
     keep_files: bool = False
+    repeat: Repeat = field(default_factory=Repeat)
 
 
 @dataclass(frozen=True)
@@ -340,6 +359,76 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+# --------------------------------------------------------------------------- telemetry (edges)
+
+
+class Telemetry(Protocol):
+    """What storbench records around each fio run besides fio's own output."""
+
+    def describe(self, target: Target, fio_version: str) -> Any: ...
+
+    def sampler(self, storage: Any) -> contextlib.AbstractContextManager: ...
+
+
+class NoTelemetry:
+    def describe(self, target, fio_version):
+        return None
+
+    def sampler(self, storage):
+        return contextlib.nullcontext(None)
+
+
+class SystemTelemetry:
+    """The real thing: storage description (findmnt, lsblk, /sys) and /proc/diskstats sampling."""
+
+    def __init__(self, interval_s: float = 1.0) -> None:
+        self.interval_s = interval_s
+
+    def describe(self, target: Target, fio_version: str):
+        from .storage import describe_target
+
+        return describe_target(target.path, fio_version=fio_version)
+
+    def sampler(self, storage):
+        from .activity import ActivitySampler
+
+        devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
+        return ActivitySampler(devices, interval_s=self.interval_s)
+
+
+def _file_state(path: str) -> tuple[str, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (path, st.st_size, st.st_blocks * 512)
+
+
+def _fs_used(path: str) -> int | None:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def _space_paths(spec: JobSpec) -> tuple[list[str], str]:
+    files = list(spec.test_files) if spec.test_files else ([spec.target.path] if spec.target.kind == "file" else [])
+    where = spec.target.path if spec.target.kind == "dir" else os.path.dirname(spec.target.path)
+    return files, where
+
+
+def measure_space(spec: JobSpec) -> dict[str, Any]:
+    files, where = _space_paths(spec)
+    return {
+        "files": [s for s in (_file_state(p) for p in files) if s is not None],
+        "fs_used": _fs_used(where) if spec.target.kind != "block" else None,
+    }
+
+
+# --------------------------------------------------------------------------- the run loop
+
+
 def execute(
     run_id: int,
     specs: Sequence[JobSpec],
@@ -350,53 +439,55 @@ def execute(
     label: str | None,
     clock: Callable[[], str],
     keep_files: bool = False,
+    repeat: Repeat = Repeat(),
+    telemetry: Telemetry | None = None,
 ) -> RunOutcome:
-    """Run every job spec in order, storing each result the moment it exists.
+    """Run every job spec in order (each repeated as ``repeat`` says), storing each
+    result the moment it exists, with the storage description, the device activity
+    and the findings of the checks.
 
     Raises :class:`Interrupted` on Ctrl-C/SIGTERM after cleaning up; results
     stored before the interrupt stay stored.
     """
+    telemetry = telemetry or NoTelemetry()
     stored: list[int] = []
     failures: list[Failure] = []
     fio_version = executor.version()
+    storage_by_target: dict[str, Any] = {}
     current = "(before the first workload)"
     try:
         with _sigterm_as_interrupt():
             for index, spec in enumerate(specs):
                 current = spec.workload.name
-                reporter.workload_started(spec.workload, spec.target, index, len(specs))
-                inv = executor.run(spec.job_text, reporter.status)
-                result: FioResult | None = None
-                parse_problem = None
-                try:
-                    result = parse_fio_json(inv.output_text)
-                except FioParseError as exc:
-                    parse_problem = str(exc)
-                reason = fio_failure_reason(inv, result)
-                if reason is None and parse_problem:
-                    reason = parse_problem
-                if reason is not None:
-                    failures.append(Failure(spec.workload.name, spec.target.display, reason))
-                    reporter.workload_failed(spec.workload, spec.target, reason)
-                    continue
-                assert result is not None
-                if result.fio_version is None:
-                    result = _with_version(result, fio_version)
-                record = ResultRecord(
-                    run_id=run_id,
-                    workload=spec.workload.name,
-                    target=spec.target.display,
-                    fio=result,
-                    raw_output=inv.output_text,
-                    label=label,
-                    options=dict(spec.options),
-                    job_text=spec.job_text,
-                    created_at=clock(),
-                    host=None,
-                )
-                result_id = sink.add_result(record)
-                stored.append(result_id)
-                reporter.workload_done(_with_id(record, result_id))
+                key = spec.target.path
+                if key not in storage_by_target:
+                    storage_by_target[key] = telemetry.describe(spec.target, fio_version)
+                storage = storage_by_target[key]
+                records: list[ResultRecord] = []
+                for repetition in _repetitions(repeat):
+                    reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
+                    outcome = _measure_once(
+                        run_id, spec, repetition, records, storage,
+                        executor=executor, telemetry=telemetry, label=label, clock=clock,
+                        fio_version=fio_version, on_status=reporter.status,
+                    )
+                    if isinstance(outcome, Failure):
+                        failures.append(outcome)
+                        reporter.workload_failed(spec.workload, spec.target, outcome.reason)
+                        break
+                    decision = _next_step(repeat, [r.fio for r in records + [outcome]], spec.workload.headline)
+                    if decision is not None and not decision.again and not decision.converged:
+                        outcome = _with_finding(outcome, _not_converged(spec.workload.name, decision.reason, repeat))
+                        reporter.note(f"{spec.workload.name}: {decision.reason}")
+                    result_id = sink.add_result(outcome)
+                    stored.append(result_id)
+                    outcome = dataclasses.replace(outcome, result_id=result_id)
+                    records.append(outcome)
+                    reporter.workload_done(outcome)
+                    if decision is not None and not decision.again:
+                        if decision.converged and repeat.until_rse_pct is not None:
+                            reporter.note(f"{spec.workload.name}: {decision.reason}")
+                        break
     except KeyboardInterrupt as exc:
         how = "SIGTERM" if str(exc) == "SIGTERM" else "Ctrl-C"
         raise Interrupted(
@@ -407,6 +498,127 @@ def execute(
         if not keep_files:
             remove_test_files(specs)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+
+
+def _repetitions(repeat: Repeat) -> Iterator[int]:
+    limit = repeat.max_runs if repeat.until_rse_pct is not None else repeat.count
+    yield from range(max(1, limit))
+
+
+def _next_step(repeat: Repeat, results: Sequence[FioResult], headline: str):
+    """None: keep going (fixed count not reached); else the stats module's decision."""
+    from .metrics import headline_value
+    from .stats import RepeatDecision, should_repeat
+
+    if repeat.until_rse_pct is None:
+        done = len(results) >= repeat.count
+        return RepeatDecision(again=False, reason=f"{len(results)} of {repeat.count} runs", converged=True) if done else None
+    values = [v for v in (headline_value(r, headline) for r in results) if v is not None]
+    if len(values) < len(results):
+        # the headline metric is not measured (e.g. latency with gtod_reduce): fixed count instead
+        done = len(results) >= repeat.min_runs
+        reason = f"headline metric not measured; stopped after {len(results)} runs (min-runs)"
+        return RepeatDecision(again=not done, reason=reason, converged=done)
+    return should_repeat(values, target_rse_pct=repeat.until_rse_pct, min_runs=repeat.min_runs, max_runs=repeat.max_runs)
+
+
+def _not_converged(workload: str, reason: str, repeat: Repeat) -> Finding:
+    return Finding(
+        check="repeat-not-converged",
+        severity="warning",
+        message=f"the headline metric did not settle: {reason}",
+        fix=f"raise --max-runs above {repeat.max_runs}, lengthen --runtime, or find the noise source (other load, thermal throttling, garbage collection)",
+        workload=workload,
+    )
+
+
+def _with_finding(record: ResultRecord, finding: Finding) -> ResultRecord:
+    return dataclasses.replace(record, findings=tuple(record.findings) + (finding,))
+
+
+def _measure_once(
+    run_id: int,
+    spec: JobSpec,
+    repetition: int,
+    previous: Sequence[ResultRecord],
+    storage: Any,
+    *,
+    executor: FioExecutor,
+    telemetry: Telemetry,
+    label: str | None,
+    clock: Callable[[], str],
+    fio_version: str,
+    on_status: Callable[[Status], None],
+) -> ResultRecord | Failure:
+    """One fio run of one job, with everything recorded around it."""
+    before = measure_space(spec)
+    with telemetry.sampler(storage) as sampler:
+        inv = executor.run(spec.job_text, on_status)
+    activity = sampler.series() if sampler is not None else None
+    after = measure_space(spec)
+    result: FioResult | None = None
+    parse_problem = None
+    try:
+        result = parse_fio_json(inv.output_text)
+    except FioParseError as exc:
+        parse_problem = str(exc)
+    reason = fio_failure_reason(inv, result)
+    if reason is None and parse_problem:
+        reason = parse_problem
+    if reason is not None:
+        return Failure(spec.workload.name, spec.target.display, reason)
+    assert result is not None
+    if result.fio_version is None:
+        result = dataclasses.replace(result, fio_version=fio_version)
+    space = {
+        "files_before": before["files"],
+        "files_after": after["files"],
+        "fs_used_before": before["fs_used"],
+        "fs_used_after": after["fs_used"],
+        # storbench lays out its own test file in a directory target; a file target is the user's
+        "test_file_created": spec.target.kind == "dir",
+    }
+    record = ResultRecord(
+        run_id=run_id,
+        workload=spec.workload.name,
+        target=spec.target.display,
+        fio=result,
+        raw_output=inv.output_text,
+        label=label,
+        options=dict(spec.options),
+        job_text=spec.job_text,
+        repetition=repetition,
+        created_at=clock(),
+        storage=storage,
+        activity=activity,
+        space=space,
+    )
+    return dataclasses.replace(record, findings=_findings(spec, record, previous))
+
+
+def _findings(spec: JobSpec, record: ResultRecord, previous: Sequence[ResultRecord]) -> tuple[Finding, ...]:
+    """The pitfall checks over this repetition and the ones before it."""
+    try:
+        from .checks import CheckContext, FileState, run_checks
+    except ImportError:  # pragma: no cover - checks not installed
+        return ()
+    space = record.space or {}
+    mem = getattr(getattr(record.storage, "host", None), "mem_bytes", None)
+    ctx = CheckContext(
+        workload=spec.workload.name,
+        options=dict(spec.options),
+        results=tuple(r.fio for r in previous) + (record.fio,),
+        storage=record.storage,
+        activity=tuple(r.activity for r in previous) + (record.activity,),
+        files_before=tuple(FileState(*f) for f in space.get("files_before", [])),
+        files_after=tuple(FileState(*f) for f in space.get("files_after", [])),
+        fs_used_before=space.get("fs_used_before"),
+        fs_used_after=space.get("fs_used_after"),
+        mem_bytes=mem,
+        test_file_created=bool(space.get("test_file_created")),
+        headline=spec.workload.headline,
+    )
+    return tuple(run_checks(ctx))
 
 
 def check_free_space(specs: Sequence[JobSpec]) -> None:
@@ -451,13 +663,3 @@ def remove_test_files(specs: Sequence[JobSpec]) -> None:
                 os.unlink(path)
 
 
-def _with_version(result: FioResult, version: str) -> FioResult:
-    import dataclasses
-
-    return dataclasses.replace(result, fio_version=version)
-
-
-def _with_id(record: ResultRecord, result_id: int) -> ResultRecord:
-    import dataclasses
-
-    return dataclasses.replace(record, result_id=result_id)

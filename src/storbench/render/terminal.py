@@ -7,13 +7,8 @@ from typing import Iterable, Sequence
 from rich.table import Table
 
 from ..model import DIRECTIONS, DirectionStats, JobResult, ResultRecord, RunInfo, Suite
+from ..metrics import iter_directions
 from .units import fmt_bw, fmt_bytes, fmt_iops, fmt_ns
-
-
-def headline_jobs(record: ResultRecord) -> list[JobResult]:
-    """The jobs a summary shows: the aggregate of a client/server run, else every job."""
-    aggregates = [j for j in record.fio.jobs if j.is_aggregate]
-    return aggregates or list(record.fio.jobs)
 
 
 def _p99(d: DirectionStats) -> float | None:
@@ -29,11 +24,7 @@ def _mean_lat(d: DirectionStats) -> float | None:
 
 
 def direction_rows(record: ResultRecord) -> Iterable[tuple[JobResult, DirectionStats]]:
-    for job in headline_jobs(record):
-        for name in DIRECTIONS:
-            d = job.directions.get(name)
-            if d is not None:
-                yield job, d
+    return iter_directions(record.fio)
 
 
 def format_results_table(records: Sequence[ResultRecord], title: str | None = None) -> Table:

@@ -23,6 +23,7 @@ checks and the backup).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -42,7 +43,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from storbench import __version__
 from storbench.errors import StoreError, UsageError
-from storbench.model import FioResult, ResultRecord, RunInfo
+from storbench.model import FioResult, Finding, ResultRecord, RunInfo
 from storbench.serialize import fio_result_from_dict, fio_result_to_dict
 from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, results, runs
 
@@ -283,6 +284,7 @@ class Store:
         try:
             result_json = json.dumps(fio_result_to_dict(record.fio), ensure_ascii=False)
             options_json = json.dumps(dict(record.options), ensure_ascii=False)
+            extras = _extras_to_json(record)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"result of workload {record.workload!r} cannot be stored as JSON: {exc}") from exc
         values = {
@@ -300,6 +302,7 @@ class Store:
             "created_at": record.created_at or self._now(),
             "host": record.host,
             **_headline_columns(record.fio),
+            **extras,
         }
 
         def insert(conn: Connection) -> int:
@@ -403,6 +406,7 @@ class Store:
         try:
             fio = fio_result_from_dict(json.loads(row.result_json))
             options = json.loads(row.options_json)
+            extras = _extras_from_json(row)
         except json.JSONDecodeError as exc:
             raise StoreError(f"database {self.display}: result {row.id} is not valid JSON: {exc}") from exc
         except StoreError as exc:
@@ -421,6 +425,7 @@ class Store:
             result_id=row.id,
             created_at=row.created_at,
             host=row.host,
+            **extras,
         )
 
     def run_meta(self, run_id: int) -> dict[str, Any]:
@@ -436,6 +441,46 @@ class Store:
 
 
 # --------------------------------------------------------------------------- opening, in detail
+
+
+def _extras_to_json(record: ResultRecord) -> dict[str, str | None]:
+    """The 0002 columns: storage, activity, findings, space as versioned JSON (None stays NULL)."""
+    from ..activity import activity_to_dict
+    from ..storage import storage_to_dict
+
+    def dump(value: Any) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+    return {
+        "storage_json": dump(storage_to_dict(record.storage) if record.storage is not None else None),
+        "activity_json": dump(activity_to_dict(record.activity) if record.activity is not None else None),
+        "findings_json": dump(
+            {"format_version": 1, "findings": [dataclasses.asdict(f) for f in record.findings]}
+            if record.findings
+            else None
+        ),
+        "space_json": dump(dict(record.space) if record.space is not None else None),
+    }
+
+
+def _extras_from_json(row: Any) -> dict[str, Any]:
+    from ..activity import activity_from_dict
+    from ..storage import storage_from_dict
+
+    def load(text: str | None) -> Any:
+        return None if text is None else json.loads(text)
+
+    storage = load(getattr(row, "storage_json", None))
+    activity = load(getattr(row, "activity_json", None))
+    findings = load(getattr(row, "findings_json", None))
+    if findings is not None and int(findings.get("format_version", 1)) > 1:
+        raise StoreError("stored findings have a newer format version; upgrade storbench")
+    return {
+        "storage": storage_from_dict(storage) if storage is not None else None,
+        "activity": activity_from_dict(activity) if activity is not None else None,
+        "findings": tuple(Finding(**f) for f in findings["findings"]) if findings else (),
+        "space": load(getattr(row, "space_json", None)),
+    }
 
 
 def _not_storbench(display: str, reason: str, detail: str) -> StoreError:

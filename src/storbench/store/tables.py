@@ -88,5 +88,10 @@ results = Table(
     Column("write_iops", Float, nullable=True),
     Column("read_bw_bytes", Float, nullable=True),
     Column("write_bw_bytes", Float, nullable=True),
+    # 0002: the storage under the target, device activity, findings, space (JSON, versioned)
+    Column("storage_json", Text, nullable=True),
+    Column("activity_json", Text, nullable=True),
+    Column("findings_json", Text, nullable=True),
+    Column("space_json", Text, nullable=True),
     Index("ix_results_run_id", "run_id"),
 )
