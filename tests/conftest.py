@@ -48,3 +48,35 @@ def cli(tmp_path: Path) -> Cli:
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+import contextlib
+import subprocess
+
+
+@contextlib.contextmanager
+def loop_mount(tmp_path: Path, fstype: str = "ext4", size_mib: int = 64, mount_options: str | None = None, mkfs_args: tuple[str, ...] = ()):
+    """A real filesystem on a loop device (direct I/O on), mounted; always torn down.
+
+    Yields (mountpoint, loop device path, image path).
+    """
+    image = tmp_path / f"{fstype}.img"
+    mnt = tmp_path / f"mnt-{fstype}"
+    mnt.mkdir()
+    with open(image, "wb") as fh:
+        fh.truncate(size_mib * 1024 * 1024)
+    dev = subprocess.run(
+        ["losetup", "-f", "--show", "--direct-io=on", str(image)], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    mounted = False
+    try:
+        mkfs = {"ext4": ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"], "xfs": ["mkfs.xfs", "-q", "-f"], "btrfs": ["mkfs.btrfs", "-q", "-f"]}[fstype]
+        subprocess.run([*mkfs, *mkfs_args, dev], check=True, capture_output=True)
+        cmd = ["mount"] + (["-o", mount_options] if mount_options else []) + [dev, str(mnt)]
+        subprocess.run(cmd, check=True, capture_output=True)
+        mounted = True
+        yield mnt, dev, image
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mnt)], capture_output=True)
+        subprocess.run(["losetup", "-d", dev], capture_output=True)

@@ -93,9 +93,25 @@ def _print_json(app: App, data) -> None:
 
 
 def _public(records: Sequence[ResultRecord]) -> list[dict]:
+    """Public records, each with the statistics over its workload's repetitions in its run."""
+    from .metrics import repetition_stats
+    from .render.terminal import group_records
     from .serialize import result_record_to_public
+    from .stats import summary_to_dict
 
-    return [result_record_to_public(r) for r in records]
+    stats_of: dict[int, dict] = {}
+    for group in group_records(records):
+        by_run: dict[int, list[ResultRecord]] = {}
+        for rec in group:
+            by_run.setdefault(rec.run_id, []).append(rec)
+        for members in by_run.values():
+            stats = {
+                d: {m: summary_to_dict(s) for m, s in metrics.items()}
+                for d, metrics in repetition_stats([r.fio for r in members]).items()
+            }
+            for rec in members:
+                stats_of[id(rec)] = stats
+    return [result_record_to_public(r, stats_of.get(id(r))) for r in records]
 
 
 def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
@@ -442,9 +458,29 @@ def show(app: App, run_ref, as_json, raw):
             app.out(f"# result {rec.result_id}: workload {rec.workload}")
             app.out(rec.raw_output)
         return
+    from .render.terminal import format_findings, format_stats
+    from .storage import format_storage
+
     for line in format_run_header(info):
         app.out(line)
+    described: set[str] = set()
+    for rec in records:
+        if rec.storage is not None and (rec.target or "") not in described:
+            described.add(rec.target or "")
+            app.out("")
+            for line in format_storage(rec.storage):
+                app.out(line)
     app.console().print(format_results_table(records))
+    stats_lines = format_stats(records)
+    if stats_lines:
+        app.out("statistics over repetitions:")
+        for line in stats_lines:
+            app.out(line)
+    findings = format_findings(records)
+    if findings:
+        app.out("findings:")
+        for line in findings:
+            app.out(line)
 
 
 @cli.command()
@@ -484,6 +520,63 @@ def suites(app: App, name, suite_file):
     chosen = [catalog.suite(name)] if name else list(catalog.suites.values())
     for line in format_suites(chosen):
         app.out(line)
+
+
+@cli.command()
+@click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory, file or device to examine (default: the current directory).")
+@click.option("--suite", "suite_name", metavar="NAME", default="quick", show_default=True, help="Judge the workloads of this suite.")
+@click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
+@click.option("--size", metavar="SIZE", help="The test file size you plan to use.")
+@click.option("--json", "as_json", is_flag=True, help="Print the storage description and findings as JSON.")
+@pass_app
+def doctor(app: App, targets, suite_name, suite_file, size, as_json):
+    """Describe the storage under a target and run the checks that need no measurement."""
+    from . import runner
+    from .checks import PreflightContext, preflight
+    from .jobfile import build_job
+    from .storage import describe_target, format_storage, storage_to_dict
+
+    catalog = _catalog(suite_file)
+    suite = catalog.suite(suite_name)
+    overrides = _overrides(size, None)
+    try:
+        fio_version = runner.SubprocessFio(app.env.fio_path).version()
+    except StorbenchError:
+        fio_version = None
+    report = []
+    for path in targets or (app.env.cwd,):
+        target = runner.resolve_target(path)
+        storage = describe_target(target.path, fio_version=fio_version)
+        # "auto" engines are judged as libaio: the checks care about sync vs async, not which
+        options = {w.name: dict(build_job(w, target, overrides, ioengine="libaio").options) for w in suite.workloads}
+        mem = storage.host.mem_bytes if storage.host else None
+        findings = preflight(PreflightContext(options_by_workload=options, storage=storage, mem_bytes=mem))
+        report.append((target, storage, findings))
+    if as_json:
+        _print_json(
+            app,
+            [
+                {
+                    "target": t.path,
+                    "storage": storage_to_dict(st),
+                    "findings": [
+                        {"check": f.check, "severity": f.severity, "message": f.message, "fix": f.fix, "workload": f.workload}
+                        for f in fs
+                    ],
+                }
+                for t, st, fs in report
+            ],
+        )
+        return
+    for target, storage, findings in report:
+        for line in format_storage(storage):
+            app.out(line)
+        if not findings:
+            app.out(f"no pitfalls found for suite {suite.name} on {target.path}")
+        for f in findings:
+            app.out(f"{f.severity.upper():8} {f.workload or ''} [{f.check}] {f.message}")
+            app.out(f"         fix: {f.fix}")
+        app.out("")
 
 
 # --------------------------------------------------------------------------- entry point

@@ -207,7 +207,7 @@ def _public_job(job: JobResult) -> dict[str, Any]:
     return out
 
 
-def result_record_to_public(rec: ResultRecord) -> dict[str, Any]:
+def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The public machine-readable form of one stored result (the output contract).
 
     Contract keys, in this order: ``run``, ``label``, ``target``, ``workload``, ``source``,
@@ -220,9 +220,12 @@ def result_record_to_public(rec: ResultRecord) -> dict[str, Any]:
 
     Extra keys follow the contract keys: ``result``, ``repetition``, ``created_at``,
     ``host``; per job ``hostname`` and ``aggregate`` (only when set), ``error``,
-    ``cpu`` and ``sync`` (only when fio reported it); per direction ``total_ios``.
+    ``cpu`` and ``sync`` (only when fio reported it); per direction ``total_ios``;
+    ``findings`` (``[{"check", "severity", "message", "fix"}]``) and, when given,
+    ``stats``: per direction and metric the statistics over the repetitions of this
+    workload in this run (``{"read": {"iops": {"n", "mean", "stderr", "ci95", "cv", ...}}}``).
     """
-    return {
+    out = {
         "run": rec.run_id,
         "label": rec.label,
         "target": rec.target,
@@ -236,7 +239,13 @@ def result_record_to_public(rec: ResultRecord) -> dict[str, Any]:
         "repetition": rec.repetition,
         "created_at": rec.created_at,
         "host": rec.host,
+        "findings": [
+            {"check": f.check, "severity": f.severity, "message": f.message, "fix": f.fix} for f in rec.findings
+        ],
     }
+    if stats is not None:
+        out["stats"] = {d: dict(m) for d, m in stats.items()}
+    return out
 
 
 def run_info_to_public(info: RunInfo) -> dict[str, Any]:

@@ -7,7 +7,9 @@ from typing import Iterable, Sequence
 from rich.table import Table
 
 from ..model import DIRECTIONS, DirectionStats, JobResult, ResultRecord, RunInfo, Suite
-from ..metrics import iter_directions
+from ..metrics import direction_figures, iter_directions, repetition_stats
+from ..model import SEVERITIES
+from ..stats import summarize
 from .units import fmt_bw, fmt_bytes, fmt_iops, fmt_ns
 
 
@@ -27,37 +29,110 @@ def direction_rows(record: ResultRecord) -> Iterable[tuple[JobResult, DirectionS
     return iter_directions(record.fio)
 
 
+def group_records(records: Sequence[ResultRecord]) -> list[list[ResultRecord]]:
+    """Repetitions of the same workload on the same target (and host), in first-seen order."""
+    groups: dict[tuple, list[ResultRecord]] = {}
+    for rec in records:
+        groups.setdefault((rec.workload, rec.target or rec.source or "", rec.host or ""), []).append(rec)
+    return list(groups.values())
+
+
+def _cell(values: list[float | None], fmt) -> str:
+    """One figure, or ``mean ± sd`` over repetitions with ``min … max`` below it."""
+    if not values or any(v is None for v in values):
+        return fmt(None)
+    if len(values) == 1:
+        return fmt(values[0])
+    s = summarize(values)  # type: ignore[arg-type]
+    return f"{fmt(s.mean)} ± {fmt(s.stddev)}\n{fmt(s.min)} … {fmt(s.max)}"
+
+
 def format_results_table(records: Sequence[ResultRecord], title: str | None = None) -> Table:
+    """One row per workload, target and direction; repetitions shown as mean ± σ, min … max."""
     table = Table(title=title, show_lines=False, header_style="bold")
     for col, justify in (
         ("workload", "left"),
         ("target", "left"),
-        ("job", "left"),
         ("dir", "left"),
         ("IOPS", "right"),
         ("bandwidth", "right"),
         ("mean lat", "right"),
         ("p99 clat", "right"),
-        ("io", "right"),
+        ("runs", "right"),
+        ("findings", "left"),
     ):
         table.add_column(col, justify=justify, overflow="fold")
-    for rec in records:
-        rows = list(direction_rows(rec))
-        if not rows:
-            table.add_row(rec.workload, rec.target or rec.source or "-", "-", "-", "-", "-", "-", "-", "-")
-        for job, d in rows:
+    for group in group_records(records):
+        first = group[0]
+        figures = [direction_figures(r.fio) for r in group]
+        directions = [d for d in DIRECTIONS if any(d in f for f in figures)]
+        flagged = _finding_summary(group)
+        if not directions:
+            table.add_row(first.workload, first.target or first.source or "-", "-", "-", "-", "-", "-", str(len(group)), flagged)
+        for i, d in enumerate(directions):
+            col = lambda m: [f.get(d, {}).get(m) for f in figures]  # noqa: E731
             table.add_row(
-                rec.workload,
-                rec.target or rec.source or "-",
-                job.hostname or job.name if job.hostname else job.name,
-                d.direction,
-                fmt_iops(d.iops),
-                fmt_bw(d.bw_bytes),
-                fmt_ns(_mean_lat(d)),
-                fmt_ns(_p99(d)),
-                fmt_bytes(d.io_bytes),
+                first.workload if i == 0 else "",
+                (first.target or first.source or "-") if i == 0 else "",
+                d,
+                _cell(col("iops"), fmt_iops),
+                _cell(col("bw_bytes"), fmt_bw),
+                _cell(col("lat_mean_ns"), fmt_ns),
+                _cell(col("clat_p99_ns"), fmt_ns),
+                str(len(group)),
+                flagged if i == 0 else "",
             )
     return table
+
+
+def _finding_summary(group: Sequence[ResultRecord]) -> str:
+    """The worst findings of a group, by check id ("invalid: page-cache")."""
+    seen: dict[str, str] = {}
+    for rec in group:
+        for f in rec.findings:
+            if f.severity == "info":
+                continue
+            if SEVERITIES.index(f.severity) > SEVERITIES.index(seen.get(f.check, "info")):
+                seen[f.check] = f.severity
+    return ", ".join(f"{sev}: {check}" for check, sev in seen.items())
+
+
+def format_findings(records: Sequence[ResultRecord]) -> list[str]:
+    """Every distinct finding of these records, worst first, with its fix."""
+    distinct: dict[tuple[str, str | None, str], object] = {}
+    for rec in records:
+        for f in rec.findings:
+            distinct.setdefault((f.check, f.workload or rec.workload, f.message), f)
+    ordered = sorted(distinct.values(), key=lambda f: -SEVERITIES.index(f.severity))  # type: ignore[attr-defined]
+    lines = []
+    for f in ordered:
+        lines.append(f"{f.severity.upper():8} {f.workload or ''} [{f.check}] {f.message}")  # type: ignore[attr-defined]
+        lines.append(f"         fix: {f.fix}")  # type: ignore[attr-defined]
+    return lines
+
+
+def format_stats(records: Sequence[ResultRecord]) -> list[str]:
+    """n, mean, median, stddev, stderr, 95% CI and cv of every metric of repeated workloads."""
+    lines = []
+    for group in group_records(records):
+        if len(group) < 2:
+            continue
+        stats = repetition_stats([r.fio for r in group])
+        lines.append(f"{group[0].workload} on {group[0].target or group[0].source}: {len(group)} runs")
+        for direction, metrics in stats.items():
+            for metric, s in metrics.items():
+                fmt = {"iops": fmt_iops, "bw_bytes": fmt_bw}.get(metric, fmt_ns)
+                lo, hi = s.ci95 if s.ci95 else (None, None)
+                outl = f", outliers: runs {', '.join(str(i + 1) for i in s.outliers)}" if s.outliers else ""
+                lines.append(
+                    f"  {direction:5} {metric:12} mean {fmt(s.mean)} ± {fmt(s.stddev)}  median {fmt(s.median)}  "
+                    f"se {fmt(s.stderr)}  95% CI {fmt(lo)} … {fmt(hi)}  cv {_pct(s.cv)}{outl}"
+                )
+    return lines
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
 
 
 def format_run_list(runs: Sequence[RunInfo]) -> Table:
