@@ -336,7 +336,8 @@ CONTRACT_LATENCY = ["mean", "stddev", "min", "max", "percentiles"]
 def test_public_contract_keys_and_order() -> None:
     out = result_record_to_public(record(rich_fio()))
     assert list(out)[: len(CONTRACT_TOP)] == CONTRACT_TOP
-    assert list(out)[len(CONTRACT_TOP) :] == ["result", "repetition", "created_at", "host"]
+    assert list(out)[len(CONTRACT_TOP) :] == ["result", "repetition", "created_at", "host", "findings"]
+    assert out["findings"] == []
     assert out["run"] == 7 and out["result"] == 31 and out["fio_version"] == "fio-3.33"
     assert out["options"] == {"rw": "randread", "bs": "4k", "time_based": None}
     job = out["jobs"][0]

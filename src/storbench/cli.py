@@ -8,6 +8,7 @@ and only with ``STORBENCH_DEBUG=1``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -253,6 +254,8 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
         workloads = suite.workloads
         suite_label = suite.name
     overrides = _overrides(size, runtime)
+    if not no_telemetry:
+        overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
     if until_rse is not None and repeat != 1:
         raise UsageError("give either --repeat or --until-rse, not both")
     if min_runs > max_runs:
@@ -580,6 +583,15 @@ def doctor(app: App, targets, suite_name, suite_file, size, as_json):
 
 
 # --------------------------------------------------------------------------- entry point
+
+# Commands in their own modules register themselves on the group when imported.
+import importlib as _importlib  # noqa: E402
+import pkgutil as _pkgutil  # noqa: E402
+
+from . import commands as _commands  # noqa: E402
+
+for _mod in sorted(m.name for m in _pkgutil.iter_modules(_commands.__path__)):
+    _importlib.import_module(f"{_commands.__name__}.{_mod}")
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())

@@ -274,6 +274,8 @@ class ResultRecord:
     #: test-file and filesystem space around the run: {"files_before": [...], "files_after": [...],
     #: "fs_used_before": int, "fs_used_after": int}
     space: Mapping[str, Any] | None = None
+    #: per-second IOPS and bandwidth from fio's interval logs (see fio.logs.series_from_logs)
+    series: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from . import __version__
 from .errors import FioMissingError, FioParseError, FioRunError, Interrupted, TargetError
@@ -41,6 +41,8 @@ class FioInvocation:
     stderr_text: str
     stdout_text: str  # status lines and anything else fio printed to stdout
     interrupted: bool = False
+    #: interval logs fio wrote into its working directory, by file name
+    logs: Mapping[str, str] = field(default_factory=dict)
 
 
 class FioExecutor(Protocol):
@@ -97,6 +99,7 @@ class SubprocessFio:
                     stdout=subprocess.PIPE,
                     stderr=err,
                     stdin=subprocess.DEVNULL,
+                    cwd=tmp,  # relative log names in the job (write_bw_log=sb) land here
                     start_new_session=True,  # Ctrl-C reaches storbench, which stops fio itself
                     preexec_fn=_set_parent_death_signal,
                 )
@@ -119,12 +122,18 @@ class SubprocessFio:
             if os.path.exists(out_path):
                 with open(out_path, encoding="utf-8", errors="replace") as fh:
                     output_text = fh.read()
+            logs = {}
+            for name in sorted(os.listdir(tmp)):
+                if name.endswith(".log"):
+                    with open(os.path.join(tmp, name), encoding="ascii", errors="replace") as fh:
+                        logs[name] = fh.read()
             return FioInvocation(
                 returncode=proc.returncode,
                 output_text=output_text,
                 stderr_text=stderr_text,
                 stdout_text="".join(stdout_parts),
                 interrupted=interrupted,
+                logs=logs,
             )
 
 
@@ -592,8 +601,28 @@ def _measure_once(
         storage=storage,
         activity=activity,
         space=space,
+        series=_series(inv),
     )
     return dataclasses.replace(record, findings=_findings(spec, record, previous))
+
+
+def _series(inv: FioInvocation) -> Mapping[str, Any] | None:
+    if not inv.logs:
+        return None
+    from .fio.logs import series_from_logs
+
+    try:
+        return series_from_logs(inv.logs)
+    except FioParseError:
+        return None
+
+
+#: Job options that make fio write per-second interval logs into its working directory.
+INTERVAL_LOG_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("write_bw_log", "sb"),
+    ("write_iops_log", "sb"),
+    ("log_avg_msec", "1000"),
+)
 
 
 def _findings(spec: JobSpec, record: ResultRecord, previous: Sequence[ResultRecord]) -> tuple[Finding, ...]:

@@ -460,6 +460,7 @@ def _extras_to_json(record: ResultRecord) -> dict[str, str | None]:
             else None
         ),
         "space_json": dump(dict(record.space) if record.space is not None else None),
+        "series_json": dump(dict(record.series) if record.series is not None else None),
     }
 
 
@@ -480,6 +481,7 @@ def _extras_from_json(row: Any) -> dict[str, Any]:
         "activity": activity_from_dict(activity) if activity is not None else None,
         "findings": tuple(Finding(**f) for f in findings["findings"]) if findings else (),
         "space": load(getattr(row, "space_json", None)),
+        "series": load(getattr(row, "series_json", None)),
     }
 
 

@@ -93,5 +93,6 @@ results = Table(
     Column("activity_json", Text, nullable=True),
     Column("findings_json", Text, nullable=True),
     Column("space_json", Text, nullable=True),
+    Column("series_json", Text, nullable=True),
     Index("ix_results_run_id", "run_id"),
 )

@@ -1,4 +1,4 @@
-"""Trustworthy numbers: storage description, device activity, findings and space per result.
+"""Trustworthy numbers: storage description, device activity, findings, space and interval series per result.
 
 Revision ID: 0002
 Revises: 0001
@@ -15,7 +15,7 @@ down_revision = "0001"
 branch_labels = None
 depends_on = None
 
-COLUMNS = ("storage_json", "activity_json", "findings_json", "space_json")
+COLUMNS = ("storage_json", "activity_json", "findings_json", "space_json", "series_json")
 
 
 def upgrade() -> None:
