@@ -221,13 +221,74 @@ class _CliReporter:
         self.console.print(f"  FAILED {workload.name} on {target.display}: {reason}", highlight=False, markup=False)
 
 
+def _workload_to_meta(w) -> dict:
+    return {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
+
+
+def _workload_from_meta(d: dict):
+    from .model import Workload
+
+    return Workload(
+        name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
+        headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"),
+    )
+
+
+@dataclass(frozen=True)
+class _Request:
+    """Everything a run needs, from the command line or from a stored run (--resume)."""
+
+    workloads: tuple
+    target_paths: tuple[str, ...]
+    overrides: Overrides
+    repeat: object
+    label: str | None
+    suite: str | None
+    keep_files: bool
+    telemetry: bool
+    destroy: tuple[str, ...]
+
+    def meta(self) -> dict:
+        return {
+            "workloads": [_workload_to_meta(w) for w in self.workloads],
+            "targets": list(self.target_paths),
+            "overrides": {"size": self.overrides.size, "runtime": self.overrides.runtime, "extra": [list(e) for e in self.overrides.extra]},
+            "repeat": dataclasses.asdict(self.repeat),
+            "keep_files": self.keep_files,
+            "telemetry": self.telemetry,
+            "destroy_data": list(self.destroy),
+        }
+
+    @classmethod
+    def from_meta(cls, meta: dict, label: str | None, suite: str | None) -> "_Request":
+        from .runner import Repeat
+
+        try:
+            ov = meta["overrides"]
+            return cls(
+                workloads=tuple(_workload_from_meta(w) for w in meta["workloads"]),
+                target_paths=tuple(meta["targets"]),
+                overrides=Overrides(size=ov["size"], runtime=ov["runtime"], extra=tuple((k, v) for k, v in ov.get("extra", []))),
+                repeat=Repeat(**meta["repeat"]),
+                label=label,
+                suite=suite,
+                keep_files=bool(meta.get("keep_files")),
+                telemetry=bool(meta.get("telemetry", True)),
+                destroy=tuple(meta.get("destroy_data", [])),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"this run cannot be resumed: it was stored without its plan ({exc})") from None
+
+
 @cli.command()
 @click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
 @click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
-@click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory or file to test (repeatable). Default: a scratch directory here.")
+@click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory, file or block device to test (repeatable). Default: a scratch directory here.")
+@click.option("--destroy-data", "destroy", metavar="DEVICE", multiple=True, help="Allow write workloads on this exact block device, destroying its data.")
 @click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
 @click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s, 2m.")
+@click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option (repeatable: a grid).")
 @click.option("--label", metavar="TEXT", help="Name this run (used by show, compare, report).")
 @click.option("--keep-files", is_flag=True, help="Leave the test files in place afterwards.")
 @click.option("--dry-run", is_flag=True, help="Print each fio job file and run nothing.")
@@ -236,12 +297,34 @@ class _CliReporter:
 @click.option("--until-rse", "until_rse", type=click.FloatRange(min=0, min_open=True), metavar="PCT", help="Repeat each workload until the relative standard error of its headline metric is below PCT percent.")
 @click.option("--min-runs", type=click.IntRange(min=1), default=3, show_default=True, help="With --until-rse: at least this many runs.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=10, show_default=True, help="With --until-rse: give up after this many runs.")
-@click.option("--no-telemetry", is_flag=True, help="Do not describe the storage or sample device activity.")
+@click.option("--no-telemetry", is_flag=True, help="Do not describe the storage, sample device activity or write interval logs.")
+@click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run: only its missing workloads and repetitions.")
+@click.option("--report", "report_path", metavar="FILE", help="Where to write the HTML report (default: storbench-run-N.html here).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
-@pass_app
-def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, progress):
+@click.pass_context
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result."""
     from . import runner
+
+    app: App = ctx.obj
+    if resume is not None:
+        given = [
+            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy")
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise UsageError(f"--resume takes the plan of the stored run; do not also give --{given[0].replace('_names', '').replace('_name', '').replace('_', '-')}")
+        with contextlib.closing(app.open_store()) as store:
+            [run_id] = _resolve_runs(store, [resume])[:1]
+            info = store.get_run(run_id)
+            if info.kind != "run":
+                raise UsageError(f"run {run_id} is an import; only runs can be resumed")
+            if info.status == "complete":
+                raise UsageError(f"run {run_id} is complete; nothing to resume")
+            request = _Request.from_meta(store.run_meta(run_id), info.label, info.suite)
+        _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
+        return
 
     catalog = _catalog(suite_file)
     if workload_names:
@@ -253,6 +336,9 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
         suite = catalog.suite(suite_name or "quick")
         workloads = suite.workloads
         suite_label = suite.name
+    from .sweep import expand, parse_sweep
+
+    workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = _overrides(size, runtime)
     if not no_telemetry:
         overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
@@ -260,37 +346,66 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
         raise UsageError("give either --repeat or --until-rse, not both")
     if min_runs > max_runs:
         raise UsageError(f"--min-runs {min_runs} is more than --max-runs {max_runs}")
-    repeat_plan = runner.Repeat(count=repeat, until_rse_pct=until_rse, min_runs=min_runs, max_runs=max_runs)
     if label is not None and ("\n" in label or "\r" in label):
         raise UsageError("--label must be a single line")
-    resolved = tuple(runner.resolve_target(t) for t in targets)
-
+    request = _Request(
+        workloads=workloads,
+        target_paths=tuple(targets),
+        overrides=overrides,
+        repeat=runner.Repeat(count=repeat, until_rse_pct=until_rse, min_runs=min_runs, max_runs=max_runs),
+        label=label,
+        suite=suite_label,
+        keep_files=keep_files,
+        telemetry=not no_telemetry,
+        destroy=tuple(destroy),
+    )
     if dry_run:
-        shown = resolved or (Target(kind="dir", path=os.path.join(app.env.cwd, ".storbench-scratch-XXXXXX"), scratch=True),)
-        plan = runner.RunPlan(workloads=workloads, targets=shown, overrides=overrides, label=label)
-        executor = None
-
-        def engine_for(target: Target) -> str:
-            nonlocal executor
-            from .engines import probe_ioengine
-
-            executor = executor or runner.SubprocessFio(app.env.fio_path)
-            where = target.path if os.path.isdir(target.path) else (os.path.dirname(target.path) if target.kind == "file" else app.env.cwd)
-            return probe_ioengine(executor.path, where)
-
-        for spec in runner.plan_jobs(plan, engine_for):
-            app.out(f"# workload {spec.workload.name} on {spec.target.display}")
-            app.out(spec.job_text.rstrip("\n"))
-            app.out("")
+        _dry_run(app, request)
         return
+    _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
+
+
+def _resolve_targets(request: _Request) -> tuple[Target, ...]:
+    from . import runner
+
+    return tuple(runner.resolve_target(t, destroy=request.destroy, workloads=request.workloads) for t in request.target_paths)
+
+
+def _dry_run(app: App, request: _Request) -> None:
+    from . import runner
+
+    resolved = _resolve_targets(request)
+    shown = resolved or (Target(kind="dir", path=os.path.join(app.env.cwd, ".storbench-scratch-XXXXXX"), scratch=True),)
+    plan = runner.RunPlan(workloads=request.workloads, targets=shown, overrides=request.overrides, label=request.label)
+    executor = None
+
+    def engine_for(target: Target) -> str:
+        nonlocal executor
+        from .engines import probe_ioengine
+
+        executor = executor or runner.SubprocessFio(app.env.fio_path)
+        where = target.path if os.path.isdir(target.path) else (os.path.dirname(target.path) if target.kind == "file" else app.env.cwd)
+        return probe_ioengine(executor.path, where)
+
+    for spec in runner.plan_jobs(plan, engine_for):
+        app.out(f"# workload {spec.workload.name} on {spec.target.display}")
+        app.out(spec.job_text.rstrip("\n"))
+        app.out("")
+
+
+def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run: int | None, report_path, no_report: bool) -> None:
+    from . import runner
 
     executor = runner.SubprocessFio(app.env.fio_path)
     fio_version = executor.version()
     show_progress = app.env.show_progress if progress is None else progress
+    resolved = _resolve_targets(request)
+    label = request.label
     with contextlib.ExitStack() as stack:
+        scratch_before = None
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
-        plan = runner.RunPlan(workloads=workloads, targets=resolved, overrides=overrides, label=label, keep_files=keep_files)
+        plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=label, keep_files=request.keep_files, repeat=request.repeat)
 
         def engine_for(target: Target) -> str:
             from .engines import probe_ioengine
@@ -301,15 +416,19 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
         specs = runner.plan_jobs(plan, engine_for)
         runner.check_free_space(specs)
         store = stack.enter_context(contextlib.closing(app.open_store()))
-        meta = {
-            "host": runner.host_facts(fio_version),
-            "argv": sys.argv[1:],
-            "targets": [t.path for t in resolved if not t.scratch] or ["(scratch directory)"],
-            "workloads": [w.name for w in workloads],
-            "overrides": {"size": overrides.size, "runtime": overrides.runtime},
-            "repeat": {"count": repeat, "until_rse_pct": until_rse, "min_runs": min_runs, "max_runs": max_runs},
-        }
-        run_id = store.create_run(label=label, kind="run", suite=suite_label, meta=meta)
+        previous: dict[tuple[str, str], list[ResultRecord]] = {}
+        if resume_run is None:
+            meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
+            run_id = store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
+        else:
+            run_id = resume_run
+            scratch_before = None if request.target_paths else True
+            for rec in store.results(run_id):
+                # a scratch directory is new each time: results on the old one count for the new one
+                target = resolved[0].display if scratch_before else (rec.target or "")
+                if rec.host in (None, "all"):
+                    previous.setdefault((rec.workload, target), []).append(rec)
+            store.reopen_run(run_id)
         reporter = stack.enter_context(_CliReporter(app, show_progress))
         try:
             outcome = runner.execute(
@@ -320,9 +439,10 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
                 reporter=reporter,
                 label=label,
                 clock=app.env.clock,
-                keep_files=keep_files,
-                repeat=repeat_plan,
-                telemetry=runner.NoTelemetry() if no_telemetry else runner.SystemTelemetry(),
+                keep_files=request.keep_files,
+                repeat=request.repeat,
+                telemetry=runner.SystemTelemetry() if request.telemetry else runner.NoTelemetry(),
+                previous=previous,
             )
         except StorbenchError as exc:
             store.finish_run(run_id, "incomplete", reason=str(exc))
@@ -331,7 +451,7 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
             store.finish_run(run_id, "incomplete", reason=f"storbench stopped: {type(exc).__name__}")
             raise
         if outcome.failures:
-            status = "incomplete" if outcome.stored else "failed"
+            status = "incomplete" if outcome.stored or previous else "failed"
             reason = f"{len(outcome.failures)} of {len(specs)} workload(s) failed"
         else:
             status, reason = "complete", None
@@ -346,12 +466,25 @@ def run(app: App, suite_name, workload_names, suite_file, targets, size, runtime
         title = f"run {run_id}" + (f" ({label})" if label else "")
         app.console().print(format_results_table(records, title=title))
         app.out(f"results stored in {app.db_url} as run {run_id} (storbench show {run_id})")
+    if not no_report and records:
+        _write_report(app, run_id, report_path)
     if outcome.failures:
         first = outcome.failures[0]
         raise StorbenchError(
             f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
             f"workload {first.workload!r} on {first.target}: {first.reason}"
         )
+
+
+def _write_report(app: App, run_id: int, report_path: str | None) -> None:
+    """The HTML report of a finished run (the report module may not be installed yet)."""
+    try:
+        from .commands.report import write_run_report
+    except ImportError:
+        return
+    path = report_path or os.path.join(app.env.cwd, f"storbench-run-{run_id}.html")
+    written = write_run_report(app, run_id, path)
+    app.err(f"report: {written}")
 
 
 # --------------------------------------------------------------------------- import

@@ -61,7 +61,11 @@ RUNTIME_KEYS: tuple[str, ...] = ("runtime", "timeout")
 WHERE_KEYS: frozenset[str] = frozenset({"filename", "directory", "filename_format", "opendir", "name"})
 
 _OPTION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_SECTION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+#: A workload name, optionally with a sweep point suffix (``rnd4k@bs=64k,iodepth=4``, see storbench.sweep)
+SWEEP_VALUE_RE = re.compile(r"^[A-Za-z0-9._%:/-]+$")
+_SECTION_NAME_RE = re.compile(
+    r"^[a-z0-9][a-z0-9._-]{0,63}(@[a-z0-9_]+=[A-Za-z0-9._%:/-]+(,[a-z0-9_]+=[A-Za-z0-9._%:/-]+)*)?$"
+)
 _ENGINE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: fio's own ``$`` keywords, substituted in any option value.

@@ -212,8 +212,12 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
 # --------------------------------------------------------------------------- targets
 
 
-def resolve_target(path: str) -> Target:
-    """Check a ``--target`` PATH and say what kind it is (one-line TargetError otherwise)."""
+def resolve_target(path: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = ()) -> Target:
+    """Check a ``--target`` PATH and say what kind it is (one-line TargetError otherwise).
+
+    ``destroy`` are the devices the user named with ``--destroy-data``; ``workloads``
+    are what will run there (a block device may be written only when named).
+    """
     if not os.path.exists(path):
         raise TargetError(f"target {path!r} does not exist (give an existing directory or regular file)")
     real = os.path.realpath(path)
@@ -450,15 +454,18 @@ def execute(
     keep_files: bool = False,
     repeat: Repeat = Repeat(),
     telemetry: Telemetry | None = None,
+    previous: Mapping[tuple[str, str], Sequence[ResultRecord]] | None = None,
 ) -> RunOutcome:
     """Run every job spec in order (each repeated as ``repeat`` says), storing each
     result the moment it exists, with the storage description, the device activity
     and the findings of the checks.
 
     Raises :class:`Interrupted` on Ctrl-C/SIGTERM after cleaning up; results
-    stored before the interrupt stay stored.
+    stored before the interrupt stay stored.  ``previous`` holds the results a
+    resumed run already has, by (workload, target): those repetitions are not run again.
     """
     telemetry = telemetry or NoTelemetry()
+    previous = previous or {}
     stored: list[int] = []
     failures: list[Failure] = []
     fio_version = executor.version()
@@ -472,8 +479,10 @@ def execute(
                 if key not in storage_by_target:
                     storage_by_target[key] = telemetry.describe(spec.target, fio_version)
                 storage = storage_by_target[key]
-                records: list[ResultRecord] = []
-                for repetition in _repetitions(repeat):
+                records: list[ResultRecord] = list(previous.get((spec.workload.name, spec.target.display), ()))
+                if records and _settled(repeat, records, spec.workload.headline):
+                    continue  # resumed: this workload already has all its repetitions
+                for repetition in _repetitions(repeat, start=len(records)):
                     reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
                     outcome = _measure_once(
                         run_id, spec, repetition, records, storage,
@@ -484,15 +493,21 @@ def execute(
                         failures.append(outcome)
                         reporter.workload_failed(spec.workload, spec.target, outcome.reason)
                         break
-                    decision = _next_step(repeat, [r.fio for r in records + [outcome]], spec.workload.headline)
+                    primary, per_host, host_failures = outcome
+                    for failure in host_failures:
+                        failures.append(failure)
+                        reporter.workload_failed(spec.workload, spec.target, failure.reason)
+                    decision = _next_step(repeat, [r.fio for r in records] + [primary.fio], spec.workload.headline)
                     if decision is not None and not decision.again and not decision.converged:
-                        outcome = _with_finding(outcome, _not_converged(spec.workload.name, decision.reason, repeat))
+                        primary = _with_finding(primary, _not_converged(spec.workload.name, decision.reason, repeat))
                         reporter.note(f"{spec.workload.name}: {decision.reason}")
-                    result_id = sink.add_result(outcome)
+                    for extra in per_host:  # client/server: one result per host besides the aggregate
+                        stored.append(sink.add_result(extra))
+                    result_id = sink.add_result(primary)
                     stored.append(result_id)
-                    outcome = dataclasses.replace(outcome, result_id=result_id)
-                    records.append(outcome)
-                    reporter.workload_done(outcome)
+                    primary = dataclasses.replace(primary, result_id=result_id)
+                    records.append(primary)
+                    reporter.workload_done(primary)
                     if decision is not None and not decision.again:
                         if decision.converged and repeat.until_rse_pct is not None:
                             reporter.note(f"{spec.workload.name}: {decision.reason}")
@@ -509,9 +524,15 @@ def execute(
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
 
 
-def _repetitions(repeat: Repeat) -> Iterator[int]:
+def _repetitions(repeat: Repeat, start: int = 0) -> Iterator[int]:
     limit = repeat.max_runs if repeat.until_rse_pct is not None else repeat.count
-    yield from range(max(1, limit))
+    yield from range(start, max(1, limit))
+
+
+def _settled(repeat: Repeat, records: Sequence[ResultRecord], headline: str) -> bool:
+    """Whether stored repetitions already satisfy the repeat rule (for --resume)."""
+    decision = _next_step(repeat, [r.fio for r in records], headline)
+    return decision is not None and not decision.again
 
 
 def _next_step(repeat: Repeat, results: Sequence[FioResult], headline: str):
@@ -558,8 +579,12 @@ def _measure_once(
     clock: Callable[[], str],
     fio_version: str,
     on_status: Callable[[Status], None],
-) -> ResultRecord | Failure:
-    """One fio run of one job, with everything recorded around it."""
+) -> tuple[ResultRecord, list[ResultRecord], list[Failure]] | Failure:
+    """One fio run of one job, with everything recorded around it.
+
+    Returns the primary record (the only one, or the aggregate of a client/server
+    run), the per-host records of a client/server run, and per-host failures.
+    """
     before = measure_space(spec)
     with telemetry.sampler(storage) as sampler:
         inv = executor.run(spec.job_text, on_status)
@@ -603,7 +628,41 @@ def _measure_once(
         space=space,
         series=_series(inv),
     )
-    return dataclasses.replace(record, findings=_findings(spec, record, previous))
+    hosts = per_host_results(result)
+    if not hosts:
+        return dataclasses.replace(record, findings=_findings(spec, record, previous)), [], []
+    per_host: list[ResultRecord] = []
+    failures: list[Failure] = []
+    aggregate = record
+    for host, host_result in hosts:
+        if host is None:
+            aggregate = dataclasses.replace(record, fio=host_result, host="all")
+            continue
+        if host_result.error:
+            failures.append(
+                Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: fio error {host_result.error} ({os.strerror(host_result.error)})")
+            )
+            continue
+        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series=None))
+    aggregate = dataclasses.replace(aggregate, findings=_findings(spec, aggregate, previous))
+    return aggregate, per_host, failures
+
+
+def per_host_results(result: FioResult) -> list[tuple[str | None, FioResult]]:
+    """Split a client/server result into one result per host plus the aggregate
+    (host None); an ordinary result gives an empty list.  Pure."""
+    if not any(j.hostname for j in result.jobs):
+        return []
+    out: list[tuple[str | None, FioResult]] = []
+    hosts = list(dict.fromkeys(j.hostname for j in result.jobs if j.hostname and not j.is_aggregate))
+    for host in hosts:
+        jobs = tuple(j for j in result.jobs if j.hostname == host and not j.is_aggregate)
+        disks = tuple(d for d in result.disk_util if getattr(d, "hostname", None) in (host, None))
+        out.append((host, dataclasses.replace(result, jobs=jobs, disk_util=disks)))
+    aggregate = tuple(j for j in result.jobs if j.is_aggregate)
+    if aggregate:
+        out.append((None, dataclasses.replace(result, jobs=aggregate, disk_util=())))
+    return out
 
 
 def _series(inv: FioInvocation) -> Mapping[str, Any] | None:

@@ -311,6 +311,15 @@ class Store:
 
         return self._write(insert)
 
+    def reopen_run(self, run_id: int) -> None:
+        """Mark an incomplete run as running again (``run --resume``)."""
+
+        def work(conn: Connection) -> None:
+            self._require_run(conn, run_id)
+            conn.execute(update(runs).where(runs.c.id == run_id).values(status="running", reason=None, finished_at=None))
+
+        self._write(work)
+
     def finish_run(self, run_id: int, status: str, reason: str | None = None) -> None:
         """Mark a run ``complete``, ``incomplete`` or ``failed`` (with the reason) and stamp finished_at."""
         if status not in RUN_STATUSES or status == "running":
