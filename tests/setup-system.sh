@@ -7,6 +7,9 @@ command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
 command -v qemu-img >/dev/null 2>&1 || need+=(qemu-utils)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/lib/postgresql/15/bin/postgres ] || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+command -v hdparm >/dev/null 2>&1 || need+=(hdparm)
 if ((${#need[@]})); then
   echo "installing test dependencies with apt-get: ${need[*]}"
   apt-get update -qq
