@@ -19,6 +19,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
@@ -43,6 +44,10 @@ class FioInvocation:
     interrupted: bool = False
     #: interval logs fio wrote into its working directory, by file name
     logs: Mapping[str, str] = field(default_factory=dict)
+    #: client/server (storbench.hosts.ClientFio): what to call each (hostname, port) of fio's JSON
+    host_names: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    #: client/server: hosts (by name) with no result in fio's JSON, and why
+    lost_hosts: Mapping[str, str] = field(default_factory=dict)
 
 
 class FioExecutor(Protocol):
@@ -109,13 +114,18 @@ class SubprocessFio:
                 )
                 reader.start()
                 try:
+                    _raise_if_stopping()  # a signal whose exception was lost while forking
                     proc.wait()
                 except BaseException:
                     interrupted = True
                     _stop(proc)
                     raise
                 finally:
+                    if proc.returncode != 0:
+                        _kill_leftovers(proc.pid)  # fio's job processes outlive a killed fio
                     reader.join(timeout=5)
+                    if not reader.is_alive() and proc.stdout is not None:
+                        proc.stdout.close()
                 err.seek(0)
                 stderr_text = err.read().decode("utf-8", errors="replace")
             output_text = ""
@@ -170,7 +180,40 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
+def _kill_leftovers(pgid: int) -> None:
+    """SIGKILL what is left of fio's process group and wait (briefly) until it is gone.
+
+    fio runs each job in a process of its own; when the kernel (or anyone) kills the
+    main fio process, the job process runs on, orphaned, doing I/O to the test file.
+    fio was started in a new session, so its group id is its pid, and that id cannot
+    be reused while any member of the group lives.
+    """
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
+
+
 # --------------------------------------------------------------------------- failure reasons
+
+
+def _killed_reason(returncode: int) -> str:
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = "an unknown signal"
+    reason = f"fio was killed by signal {number} ({name})"
+    if number == signal.SIGKILL:
+        reason += "; the kernel's out-of-memory killer or another process stopped it"
+    return reason
 
 
 def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | None:
@@ -187,6 +230,8 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
     if result is not None:
         lines += [n for n in result.notes if n.startswith("fio:")]
     job_error = result.error if result is not None else 0
+    if inv.returncode < 0:  # killed: whatever output there is, is not a finished result
+        return _killed_reason(inv.returncode)
     if inv.returncode == 0 and not job_error and result is not None:
         return None
     explanatory = [
@@ -212,11 +257,15 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
 # --------------------------------------------------------------------------- targets
 
 
-def resolve_target(path: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = ()) -> Target:
+def resolve_target(
+    path: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = (), *, db_path: str | None = None
+) -> Target:
     """Check a ``--target`` PATH and say what kind it is (one-line TargetError otherwise).
 
     ``destroy`` are the devices the user named with ``--destroy-data``; ``workloads``
-    are what will run there (a block device may be written only when named).
+    are what will run there (a block device may be written only when named, see
+    :mod:`storbench.guard`); ``db_path`` is the results database (a path or a
+    ``sqlite:///`` URL), whose device is never written.
     """
     if not os.path.exists(path):
         raise TargetError(f"target {path!r} does not exist (give an existing directory or regular file)")
@@ -232,10 +281,13 @@ def resolve_target(path: str, destroy: Sequence[str] = (), workloads: Sequence[W
     import stat
 
     if stat.S_ISBLK(os.stat(real).st_mode):
-        raise TargetError(
-            f"target {path!r} is a block device; block-device targets are not supported yet "
-            "(use a directory or a file on it)"
-        )
+        from .guard import check_block_target, gather_device_facts, workload_writes
+
+        facts = gather_device_facts(path, db_path=db_path)
+        writing = [w.name for w in workloads if workload_writes(w.options)]
+        check_block_target(facts, writes=bool(writing), destroy=tuple(destroy), writing=writing)
+        # fio gets the device that was checked, not a name that could be re-pointed later
+        return Target(kind="block", path=facts.realpath)
     raise TargetError(f"target {path!r} is neither a directory nor a regular file")
 
 
@@ -355,21 +407,46 @@ def plan_jobs(
     return specs
 
 
+#: The stop request (``"SIGTERM"`` or ``"Ctrl-C"``) the run loop has not acted on yet.
+#: A signal handler's KeyboardInterrupt can be lost: Python drops exceptions raised
+#: while it runs an at-fork callback or a finalizer ("Exception ignored in ..."), and
+#: subprocess forks for every fio run.  So the handler also records the request here,
+#: and the loop checks it before every fio run.
+_stop_requested: list[str] = []
+
+
+def _raise_if_stopping() -> None:
+    if _stop_requested:
+        raise KeyboardInterrupt(_stop_requested[0])
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt so both paths clean up the same way."""
+    """Turn SIGTERM (and Ctrl-C) into KeyboardInterrupt so both paths clean up the same way,
+    and remember the request in case Python drops that exception."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt("SIGTERM")
+        how = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
+        if not _stop_requested:
+            _stop_requested.append(how)
+        raise KeyboardInterrupt(how)
 
-    old = signal.signal(signal.SIGTERM, handler)
+    old_term = signal.signal(signal.SIGTERM, handler)
+    old_int = signal.getsignal(signal.SIGINT)
+    catch_int = old_int is signal.default_int_handler  # not when SIGINT is ignored (nohup, &)
+    if catch_int:
+        signal.signal(signal.SIGINT, handler)
+    _stop_requested.clear()
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGTERM, old_term)
+        if catch_int:
+            signal.signal(signal.SIGINT, old_int)
+        _stop_requested.clear()
 
 
 # --------------------------------------------------------------------------- telemetry (edges)
@@ -431,8 +508,27 @@ def _space_paths(spec: JobSpec) -> tuple[list[str], str]:
     return files, where
 
 
-def measure_space(spec: JobSpec) -> dict[str, Any]:
+def _syncfs(path: str) -> None:
+    """Flush the filesystem holding ``path`` so its used-space figure is final
+    (btrfs counts space only when it commits a transaction)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        if libc.syncfs(fd) != 0:
+            os.sync()
+    except (OSError, AttributeError):
+        os.sync()
+    finally:
+        os.close(fd)
+
+
+def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
     files, where = _space_paths(spec)
+    if flush and spec.target.kind != "block":
+        _syncfs(where)
     return {
         "files": [s for s in (_file_state(p) for p in files) if s is not None],
         "fs_used": _fs_used(where) if spec.target.kind != "block" else None,
@@ -483,6 +579,7 @@ def execute(
                 if records and _settled(repeat, records, spec.workload.headline):
                     continue  # resumed: this workload already has all its repetitions
                 for repetition in _repetitions(repeat, start=len(records)):
+                    _raise_if_stopping()
                     reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
                     outcome = _measure_once(
                         run_id, spec, repetition, records, storage,
@@ -519,7 +616,7 @@ def execute(
             f"{len(stored)} result(s) were stored before it"
         ) from None
     finally:
-        if not keep_files:
+        if not keep_files and not getattr(executor, "remote", False):  # remote files: see ClientFio
             remove_test_files(specs)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
 
@@ -585,11 +682,12 @@ def _measure_once(
     Returns the primary record (the only one, or the aggregate of a client/server
     run), the per-host records of a client/server run, and per-host failures.
     """
-    before = measure_space(spec)
+    remote = bool(getattr(executor, "remote", False))  # client/server: the target is on other hosts
+    before = measure_space(spec) if not remote else None
     with telemetry.sampler(storage) as sampler:
         inv = executor.run(spec.job_text, on_status)
     activity = sampler.series() if sampler is not None else None
-    after = measure_space(spec)
+    after = measure_space(spec, flush=True) if not remote else None
     result: FioResult | None = None
     parse_problem = None
     try:
@@ -597,6 +695,10 @@ def _measure_once(
     except FioParseError as exc:
         parse_problem = str(exc)
     reason = fio_failure_reason(inv, result)
+    if reason is not None and result is not None and any(
+        h is not None and not r.error for h, r in per_host_results(result, inv.host_names)
+    ):
+        reason = None  # client/server: the hosts that worked are kept; the others fail one by one below
     if reason is None and parse_problem:
         reason = parse_problem
     if reason is not None:
@@ -604,7 +706,7 @@ def _measure_once(
     assert result is not None
     if result.fio_version is None:
         result = dataclasses.replace(result, fio_version=fio_version)
-    space = {
+    space = None if before is None or after is None else {
         "files_before": before["files"],
         "files_after": after["files"],
         "fs_used_before": before["fs_used"],
@@ -628,12 +730,16 @@ def _measure_once(
         space=space,
         series=_series(inv),
     )
-    hosts = per_host_results(result)
+    hosts = per_host_results(result, inv.host_names)
     if not hosts:
-        return dataclasses.replace(record, findings=_findings(spec, record, previous)), [], []
+        return dataclasses.replace(record, findings=_findings(spec, record, previous, telemetry)), [], []
+    from .hosts import host_timing, straggler_findings
+
+    timing = host_timing([(h, r) for h, r in hosts if h is not None and not r.error])
     per_host: list[ResultRecord] = []
     failures: list[Failure] = []
-    aggregate = record
+    # without fio's "All clients" entry (one host left) the whole result is the aggregate
+    aggregate = dataclasses.replace(record, host="all")
     for host, host_result in hosts:
         if host is None:
             aggregate = dataclasses.replace(record, fio=host_result, host="all")
@@ -643,22 +749,37 @@ def _measure_once(
                 Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: fio error {host_result.error} ({os.strerror(host_result.error)})")
             )
             continue
-        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series=None))
-    aggregate = dataclasses.replace(aggregate, findings=_findings(spec, aggregate, previous))
+        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series={"timing": timing.get(host)}))
+    for host, why in inv.lost_hosts.items():  # a server killed mid-run is missing from fio's JSON
+        failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
+    slow = straggler_findings(spec.workload.name, spec.workload.headline, [(r.host, r.fio) for r in per_host])
+    aggregate = dataclasses.replace(aggregate, findings=_findings(spec, aggregate, previous, telemetry) + tuple(slow))
     return aggregate, per_host, failures
 
 
-def per_host_results(result: FioResult) -> list[tuple[str | None, FioResult]]:
+def per_host_results(
+    result: FioResult, names: Mapping[tuple[str, int], str] | None = None
+) -> list[tuple[str | None, FioResult]]:
     """Split a client/server result into one result per host plus the aggregate
-    (host None); an ordinary result gives an empty list.  Pure."""
+    (host None); an ordinary result gives an empty list.  Pure.
+
+    A host is fio's (``hostname``, ``port``): two servers on one address (SSH
+    tunnels, loopback) are two hosts.  It is named ``names[(hostname, port)]``
+    when given, else ``hostname``, else ``hostname:port`` where the address is shared.
+    """
     if not any(j.hostname for j in result.jobs):
         return []
+    names = names or {}
     out: list[tuple[str | None, FioResult]] = []
-    hosts = list(dict.fromkeys(j.hostname for j in result.jobs if j.hostname and not j.is_aggregate))
-    for host in hosts:
-        jobs = tuple(j for j in result.jobs if j.hostname == host and not j.is_aggregate)
-        disks = tuple(d for d in result.disk_util if getattr(d, "hostname", None) in (host, None))
-        out.append((host, dataclasses.replace(result, jobs=jobs, disk_util=disks)))
+    keys = list(dict.fromkeys((j.hostname, j.port) for j in result.jobs if j.hostname and not j.is_aggregate))
+    shared = {h for h, _ in keys if sum(1 for k, _ in keys if k == h) > 1}
+    for key in keys:
+        hostname, port = key
+        name = names.get(key) or (f"{hostname}:{port}" if hostname in shared else hostname)
+        jobs = tuple(j for j in result.jobs if (j.hostname, j.port) == key and not j.is_aggregate)
+        # disk_util names the host but not the port: shared addresses keep every entry of that address
+        disks = tuple(d for d in result.disk_util if getattr(d, "hostname", None) in (hostname, None))
+        out.append((name, dataclasses.replace(result, jobs=jobs, disk_util=disks)))
     aggregate = tuple(j for j in result.jobs if j.is_aggregate)
     if aggregate:
         out.append((None, dataclasses.replace(result, jobs=aggregate, disk_util=())))
@@ -684,7 +805,9 @@ INTERVAL_LOG_OPTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _findings(spec: JobSpec, record: ResultRecord, previous: Sequence[ResultRecord]) -> tuple[Finding, ...]:
+def _findings(
+    spec: JobSpec, record: ResultRecord, previous: Sequence[ResultRecord], telemetry: Any = None
+) -> tuple[Finding, ...]:
     """The pitfall checks over this repetition and the ones before it."""
     try:
         from .checks import CheckContext, FileState, run_checks
@@ -706,7 +829,22 @@ def _findings(spec: JobSpec, record: ResultRecord, previous: Sequence[ResultReco
         test_file_created=bool(space.get("test_file_created")),
         headline=spec.workload.headline,
     )
-    return tuple(run_checks(ctx))
+    return tuple(run_checks(ctx)) + _share_ceiling(record, telemetry)
+
+
+def _share_ceiling(record: ResultRecord, telemetry: Any) -> tuple[Finding, ...]:
+    """Hook: a network share measured at (or above) the network's ceiling.  The
+    ceilings come from ``telemetry.net_ceilings`` (server -> bits/s, measured by
+    ``storbench net``; the CLI attaches them), looked up by the share's server."""
+    ceilings = getattr(telemetry, "net_ceilings", None)
+    fs = getattr(record.storage, "filesystem", None)
+    server = getattr(getattr(fs, "network", None), "server", None)
+    if not ceilings or fs is None or not server:
+        return ()
+    from .net import share_ceiling_findings
+
+    found = share_ceiling_findings(record.fio, fs.fstype, ceilings.get(server))
+    return tuple(dataclasses.replace(f, workload=record.workload) for f in found)
 
 
 def check_free_space(specs: Sequence[JobSpec]) -> None:

@@ -1,0 +1,265 @@
+"""Benchmarking pitfalls, found in a run's records (or before it).  Pure: no I/O.
+
+Each check is a small function over records that returns :class:`storbench.model.Finding`
+objects: a stable check id, a severity (``info``, ``warning``, ``invalid``), a plain
+sentence of what happened with the numbers that prove it, and the one-line fix.
+``invalid`` means the figure is not a measurement of the target and must not be used.
+
+Where each check lives (one module per family of pitfall):
+
+=================  ==========================================================================
+``cache``          memory-filesystem, cache-small-file, page-cache, zfs-arc, faster-than-device
+``direct``         direct-rejected, direct-ignored
+``compression``    compressible-data, btrfs-prealloc-uncompressed
+``sparse``         sparse-read
+``writecache``     volatile-write-cache, write-cache-off
+``duration``       short-run, no-ramp-time, no-steady-state, steady-state-not-reached
+``latency``        latency-not-measured
+``fsync``          buffered-write-no-sync
+``variation``      high-variation
+``cpu``            fio-cpu-bound, host-cpu-busy
+``queue``          iodepth-no-effect
+``randrepeat``     randrepeat-on
+``impossible``     impossible-latency
+=================  ==========================================================================
+
+Entry points: :func:`run_checks` (after a repetition, over all repetitions so far),
+:func:`preflight` (before running: the checks that need no measurement -- cache size,
+memory filesystems, ZFS ARC, compression, write cache), :data:`CHECKS` (every id with
+its explanation, for the README and ``storbench doctor``) and
+:func:`format_checks_markdown` (``docs/findings.md``).
+
+The edge that measures what the records hold (``os.stat``, ``os.statvfs``, the activity
+sampler) is the runner's; :meth:`FileState.from_stat` and :meth:`FsSpace.from_statvfs`
+only convert what it read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from storbench.activity import ActivitySeries
+from storbench.model import SEVERITIES, FioResult, Finding
+from storbench.storage import StorageInfo
+
+from . import (
+    cache,
+    compression,
+    cpu,
+    direct,
+    duration,
+    fsync,
+    impossible,
+    latency,
+    queue,
+    randrepeat,
+    sparse,
+    variation,
+    writecache,
+)
+from ._common import CheckInfo
+
+__all__ = [
+    "CHECKS",
+    "CheckContext",
+    "CheckInfo",
+    "FileState",
+    "FsSpace",
+    "PreflightContext",
+    "SUPERSEDED_BY",
+    "format_checks_markdown",
+    "preflight",
+    "run_checks",
+]
+
+
+# --------------------------------------------------------------------------- input records
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A test file at one moment: ``st_size`` and ``st_blocks * 512``."""
+
+    path: str
+    apparent_bytes: int
+    allocated_bytes: int
+
+    @classmethod
+    def from_stat(cls, path: str, st: Any) -> FileState:
+        """From an ``os.stat_result`` (the caller did the stat)."""
+        return cls(path, int(st.st_size), int(st.st_blocks) * 512)
+
+
+@dataclass(frozen=True)
+class FsSpace:
+    """The used bytes of a filesystem (statvfs: ``(f_blocks - f_bfree) * f_frsize``)."""
+
+    used_bytes: int
+
+    @classmethod
+    def from_statvfs(cls, st: Any) -> FsSpace:
+        """From an ``os.statvfs_result`` (the caller did the statvfs)."""
+        return cls((int(st.f_blocks) - int(st.f_bfree)) * int(st.f_frsize))
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Everything the post-run checks look at, for one workload on one target.
+
+    ``options``: the effective fio job options as in the job file (``None`` = a
+    valueless flag).  ``results``: one :class:`FioResult` per repetition so far (at
+    least one).  ``activity``: the device activity of each repetition, in the same
+    order (may be shorter, entries may be None).  ``files_before``/``files_after`` and
+    ``fs_used_before``/``fs_used_after`` (the filesystem's used bytes) were taken around
+    the **last** repetition.  ``test_file_created``: storbench laid the test file out
+    itself (a directory target) rather than using an existing file.  ``headline``:
+    ``iops``, ``bw`` or ``lat``.
+    """
+
+    workload: str
+    options: Mapping[str, str | None]
+    results: tuple[FioResult, ...]
+    storage: StorageInfo | None = None
+    activity: tuple[ActivitySeries | None, ...] = ()
+    files_before: tuple[FileState, ...] = ()
+    files_after: tuple[FileState, ...] = ()
+    fs_used_before: int | None = None
+    fs_used_after: int | None = None
+    mem_bytes: int | None = None
+    test_file_created: bool = True
+    headline: str = "iops"
+
+    def __post_init__(self) -> None:
+        for name in ("results", "activity", "files_before", "files_after"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+        if not self.results:
+            raise ValueError("CheckContext needs at least one result")
+
+
+@dataclass(frozen=True)
+class PreflightContext:
+    """What the checks that need no measurement look at: each workload's options, the storage, the RAM."""
+
+    options_by_workload: Mapping[str, Mapping[str, str | None]]
+    storage: StorageInfo | None = None
+    mem_bytes: int | None = None
+
+
+# --------------------------------------------------------------------------- registry
+
+#: The check families, in the order their findings are reported.
+FAMILIES = (
+    cache,
+    direct,
+    compression,
+    sparse,
+    writecache,
+    duration,
+    latency,
+    fsync,
+    variation,
+    cpu,
+    queue,
+    randrepeat,
+    impossible,
+)
+#: The families that also run before a run (they need no measurement).
+PREFLIGHT_FAMILIES = (cache, compression, writecache)
+
+#: Every check id with its title, explanation, evidence, fix and severities.
+CHECKS: Mapping[str, CheckInfo] = MappingProxyType({cid: info for fam in FAMILIES for cid, info in fam.INFO.items()})
+
+#: A finding is dropped when one of these, which names its cause more precisely, was
+#: found for the same workload (a cache that answered also makes fio CPU-bound and the
+#: figure faster than the device; a proven cache hit makes the size warning redundant).
+SUPERSEDED_BY: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "cache-small-file": frozenset({"page-cache"}),
+        "zfs-arc": frozenset({"page-cache", "direct-ignored"}),
+        "direct-ignored": frozenset({"sparse-read"}),
+        "faster-than-device": frozenset({"page-cache", "direct-ignored", "sparse-read", "memory-filesystem"}),
+        "fio-cpu-bound": frozenset(
+            {"page-cache", "direct-ignored", "sparse-read", "memory-filesystem", "buffered-write-no-sync"}
+        ),
+    }
+)
+
+
+def _drop_superseded(found: list[Finding]) -> list[Finding]:
+    ids = {f.check for f in found}
+    return [f for f in found if not (SUPERSEDED_BY.get(f.check, frozenset()) & ids)]
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def run_checks(ctx: CheckContext) -> tuple[Finding, ...]:
+    """Every post-run check over ``ctx``, in family order, each finding naming ``ctx.workload``."""
+    found: list[Finding] = []
+    for family in FAMILIES:
+        found.extend(family.check(ctx))
+    return tuple(dataclasses.replace(f, workload=ctx.workload) for f in _drop_superseded(found))
+
+
+def preflight(ctx: PreflightContext) -> tuple[Finding, ...]:
+    """The checks that need no measurement, for every workload (in the mapping's order)."""
+    out: list[Finding] = []
+    for workload, options in ctx.options_by_workload.items():
+        found: list[Finding] = []
+        for family in PREFLIGHT_FAMILIES:
+            found.extend(family.preflight_workload(options, ctx.storage, ctx.mem_bytes))
+        out.extend(dataclasses.replace(f, workload=workload) for f in found)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- documentation
+
+_DOC_HEADER = """\
+# Findings
+
+<!-- Generated from storbench.checks.CHECKS by format_checks_markdown(); edit the registry, not this file.
+     tests/test_checks.py fails when they differ (STORBENCH_REGEN_DOCS=1 rewrites this file). -->
+
+After every repetition storbench checks the result, the fio options, the storage under the
+target and what the devices did during the run, and reports each pitfall it finds as a
+finding: the check id, a severity, what happened with the numbers that prove it, and the fix.
+
+Severities: **info** is worth knowing; **warning** means the figure may mislead;
+**invalid** means the figure is not a measurement of the target (it measured a cache, memory
+or nothing, or it is impossible): do not use it.  Checks marked *before the run* also run in
+`storbench doctor`, from the options and the storage alone.
+"""
+
+
+def format_checks_markdown() -> str:
+    """``docs/findings.md``: a summary table and one section per check id, from :data:`CHECKS`."""
+    lines = [_DOC_HEADER, "| check | what | severity | before the run |", "|---|---|---|---|"]
+    for cid, info in CHECKS.items():
+        lines.append(f"| `{cid}` | {info.title} | {', '.join(info.severities)} | {'yes' if info.preflight else ''} |")
+    for cid, info in CHECKS.items():
+        lines += [
+            "",
+            f"## `{cid}`",
+            "",
+            f"**{info.title}.** {info.explanation}",
+            "",
+            f"- Evidence: {info.evidence}",
+            f"- Fix: {info.fix}",
+            f"- Severity: {', '.join(info.severities)}" + ("; also before the run." if info.preflight else "."),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _check_registry() -> None:
+    for cid, info in CHECKS.items():
+        bad = [s for s in info.severities if s not in SEVERITIES]
+        if bad or not (info.title and info.explanation and info.evidence and info.fix):
+            raise AssertionError(f"check {cid!r} is incompletely registered")
+
+
+_check_registry()
