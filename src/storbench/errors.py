@@ -65,3 +65,9 @@ class StoreError(StorbenchError):
 
 class Interrupted(StorbenchError):
     exit_code = ExitCode.INTERRUPTED
+
+
+class RegressionError(StorbenchError):
+    """compare --fail-if-worse: a configuration is significantly worse than the baseline."""
+
+    exit_code = ExitCode.REGRESSION

@@ -1,0 +1,198 @@
+"""``storbench compare``: runs side by side, with Welch's t-test verdicts and a regression gate."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Sequence
+
+import click
+from rich.console import Console
+
+from ..cli import App, _resolve_runs, cli, pass_app
+from ..errors import RegressionError, UsageError
+from ..model import ResultRecord
+
+SINGLE_RUN_NOTE = "with single runs no significance can be claimed; use --repeat 3 or more"
+
+
+def _run_ids(store, run_refs: Sequence[str], label_prefix: str | None) -> list[int]:
+    ids = _resolve_runs(store, run_refs) if run_refs else []
+    if label_prefix is not None:
+        found = store.list_runs(label_prefix=label_prefix)
+        if not found:
+            raise UsageError(f"no run has a label starting with {label_prefix!r} (see 'storbench list')")
+        ids.extend(sorted(r.run_id for r in found))
+    if not ids:
+        raise UsageError("give the runs to compare (run ids, labels or 'last') or --label-prefix")
+    return list(dict.fromkeys(ids))
+
+
+def _baseline_key(store, groups, ref: str) -> str:
+    """A configuration key from what the user typed: a key, a name, or a run id / label / 'last'."""
+    configs = [c for c, _ in groups]
+    for attr in ("key", "name"):
+        matches = [c for c in configs if getattr(c, attr) == ref]
+        if len(matches) == 1:
+            return matches[0].key
+    if ref == "last":
+        newest = store.list_runs(limit=1)
+        run_ids = {newest[0].run_id} if newest else set()
+    else:
+        run_ids = set(store.find_runs(ref))
+    matches = [c for c in configs if run_ids & set(c.run_ids)]
+    names = ", ".join(repr(c.name) for c in configs)
+    if not matches:
+        raise UsageError(f"unknown baseline {ref!r}: give one of {names} (or a run id among them)")
+    if len(matches) > 1:
+        several = ", ".join(repr(c.name) for c in matches)
+        raise UsageError(f"baseline {ref!r} names several configurations ({several}): give one of them")
+    return matches[0].key
+
+
+def _headlines(records: Sequence[ResultRecord]) -> dict[str, str]:
+    """Each workload's headline metric, judged from the options it ran with."""
+    from ..suites import default_headline
+
+    out: dict[str, str] = {}
+    for rec in records:
+        if rec.workload not in out:
+            out[rec.workload] = default_headline(tuple(rec.options.items()))
+    return out
+
+
+def _has_single_runs(cmp) -> bool:
+    return any(cell is not None and cell.summary.n < 2 for row in cmp.rows for cell in row.cells)
+
+
+def _regression_message(cmp, found) -> str:
+    from ..compare import format_p
+
+    base = cmp.config(cmp.baseline).name
+    parts = []
+    for r in found:
+        p = ""
+        if r.p_value is not None:
+            shown = format_p(r.p_value, cmp.alpha)
+            p = f" (p{shown})" if shown.startswith("<") else f" (p={shown})"
+        parts.append(f"{r.workload} {r.direction} {r.metric} {r.rel_diff_pct:+.1f}%{p} in {cmp.config(r.config).name!r} vs {base!r}")
+    return "regression: " + "; ".join(parts)
+
+
+@cli.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1)
+@click.option("--label-prefix", metavar="TEXT", help="Also compare every run whose label starts with TEXT.")
+@click.option("--baseline", metavar="RUN", help="The configuration the others are compared with: a run id or label, or a column name (default: the first).")
+@click.option("--fail-if-worse", "fail_pct", type=click.FloatRange(min=0), metavar="PCT", help="Exit with code 3 when a configuration is significantly worse than the baseline by more than PCT percent (never on single runs).")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print a GitHub Markdown table.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV, one line per row and configuration.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
+@pass_app
+def compare(app: App, run_refs, label_prefix, baseline, fail_pct, as_markdown, as_csv, as_json, output):
+    """Compare runs (ids, labels or 'last') workload by workload, with Welch's t-test.
+
+    Each run is one configuration; a run with several targets gives one per target.
+    Figures are mean ± sd over repetitions; a difference is called better or worse
+    only when it is significant (p < 0.05), and never with single runs.
+    """
+    from .. import compare as cmp_mod
+    from ..render import compare as view
+
+    if sum((as_markdown, as_csv, as_json)) > 1:
+        raise UsageError("give only one of --markdown, --csv and --json")
+    with contextlib.closing(app.open_store()) as store:
+        ids = _run_ids(store, run_refs, label_prefix)
+        run_names: dict[int, str] = {}
+        records: list[ResultRecord] = []
+        empty: list[int] = []
+        for rid in ids:
+            info = store.get_run(rid)
+            run_names[rid] = info.label or f"run {rid}"
+            found = store.results(rid)
+            if not found:
+                empty.append(rid)
+            records.extend(found)
+        groups = cmp_mod.configurations(records, run_names)
+        if len(groups) < 2:
+            have = ", ".join(repr(c.name) for c, _ in groups) or "none"
+            left_out = f"; run(s) without results: {', '.join(map(str, empty))}" if empty else ""
+            raise UsageError(
+                f"compare needs at least two configurations (two runs, or one run with several targets), "
+                f"got {len(groups)}: {have}{left_out}"
+            )
+        base_key = _baseline_key(store, groups, baseline) if baseline is not None else None
+    for rid in empty:
+        app.err(f"run {rid} has no results; left out")
+
+    cmp = cmp_mod.compare(groups, base_key)
+    sentences = cmp_mod.summary_sentences(cmp, _headlines(records))
+    notes: list[str] = []
+    if not any(sum(c is not None for c in row.cells) >= 2 for row in cmp.rows):
+        notes.append("no workload was measured in more than one configuration: nothing to compare (workload names must match)")
+    if _has_single_runs(cmp):
+        notes.append(SINGLE_RUN_NOTE)
+    found: tuple = ()
+    if fail_pct is not None:
+        found = cmp_mod.regressions(cmp, fail_pct)
+        base_name = cmp.config(cmp.baseline).name
+        if _has_single_runs(cmp):
+            notes.append("--fail-if-worse: rows with a single run cannot fail the gate (no significance with n=1)")
+        if not found:
+            notes.append(f"--fail-if-worse {fail_pct:g}%: nothing is significantly worse than {base_name!r} by more than {fail_pct:g}%")
+
+    if as_json:
+        data = view.compare_to_json(cmp)
+        data["summary"] = sentences
+        data["notes"] = notes
+        if fail_pct is not None:
+            data["fail_if_worse_pct"] = fail_pct
+            data["regressions"] = [
+                {"workload": r.workload, "direction": r.direction, "metric": r.metric, "config": r.config,
+                 "rel_diff_pct": r.rel_diff_pct, "p_value": r.p_value}
+                for r in found
+            ]
+        text = json.dumps(data, indent=2, allow_nan=False, default=str) + "\n"
+    elif as_csv:
+        text = view.format_compare_csv(cmp)
+        for note in notes:
+            app.err(note)
+    elif as_markdown:
+        text = view.format_compare_markdown(cmp)
+        if sentences:
+            text += "\n" + "".join(f"- {s}\n" for s in sentences)
+        if notes:
+            text += "\n" + "".join(f"{n}\n" for n in notes)
+    else:
+        text = None  # the rich table, printed below
+
+    if text is None:
+        if output:
+            buf = io.StringIO()
+            console = Console(file=buf, width=160, force_terminal=False, highlight=False, no_color=True)
+        else:
+            console = app.console()
+        console.print(view.format_compare_table(cmp))
+        lines = [*sentences, *([""] if sentences and notes else []), *notes]
+        for line in lines:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        if output:
+            _write(output, buf.getvalue())
+    elif output:
+        _write(output, text)
+    else:
+        app.env.stdout.write(text)
+    if output:
+        app.err(f"wrote the comparison to {output}")
+
+    if found:
+        raise RegressionError(_regression_message(cmp, found))
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None

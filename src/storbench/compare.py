@@ -1,0 +1,463 @@
+"""Pure: stored records -> a comparison of configurations (figures, ratios, verdicts).
+
+A *configuration* is one column of a comparison: the results of one run, split
+further by target when the run tested several targets, and by fio server
+(``ResultRecord.host``) for client/server runs.  Within a configuration the
+records of one workload are its repetitions.
+
+For every workload, direction and metric (see :data:`metrics.METRICS`) a
+:class:`Row` holds each configuration's values (one per repetition, taken with
+:func:`metrics.direction_figures`), their :class:`stats.Summary`, and each
+configuration against the baseline with :func:`stats.compare_samples` (Welch's
+t-test).  Nothing here does I/O; rendering lives in :mod:`storbench.render.compare`.
+
+Honesty rules carried through from :mod:`storbench.stats`: a difference is called
+"better" or "worse" only when the test is significant; with a single run on either
+side there is no p-value and no verdict, so such a row can never be a regression.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from . import stats
+from .metrics import METRICS, direction_figures
+from .model import DIRECTIONS, ResultRecord
+from .stats import Summary, summarize
+
+__all__ = [
+    "Config",
+    "Cell",
+    "Row",
+    "Comparison",
+    "Regression",
+    "METRIC_LABELS",
+    "configurations",
+    "compare",
+    "regressions",
+    "summary_sentences",
+    "format_p",
+]
+
+#: How a person reads each metric (used in sentences and reports).
+METRIC_LABELS: Mapping[str, str] = {
+    "iops": "IOPS",
+    "bw_bytes": "bandwidth",
+    "lat_mean_ns": "mean latency",
+    "clat_p99_ns": "p99 latency",
+}
+
+_HEADLINE_METRIC = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}
+
+#: Transfer size (bandwidth / IOPS) from which a workload is judged by bandwidth
+#: when its headline is not given (the same 64 KiB line as suites.default_headline).
+_BW_HEADLINE_FROM_BYTES = 64 * 1024
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Config:
+    """One column of a comparison."""
+
+    key: str  # unique, stable: "run3", "run3:/mnt/x" (several targets), "run3@host" (client/server)
+    name: str  # what a person reads: the run's label (else "run 3"), plus target/host when needed
+    run_ids: tuple[int, ...]
+    target: str | None  # the target of every record, or None (imports, or records without one)
+    host: str | None
+    storage: Any  # storage.StorageInfo of its first record, or None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One configuration's figure on one row."""
+
+    config: str  # Config.key
+    values: tuple[float, ...]  # the metric, one value per repetition
+    summary: Summary  # stats.summarize(values)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One workload, direction and metric across every configuration."""
+
+    workload: str
+    direction: str  # read | write | trim | mixed
+    metric: str  # iops | bw_bytes | lat_mean_ns | clat_p99_ns
+    higher_is_better: bool
+    cells: tuple[Cell | None, ...]  # aligned with Comparison.configs; None = no such figure
+    versus: tuple[stats.Comparison | None, ...]  # each config vs the baseline (None for the baseline and missing cells)
+    leader: str | None  # Config.key with the best mean, or None when fewer than 2 configs have the figure
+    leader_significant: bool  # the leader beats every other config significantly (p < alpha)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    configs: tuple[Config, ...]
+    baseline: str  # Config.key
+    rows: tuple[Row, ...]  # workload order as first seen, then direction order, then METRICS order
+    test: str  # stats.WELCH_T_TEST
+    alpha: float
+
+    def config(self, key: str) -> Config:
+        for c in self.configs:
+            if c.key == key:
+                return c
+        raise KeyError(key)
+
+    @property
+    def baseline_index(self) -> int:
+        return [c.key for c in self.configs].index(self.baseline)
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A configuration significantly worse than the baseline by more than the threshold."""
+
+    workload: str
+    direction: str
+    metric: str
+    config: str  # Config.key
+    rel_diff_pct: float  # signed: negative for less IOPS, positive for more latency
+    p_value: float | None
+
+
+# --------------------------------------------------------------------------- grouping
+
+
+def configurations(
+    records: Sequence[ResultRecord], run_names: Mapping[int, str]
+) -> list[tuple[Config, list[ResultRecord]]]:
+    """Group records into configurations, in the order records are first seen.
+
+    One configuration per run; a run that tested several targets gives one per
+    target (key ``run3:/mnt/x``, name ``label (/mnt/x)``), and records with a
+    ``host`` (client/server runs) one per host (key ``run3@host``).  ``run_names``
+    maps a run id to what a person calls it (its label, else ``"run N"``); runs
+    missing from it are called ``"run N"``.  When two runs share a name (two runs
+    with the same label) the run is added to the name: ``"nightly (run 4)"``.
+    """
+    targets_of: dict[int, set[str | None]] = {}
+    for rec in records:
+        targets_of.setdefault(rec.run_id, set()).add(rec.target)
+    base_name = {rid: run_names.get(rid) or f"run {rid}" for rid in targets_of}
+    runs_named: dict[str, set[int]] = {}
+    for rid, name in base_name.items():
+        runs_named.setdefault(name, set()).add(rid)
+
+    groups: dict[tuple[int, str | None, str | None], list[ResultRecord]] = {}
+    for rec in records:
+        split_target = len(targets_of[rec.run_id]) > 1
+        groups.setdefault((rec.run_id, rec.target if split_target else None, rec.host), []).append(rec)
+
+    out: list[tuple[Config, list[ResultRecord]]] = []
+    for (rid, split_target, host), members in groups.items():
+        key = f"run{rid}"
+        qualifiers: list[str] = []
+        if len(targets_of[rid]) > 1:
+            key += f":{split_target or ''}"
+            qualifiers.append(split_target or "no target")
+        if host:
+            key += f"@{host}"
+            qualifiers.append(host)
+        if len(runs_named[base_name[rid]]) > 1:
+            qualifiers.append(f"run {rid}")
+        name = base_name[rid] + (f" ({', '.join(qualifiers)})" if qualifiers else "")
+        targets = {r.target for r in members}
+        target = next(iter(targets)) if len(targets) == 1 else None
+        storage = members[0].storage
+        config = Config(key=key, name=name, run_ids=(rid,), target=target, host=host, storage=storage)
+        out.append((config, members))
+    return out
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def _values(records: Sequence[ResultRecord], direction: str, metric: str) -> tuple[float, ...] | None:
+    """One value per repetition, or None when some repetition did not measure it
+    (the rule of metrics.repetition_stats)."""
+    out: list[float] = []
+    for rec in records:
+        v = direction_figures(rec.fio).get(direction, {}).get(metric)
+        if v is None:
+            return None
+        out.append(float(v))
+    return tuple(out) or None
+
+
+def _beats(winner: Cell, other: Cell, higher_is_better: bool, alpha: float) -> bool:
+    """True when ``winner`` is significantly better than ``other`` (Welch's t-test)."""
+    c = stats.compare_samples(other.values, winner.values, higher_is_better=higher_is_better, alpha=alpha)
+    return c.verdict == stats.VERDICT_BETTER
+
+
+def compare(
+    groups: Sequence[tuple[Config, Sequence[ResultRecord]]], baseline: str | None = None, *, alpha: float = 0.05
+) -> Comparison:
+    """Compare configurations workload by workload.
+
+    ``groups`` comes from :func:`configurations` (or is built by hand); ``baseline``
+    is a :attr:`Config.key`, by default the first configuration.  For each workload
+    (in first-seen order), direction and metric that at least one configuration
+    measured, a :class:`Row` holds every configuration's values and each
+    configuration against the baseline (``stats.compare_samples(baseline values,
+    config values)``, Welch's t-test at ``alpha``).
+
+    A configuration has a cell only when every repetition of the workload measured
+    the figure (as in ``metrics.repetition_stats``).  The leader is the
+    configuration with the best mean (ties go to the earlier one); it is
+    ``leader_significant`` only when it is significantly better than every other
+    configuration with the figure, which needs at least 2 runs on each side.
+
+    Raises ``ValueError`` for no groups, duplicate keys or an unknown baseline.
+    """
+    if not groups:
+        raise ValueError("nothing to compare: no configurations")
+    configs = tuple(c for c, _ in groups)
+    keys = [c.key for c in configs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"duplicate configuration key {dup!r}")
+    base = keys[0] if baseline is None else baseline
+    if base not in keys:
+        raise ValueError(f"unknown baseline {base!r} (configurations: {', '.join(keys)})")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
+    bi = keys.index(base)
+
+    workloads: list[str] = []
+    by_config: list[dict[str, list[ResultRecord]]] = []
+    for _, records in groups:
+        per: dict[str, list[ResultRecord]] = {}
+        for rec in records:
+            if rec.workload not in workloads:
+                workloads.append(rec.workload)
+            per.setdefault(rec.workload, []).append(rec)
+        by_config.append(per)
+
+    rows: list[Row] = []
+    for workload in workloads:
+        for direction in DIRECTIONS:
+            for metric, hib in METRICS:
+                cells: list[Cell | None] = []
+                for ci, per in enumerate(by_config):
+                    values = _values(per.get(workload, ()), direction, metric)
+                    cells.append(None if values is None else Cell(keys[ci], values, summarize(values)))
+                if all(c is None for c in cells):
+                    continue
+                base_cell = cells[bi]
+                versus = tuple(
+                    None
+                    if i == bi or cell is None or base_cell is None
+                    else stats.compare_samples(base_cell.values, cell.values, higher_is_better=hib, alpha=alpha)
+                    for i, cell in enumerate(cells)
+                )
+                present = [c for c in cells if c is not None]
+                leader: str | None = None
+                significant = False
+                if len(present) >= 2:
+                    best = present[0]
+                    for c in present[1:]:
+                        if (c.summary.mean > best.summary.mean) if hib else (c.summary.mean < best.summary.mean):
+                            best = c
+                    leader = best.config
+                    significant = all(_beats(best, c, hib, alpha) for c in present if c is not best)
+                rows.append(
+                    Row(
+                        workload=workload,
+                        direction=direction,
+                        metric=metric,
+                        higher_is_better=hib,
+                        cells=tuple(cells),
+                        versus=versus,
+                        leader=leader,
+                        leader_significant=significant,
+                    )
+                )
+    return Comparison(configs=configs, baseline=base, rows=tuple(rows), test=stats.WELCH_T_TEST, alpha=float(alpha))
+
+
+# --------------------------------------------------------------------------- the regression gate
+
+
+def regressions(cmp: Comparison, threshold_pct: float) -> tuple[Regression, ...]:
+    """Rows on which a configuration is significantly worse than the baseline by more than ``threshold_pct``.
+
+    A regression needs both: the verdict against the baseline is "worse" (Welch's
+    t-test, p < alpha) *and* the relative difference is beyond the threshold - lower
+    by more than ``threshold_pct`` percent for IOPS and bandwidth, higher by more than
+    it for latencies.  "within noise", inconclusive and single-run rows never count: a
+    gate that fails on noise teaches people to ignore it.  Every row is tested on its
+    own (no correction for testing many rows), so the threshold is what keeps small,
+    chance differences out.  Raises ``ValueError`` for a negative or non-finite
+    threshold.
+    """
+    if not (isinstance(threshold_pct, (int, float)) and math.isfinite(threshold_pct) and threshold_pct >= 0):
+        raise ValueError(f"threshold_pct must be a number >= 0, got {threshold_pct!r}")
+    found: list[Regression] = []
+    for row in cmp.rows:
+        for config, v in zip(cmp.configs, row.versus):
+            if v is None or v.verdict != stats.VERDICT_WORSE or v.rel_diff_pct is None:
+                continue
+            beyond = v.rel_diff_pct < -threshold_pct if row.higher_is_better else v.rel_diff_pct > threshold_pct
+            if beyond:
+                found.append(Regression(row.workload, row.direction, row.metric, config.key, v.rel_diff_pct, v.p_value))
+    return tuple(found)
+
+
+# --------------------------------------------------------------------------- plain words
+
+
+def format_p(p: float, alpha: float = 0.05) -> str:
+    """A p-value with two significant digits ("0.41", "0.003"), "<0.001" below 0.001, and
+    more digits when two would put it on the wrong side of ``alpha`` (0.0496 -> "0.0496")."""
+    if p < 0.001:
+        return "<0.001"
+    for digits in range(2, 8):
+        text = f"{p:.{digits}g}"
+        if (float(text) < alpha) == (p < alpha):
+            return text
+    return repr(p)
+
+
+def _p_eq(p: float, alpha: float) -> str:
+    text = format_p(p, alpha)
+    return f"p{text}" if text.startswith("<") else f"p={text}"
+
+
+def _names(names: Sequence[str]) -> str:
+    if len(names) <= 2:
+        return " and ".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _ns(cells: Sequence[Cell]) -> str:
+    ns = [c.summary.n for c in cells]
+    return f"n={ns[0]} each" if len(set(ns)) == 1 else "n=" + "/".join(str(n) for n in ns)
+
+
+def _headline_rows(cmp: Comparison, headlines: Mapping[str, str] | None) -> list[Row]:
+    """One row per workload and direction: the one for the metric a person judges it by."""
+    by_key: dict[tuple[str, str], dict[str, Row]] = {}
+    for row in cmp.rows:
+        by_key.setdefault((row.workload, row.direction), {})[row.metric] = row
+    chosen: list[Row] = []
+    for (workload, _direction), metrics in by_key.items():
+        declared = (headlines or {}).get(workload)
+        metric = _HEADLINE_METRIC.get(declared or "")
+        if metric is None or metric not in metrics:
+            metric = _transfer_size_headline(metrics)
+        if metric is not None and metric in metrics:
+            chosen.append(metrics[metric])
+    return chosen
+
+
+def _transfer_size_headline(metrics: Mapping[str, Row]) -> str | None:
+    """IOPS when the mean transfer size (bandwidth / IOPS) is below 64 KiB, else bandwidth."""
+    iops, bw = metrics.get("iops"), metrics.get("bw_bytes")
+    if iops is None or bw is None:
+        return "iops" if iops is not None else ("bw_bytes" if bw is not None else None)
+    for ci, cb in zip(iops.cells, bw.cells):
+        if ci is not None and cb is not None and ci.summary.mean > 0:
+            return "bw_bytes" if cb.summary.mean / ci.summary.mean >= _BW_HEADLINE_FROM_BYTES else "iops"
+    return "iops"
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f}%"
+
+
+def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = None) -> list[str]:
+    """Plain sentences about the headline figure of each workload and direction.
+
+    Only one metric per workload and direction is put into words, the one a person
+    judges the workload by: ``headlines`` maps a workload name to its headline
+    ("iops", "bw" or "lat", e.g. ``suites.default_headline`` of the options it ran
+    with); a workload not in it is judged by IOPS when its mean transfer size
+    (bandwidth / IOPS) is below 64 KiB and by bandwidth otherwise.  The table
+    shows every metric.
+
+    * a significant leader: "xfs leads rnd4k-q32t1-read read IOPS by 23.4% over ext4
+      (Welch's t-test, p=0.003, n=3 each)." (with more than two configurations, over
+      the runner-up);
+    * no significant difference: "ext4 and xfs are within noise on seq1m-q8t1-read
+      read bandwidth (p=0.41)."; with more than two, the best one and those it does
+      not beat;
+    * single runs: "Single runs: no significance can be claimed for ... (b is 75.0%
+      lower than a)."
+    * a figure only one configuration has: "... was measured only in a."
+    """
+    names = {c.key: c.name for c in cmp.configs}
+    order = {c.key: i for i, c in enumerate(cmp.configs)}
+    out: list[str] = []
+    for row in _headline_rows(cmp, headlines):
+        what = f"{row.workload} {row.direction} {METRIC_LABELS[row.metric]}"
+        present = [c for c in row.cells if c is not None]
+        if len(present) < 2:
+            out.append(f"{what} was measured only in {names[present[0].config]}.")
+            continue
+        leader = next(c for c in present if c.config == row.leader)
+        others = [c for c in present if c is not leader]
+        hib = row.higher_is_better
+        # the runner-up: the best mean among the others
+        runner = others[0]
+        for c in others[1:]:
+            if (c.summary.mean > runner.summary.mean) if hib else (c.summary.mean < runner.summary.mean):
+                runner = c
+        if any(c.summary.n < 2 for c in present):
+            single = [names[c.config] for c in present if c.summary.n < 2]
+            out.append(
+                f"Single runs: no significance can be claimed for {what} "
+                f"({_names(single)} {'has' if len(single) == 1 else 'have'} one run; "
+                f"{names[leader.config]} {_lead_words(leader, runner, hib)} {names[runner.config]})."
+            )
+            continue
+        if row.leader_significant:
+            vs = stats.compare_samples(runner.values, leader.values, higher_is_better=hib, alpha=cmp.alpha)
+            assert vs.p_value is not None
+            if vs.rel_diff_pct is not None:
+                by = f" by {_pct(abs(vs.rel_diff_pct))} over" if hib else f", {_pct(abs(vs.rel_diff_pct))} lower than"
+            else:
+                by = " over"
+            out.append(
+                f"{names[leader.config]} leads {what}{by} {names[runner.config]} "
+                f"({cmp.test}, {_p_eq(vs.p_value, cmp.alpha)}, {_ns(present)})."
+            )
+            continue
+        # not significant against at least one other configuration
+        tied: list[tuple[Cell, stats.Comparison]] = []
+        for c in others:
+            vs = stats.compare_samples(c.values, leader.values, higher_is_better=hib, alpha=cmp.alpha)
+            if vs.verdict != stats.VERDICT_BETTER:
+                tied.append((c, vs))
+        tied.sort(key=lambda t: order[t[0].config])
+        ps = [vs.p_value for _, vs in tied]
+        if len(present) == 2:
+            pair = sorted(present, key=lambda c: order[c.config])
+            p = ps[0]
+            detail = f" ({_p_eq(p, cmp.alpha)})" if p is not None else " (the test could not decide)"
+            out.append(f"{names[pair[0].config]} and {names[pair[1].config]} are within noise on {what}{detail}.")
+        else:
+            parts = [
+                names[c.config] + (f" ({_p_eq(vs.p_value, cmp.alpha)})" if vs.p_value is not None else "")
+                for c, vs in tied
+            ]
+            out.append(
+                f"{names[leader.config]} has the best mean on {what}, but is within noise of {_names(parts)}."
+            )
+    return out
+
+
+def _lead_words(leader: Cell, runner: Cell, higher_is_better: bool) -> str:
+    """ "is 23.4% higher than" / "is 12.0% lower than" for the leader against the runner-up."""
+    a, b = runner.summary.mean, leader.summary.mean
+    if a == 0:
+        return "is ahead of" if b != a else "equals"
+    rel = 100.0 * (b - a) / a
+    if rel == 0:
+        return "equals"
+    return f"is {_pct(abs(rel))} {'higher' if rel > 0 else 'lower'} than"

@@ -1,0 +1,200 @@
+"""End-to-end: ``storbench compare`` on runs made by the real fio, and the regression gate.
+
+The gate is tested with a real, deterministic regression: the same workload throttled
+with fio's ``rate_iops`` (2000 vs 500 IOPS), which fio holds to within a few I/Os as
+long as the storage can do more.  The workload reads its freshly laid-out file through
+the page cache (``direct=0, invalidate=0``): on a disk shared with other busy tests,
+direct reads were seen to fall to ~200 IOPS, far below either limit.  Latency
+measurement is switched off so that only the throttled figures (IOPS, bandwidth) are
+compared: latency under a rate limit depends on CPU idle states and other load, and a
+gate test must not flake.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import Cli, needs_fio
+
+pytestmark = needs_fio
+SMALL = ("--size", "16m", "--runtime", "1")
+
+
+def _run(cli: Cli, *args: str) -> None:
+    res = cli("run", *SMALL, *args)
+    assert res.code == 0, res.err
+
+
+@pytest.fixture(scope="module")
+def ab(tmp_path_factory) -> Cli:
+    """Two labelled runs of the same workload on two directories, 3 repetitions each."""
+    base = tmp_path_factory.mktemp("ab")
+    cli = Cli(base)
+    for label in ("a", "b"):
+        target = base / f"t-{label}"
+        target.mkdir()
+        _run(cli, "--workload", "rnd4k-q1t1-read", "--target", str(target), "--label", label, "--repeat", "3")
+    return cli
+
+
+def _rate_suite(path: Path, iops: int) -> Path:
+    path.write_text(
+        "[workload.capped]\n"
+        f'description = "4k random reads held at {iops} IOPS by fio\'s rate_iops"\n'
+        'fio = { rw = "randread", bs = "4k", ioengine = "psync", direct = 0, invalidate = 0, time_based = true, '
+        f"rate_iops = {iops}, disable_lat = 1, disable_clat = 1, disable_slat = 1 }}\n"
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def rates(tmp_path_factory) -> Cli:
+    """fast, slow, fast2 with 3 repetitions; one-run fast1/slow1."""
+    base = tmp_path_factory.mktemp("rates")
+    cli = Cli(base)
+    target = base / "t"
+    target.mkdir()
+    fast = _rate_suite(base / "fast.toml", 2000)
+    slow = _rate_suite(base / "slow.toml", 500)
+    for label, suite, repeat in (("fast", fast, "3"), ("slow", slow, "3"), ("fast2", fast, "3"), ("fast1", fast, "1"), ("slow1", slow, "1")):
+        _run(cli, "--suite-file", str(suite), "--workload", "capped", "--target", str(target), "--label", label, "--repeat", repeat)
+    return cli
+
+
+# --------------------------------------------------------------------------- compare two runs
+
+
+def test_compare_two_labelled_runs(ab):
+    res = ab("compare", "a", "b")
+    assert res.code == 0, res.err
+    assert "a (baseline)" in res.out and "b vs a" in res.out
+    assert "verdict" in res.out
+    assert "rnd4k-q1t1-read" in res.out and "IOPS" in res.out and "± " in res.out
+    assert any(v in res.out for v in ("better (p=", "worse (p=", "within noise (p="))
+    # the headline sentence, and no single-run note with 3 runs each
+    assert "rnd4k-q1t1-read read IOPS" in res.out
+    assert "no significance" not in res.out
+
+
+def test_compare_markdown(ab):
+    res = ab("compare", "a", "b", "--markdown")
+    assert res.code == 0, res.err
+    lines = res.out.splitlines()
+    assert lines[0] == "| workload | dir | metric | a (baseline) | b | b vs a | verdict |"
+    assert lines[1] == "|---|---|---|--:|--:|--:|---|"
+    assert lines[2].startswith("| rnd4k-q1t1-read | read | IOPS | ")
+    assert "Welch's t-test against a" in res.out
+    assert any(line.startswith("- ") and "rnd4k-q1t1-read read IOPS" in line for line in lines)
+
+
+def test_compare_json_figures_equal_show_json(ab):
+    res = ab("compare", "a", "b", "--json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert [c["name"] for c in data["configs"]] == ["a", "b"]
+    assert data["baseline"] == data["configs"][0]["key"]
+    assert data["test"] == "Welch's t-test" and data["alpha"] == 0.05
+    rows = {(r["direction"], r["metric"]): r for r in data["rows"] if r["workload"] == "rnd4k-q1t1-read"}
+    assert ("read", "iops") in rows and ("read", "lat_mean_ns") in rows
+    for config in data["configs"]:
+        [run_id] = config["run_ids"]
+        shown = json.loads(ab("show", str(run_id), "--json").out)
+        assert len(shown) == 3
+        stats = shown[0]["stats"]["read"]
+        for metric in ("iops", "bw_bytes", "lat_mean_ns", "clat_p99_ns"):
+            cell = rows[("read", metric)]["cells"][config["key"]]
+            for key in ("n", "mean", "stddev", "stderr", "ci95", "cv"):
+                assert cell[key] == stats[metric][key], (metric, key)
+        assert rows[("read", "iops")]["cells"][config["key"]]["values"] == [r["jobs"][0]["read"]["iops"] for r in shown]
+    v = rows[("read", "iops")]["versus"][data["configs"][1]["key"]]
+    assert v["verdict"] in ("better", "worse", "within noise") and 0 <= v["p_value"] <= 1
+    assert data["summary"] and data["notes"] == []
+
+
+def test_compare_baseline_by_label(ab):
+    res = ab("compare", "a", "b", "--baseline", "b")
+    assert res.code == 0, res.err
+    assert "b (baseline)" in res.out and "a vs b" in res.out
+    data = json.loads(ab("compare", "a", "b", "--baseline", "b", "--json").out)
+    assert data["baseline"] == data["configs"][1]["key"]
+
+
+def test_compare_csv_and_output_file(ab, tmp_path):
+    out = tmp_path / "cmp.md"
+    res = ab("compare", "a", "b", "--markdown", "-o", str(out))
+    assert res.code == 0, res.err
+    assert res.out == "" and "wrote the comparison to" in res.err
+    assert out.read_text().startswith("| workload | dir | metric | a (baseline) | b |")
+    csv_res = ab("compare", "a", "b", "--csv")
+    assert csv_res.code == 0
+    assert csv_res.out.splitlines()[0].startswith("workload,direction,metric,higher_is_better,config,")
+    assert len(csv_res.out.splitlines()) == 1 + 4 * 2  # 4 metrics of one direction, 2 configs
+
+
+def test_label_prefix_adds_runs(ab):
+    res = ab("compare", "--label-prefix", "", "--json")  # every labelled run
+    assert res.code == 0, res.err
+    assert [c["name"] for c in json.loads(res.out)["configs"]] == ["a", "b"]
+
+
+def test_compare_usage_errors_are_one_line(ab):
+    res = ab("compare", "a", "b", "--baseline", "nope")
+    assert res.code == 2 and res.err.count("\n") == 1
+    assert "unknown baseline 'nope'" in res.err and "'a', 'b'" in res.err
+    res = ab("compare", "a")
+    assert res.code == 2 and res.err.count("\n") == 1 and "at least two configurations" in res.err
+    res = ab("compare")
+    assert res.code == 2 and "give the runs to compare" in res.err
+    res = ab("compare", "a", "zzz")
+    assert res.code == 2 and "no run matches 'zzz'" in res.err
+    res = ab("compare", "a", "b", "--json", "--csv")
+    assert res.code == 2 and "only one of" in res.err
+
+
+# --------------------------------------------------------------------------- the regression gate
+
+
+def test_gate_fails_on_a_real_significant_regression(rates):
+    res = rates("compare", "fast", "slow", "--baseline", "fast", "--fail-if-worse", "10")
+    assert res.code == 3, res.err
+    # the table is printed before the gate fails
+    assert "fast (baseline)" in res.out and "worse (p" in res.out
+    assert res.err.count("\n") == 1
+    # fio holds each limit to within a few I/Os: -75 % give or take a tenth of a percent
+    one = r"capped read (iops|bw_bytes) -7[45]\.\d% \(p(<0\.001|=0\.0\d+)\) in 'slow' vs 'fast'"
+    assert re.fullmatch(rf"storbench: error: regression: {one}; {one}\n", res.err), res.err
+    assert "read iops" in res.err and "read bw_bytes" in res.err
+
+
+def test_gate_passes_on_the_same_configuration(rates):
+    res = rates("compare", "fast", "fast2", "--fail-if-worse", "10")
+    assert res.code == 0, res.err
+    assert "nothing is significantly worse than 'fast' by more than 10%" in res.out
+    data = json.loads(rates("compare", "fast", "fast2", "--fail-if-worse", "10", "--json").out)
+    iops = next(r for r in data["rows"] if r["metric"] == "iops")
+    assert abs(iops["versus"][data["configs"][1]["key"]]["rel_diff_pct"]) < 2
+    assert data["regressions"] == []
+
+
+def test_gate_never_fails_on_single_runs(rates):
+    res = rates("compare", "fast1", "slow1", "--fail-if-worse", "10")
+    assert res.code == 0, res.err
+    assert "-75." in res.out and "n=1: no significance" in res.out
+    assert "with single runs no significance can be claimed; use --repeat 3 or more" in res.out
+    assert "rows with a single run cannot fail the gate" in res.out
+    assert "Single runs: no significance can be claimed for capped read IOPS" in res.out
+
+
+def test_gate_in_json_lists_the_regressions(rates):
+    res = rates("compare", "fast", "slow", "--fail-if-worse", "10", "--json")
+    assert res.code == 3
+    data = json.loads(res.out)
+    assert {(r["metric"], r["config"]) for r in data["regressions"]} == {
+        ("iops", data["configs"][1]["key"]),
+        ("bw_bytes", data["configs"][1]["key"]),
+    }
+    assert all(r["rel_diff_pct"] == pytest.approx(-75, abs=1) for r in data["regressions"])
