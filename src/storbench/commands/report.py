@@ -1,0 +1,116 @@
+"""``storbench report``: write an HTML (or Markdown) report comparing stored runs.
+
+Also :func:`write_run_report`, which ``storbench run`` calls to leave an HTML
+report of the run it just made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Sequence
+
+import click
+
+from ..cli import App, _resolve_runs, cli, pass_app
+from ..errors import UsageError
+from ..model import ResultRecord, RunInfo
+
+
+def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[int, RunInfo]]:
+    with contextlib.closing(app.open_store()) as store:
+        runs = {rid: store.get_run(rid) for rid in run_ids}
+        records = [rec for rid in run_ids for rec in store.results(rid)]
+    return records, runs
+
+
+def _comparison(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):
+    from .. import compare
+
+    if not records:
+        which = ", ".join(f"run {r}" for r in runs)
+        raise UsageError(f"nothing to report: {which} {'has' if len(runs) == 1 else 'have'} no stored results")
+    groups = compare.configurations(records, {rid: info.label or f"run {rid}" for rid, info in runs.items()})
+    key = None
+    if baseline is not None:
+        key = _baseline_key([c for c, _ in groups], baseline)
+    return compare.compare(groups, baseline=key)
+
+
+def _baseline_key(configs, ref: str) -> str:
+    """A configuration named by its key ("run3"), its name (a label), or a run id ("3")."""
+    for c in configs:
+        if ref in (c.key, c.name):
+            return c.key
+    by_run = [c for c in configs if ref.isdigit() and int(ref) in c.run_ids]
+    if len(by_run) == 1:
+        return by_run[0].key
+    choices = ", ".join(f"{c.name!r} ({c.key})" for c in configs)
+    raise UsageError(f"--baseline {ref!r} names no configuration of this report (choose from {choices})")
+
+
+def _write(path: Path, data: str | bytes) -> None:
+    try:
+        if isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        else:
+            path.write_bytes(data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _render_html(app: App, records, runs, cmp, title: str | None = None) -> str:
+    from ..render.html import format_html_report
+
+    return format_html_report(records, cmp, title=title, generated_at=app.env.clock(), runs=runs)
+
+
+def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Path:
+    """Write the HTML report of one run to ``path`` (relative to the working directory); return the path."""
+    out = Path(app.env.cwd, path)
+    records, runs = _load(app, [run_id])
+    cmp = _comparison(records, runs, None)
+    label = runs[run_id].label
+    title = f"storbench report: run {run_id}" + (f" ({label})" if label else "")
+    _write(out, _render_html(app, records, runs, cmp, title))
+    return out
+
+
+@cli.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1)
+@click.option("--label-prefix", metavar="TEXT", help="Also include every run whose label starts with TEXT.")
+@click.option("--baseline", metavar="CONFIG", help="Compare against this configuration: a label, run id or key like run3 (default: the first).")
+@click.option("-o", "--output", "output", metavar="FILE", required=True, type=click.Path(dir_okay=False), help="Write the report to FILE.")
+@click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html", show_default=True,
+              help="html: one self-contained page that works offline; markdown: FILE plus PNG charts beside it (FILE-stem_chartN.png).")  # fmt: skip
+@pass_app
+def report(app: App, run_refs, label_prefix, baseline, output, fmt):
+    """Write a report comparing runs (ids, labels or 'last'): summary, charts, tables, findings."""
+    if not run_refs and not label_prefix:
+        raise UsageError("name at least one run (an id, a label or 'last') or give --label-prefix")
+    with contextlib.closing(app.open_store()) as store:
+        run_ids = _resolve_runs(store, run_refs)
+        if label_prefix:
+            matched = [r.run_id for r in reversed(store.list_runs(label_prefix=label_prefix))]
+            if not matched:
+                raise UsageError(f"no run has a label starting with {label_prefix!r} (see 'storbench list')")
+            run_ids += matched
+    run_ids = list(dict.fromkeys(run_ids))  # keep the order given, once each
+    records, runs = _load(app, run_ids)
+    cmp = _comparison(records, runs, baseline)
+
+    path = Path(app.env.cwd, output)
+    if fmt == "html":
+        _write(path, _render_html(app, records, runs, cmp))
+        app.out(str(path))
+        return
+    from ..render.markdown import format_markdown_report
+
+    text, pngs = format_markdown_report(records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock())
+    for name, data in pngs.items():
+        _write(path.parent / name, data)
+    _write(path, text)
+    app.out(str(path))
+    for name in pngs:
+        app.err(f"chart: {path.parent / name}")

@@ -1,0 +1,418 @@
+"""The HTML report (pure): records and a comparison in, one self-contained HTML page out.
+
+The page works offline and alone: plotly.js is embedded once, the figures follow as
+JSON (drawn by a few lines of script), the CSS is inline, and nothing is fetched.
+Every text from the records (labels, paths, messages, job files) goes through
+Jinja2's autoescaping, and JSON inside ``<script>`` has ``<``, ``>`` and ``&``
+escaped, so a label such as ``<script>alert(1)</script>`` shows as text.
+
+Sections, each built by one function below: header (runs), invalid-results banner,
+summary in words, configurations side by side with their differences, each
+workload (bar charts, figures table, latency percentiles, per-second series, device
+activity), sweeps, findings, fio job files.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jinja2
+from markupsafe import Markup
+
+from ..compare import METRIC_LABELS, Comparison, Config, Row, summary_sentences
+from ..metrics import METRICS
+from ..model import DIRECTIONS, SEVERITIES, ResultRecord, RunInfo
+from ..stats import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
+from ..units import format_bytes
+from . import html_charts as charts
+from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT, compare_to_json, format_rel_diff, format_verdict
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+#: Table columns: every metric of a row, in metrics.METRICS order.
+TABLE_METRICS = tuple(m for m, _ in METRICS)
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    js = get_plotlyjs()
+    if "</script" in js.lower():  # would end the inline <script> early
+        raise RuntimeError("plotly.js contains '</script': cannot be inlined")
+    return js
+
+
+def script_json(data: Any) -> Markup:
+    """JSON that is safe inside ``<script type="application/json">`` (no ``</script>``, no ``<!--``)."""
+    text = json.dumps(data, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+class Figures:
+    """The page's figures, in order; a chart div names its figure by index."""
+
+    def __init__(self) -> None:
+        self.specs: list[dict[str, Any]] = []
+
+    def add(self, spec: dict[str, Any] | None) -> int | None:
+        if spec is None:
+            return None
+        self.specs.append(spec)
+        return len(self.specs) - 1
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _header(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], runs: Mapping[int, RunInfo]) -> list[dict[str, Any]]:
+    """One entry per configuration: its runs, when, status, how many results."""
+    out = []
+    for c in cmp.configs:
+        recs = by_config.get(c.key, [])
+        infos = [runs[r] for r in c.run_ids if r in runs]
+        out.append(
+            {
+                "name": c.name,
+                "baseline": c.key == cmp.baseline,
+                "runs": ", ".join(f"run {r}" for r in c.run_ids),
+                "when": ", ".join(i.created_at for i in infos) or (recs[0].created_at if recs and recs[0].created_at else "-"),
+                "status": ", ".join(f"{i.status}" + (f" ({i.reason})" if i.reason else "") for i in infos) or "-",
+                "suite": ", ".join(i.suite for i in infos if i.suite) or "-",
+                "target": c.target or "-",
+                "results": len(recs),
+                "workloads": len({r.workload for r in recs}),
+            }
+        )
+    return out
+
+
+def invalid_workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+    """The workloads whose numbers are invalid (a finding of severity "invalid"), with where and why."""
+    found: dict[str, dict[str, Any]] = {}
+    for c in cmp.configs:
+        for rec in by_config.get(c.key, []):
+            for f in rec.findings:
+                if f.severity == "invalid":
+                    entry = found.setdefault(f.workload or rec.workload, {"configs": [], "checks": []})
+                    if c.name not in entry["configs"]:
+                        entry["configs"].append(c.name)
+                    if f.check not in entry["checks"]:
+                        entry["checks"].append(f.check)
+    return [{"workload": w, **v} for w, v in found.items()]
+
+
+def _summary(cmp: Comparison, headlines: Mapping[str, str]) -> dict[str, Any]:
+    base = cmp.config(cmp.baseline).name
+    return {
+        "sentences": summary_sentences(cmp, headlines),
+        "method": f"Differences are judged with {cmp.test} at α = {cmp.alpha:g} against the baseline {base}. "
+        "“Within noise” means the runs cannot tell the configurations apart, not that they are equal; "
+        "with a single run no difference can be claimed.",
+    }
+
+
+def _host_facts(c: Config, recs: Sequence[ResultRecord]) -> dict[str, str]:
+    st = c.storage
+    h = st.host if st is not None else None
+    fio_versions = sorted({r.fio.fio_version for r in recs if r.fio.fio_version})
+    facts = {
+        "Runs": ", ".join(f"run {r}" for r in c.run_ids),
+        "Target": c.target or (st.target if st is not None else "-"),
+        "Hostname": (h.hostname if h else None) or c.host or "-",
+        "OS": (h.distribution if h else None) or "-",
+        "Kernel": (h.kernel if h else None) or "-",
+        "CPU": f"{h.cpu_count or '?'} × {h.cpu_model or 'CPU'}" if h and (h.cpu_model or h.cpu_count) else "-",
+        "RAM": format_bytes(h.mem_bytes) if h and h.mem_bytes is not None else "-",
+        "fio": (h.fio_version if h and h.fio_version else None) or ", ".join(fio_versions) or "-",
+    }
+    fs = st.filesystem if st is not None else None
+    facts["Filesystem"] = f"{fs.fstype} at {fs.mountpoint} ({fs.source})" if fs else "-"
+    facts["Mount options"] = ",".join(fs.options) if fs and fs.options else "-"
+    devices = st.devices if st is not None else ()
+    if devices:
+        from ..storage import format_chain
+
+        facts["Devices"] = format_chain(devices)
+    for label, attr in (
+        ("I/O scheduler", "scheduler"),
+        ("Write cache", "write_cache"),
+        ("Rotational", "rotational"),
+        ("Read-ahead (KiB)", "read_ahead_kb"),
+        ("Queue (nr_requests)", "nr_requests"),
+    ):
+        vals = [f"{d.name}: {_text(getattr(d, attr))}" for d in devices if getattr(d, attr) is not None]
+        facts[label] = "; ".join(vals) or "-"
+    return facts
+
+
+#: Facts that name a configuration rather than describe it: never highlighted as a difference.
+_IDENTITIES = frozenset({"Runs"})
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def configuration_facts(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> dict[str, Any]:
+    """Facts side by side (rows that differ flagged), storage descriptions, and setting differences."""
+    from ..storage import differences, format_storage
+
+    facts = [_host_facts(c, by_config.get(c.key, [])) for c in cmp.configs]
+    labels: list[str] = []
+    for f in facts:
+        labels.extend(k for k in f if k not in labels)
+    rows = []
+    for label in labels:
+        values = [f.get(label, "-") for f in facts]
+        if all(v == "-" for v in values):
+            continue  # nothing known about it anywhere (imports): leave the row out
+        differs = label not in _IDENTITIES and len(cmp.configs) > 1 and len(set(values)) > 1
+        rows.append({"label": label, "cells": values, "differs": differs})
+    storage = [format_storage(c.storage) if c.storage is not None else [] for c in cmp.configs]
+
+    described = [c for c in cmp.configs if c.storage is not None]
+    ref = cmp.config(cmp.baseline) if cmp.config(cmp.baseline).storage is not None else (described[0] if described else None)
+    diff_rows: list[dict[str, Any]] = []
+    if ref is not None and len(described) > 1:
+        table: dict[str, dict[str, str]] = {}
+        for c in described:
+            if c.key == ref.key:
+                continue
+            for field, va, vb in differences(ref.storage, c.storage):
+                table.setdefault(field, {ref.key: va})[c.key] = vb
+        for field, values in table.items():
+            cells = []
+            for c in cmp.configs:
+                if c.storage is None:
+                    cells.append({"text": "not described", "differs": False})
+                else:
+                    v = values.get(c.key, values[ref.key])
+                    cells.append({"text": v, "differs": v != values[ref.key]})
+            diff_rows.append({"field": field, "cells": cells})
+    return {
+        "names": [c.name for c in cmp.configs],
+        "baseline": cmp.baseline_index,
+        "rows": rows,
+        "storage": storage,
+        "differences": diff_rows,
+        "described": len(described),
+        "reference": ref.name if ref is not None else None,
+    }
+
+
+def _verdict_class(verdict: str | None) -> str:
+    return {VERDICT_BETTER: "better", VERDICT_WORSE: "worse", VERDICT_NOISE: "noise"}.get(verdict or "", "inconclusive")
+
+
+def figure_cell(cmp: Comparison, row: Row, index: int) -> dict[str, Any] | None:
+    cell = row.cells[index]
+    if cell is None:
+        return None
+    fmt = charts.FORMATTERS[row.metric]
+    s = cell.summary
+    v = row.versus[index]
+    mark = ""
+    if row.leader == cell.config:
+        mark = LEADER_SIGNIFICANT if row.leader_significant else LEADER_BEST_MEAN
+    return {
+        "mean": fmt(s.mean),
+        "sd": fmt(s.stddev) if s.stddev is not None else None,
+        "mean_repr": repr(s.mean),
+        "n": s.n,
+        "mark": mark,
+        "rel": format_rel_diff(v),
+        "verdict": format_verdict(v),
+        "verdict_class": _verdict_class(v.verdict if v else None),
+    }
+
+
+def _table(cmp: Comparison, workload: str, headline: str) -> dict[str, Any]:
+    """Rows of (direction, configuration) with every metric's cell."""
+    rows = charts.rows_of(cmp, workload)
+    by_dir: dict[str, dict[str, Row]] = {}
+    for r in rows:
+        by_dir.setdefault(r.direction, {})[r.metric] = r
+    body = []
+    for direction in DIRECTIONS:
+        metrics = by_dir.get(direction)
+        if not metrics:
+            continue
+        for i, c in enumerate(cmp.configs):
+            cells = {m: figure_cell(cmp, metrics[m], i) if m in metrics else None for m in TABLE_METRICS}
+            if all(v is None for v in cells.values()):
+                continue
+            n = max((v["n"] for v in cells.values() if v), default=0)
+            body.append(
+                {"direction": direction, "config": c.name, "key": c.key, "baseline": c.key == cmp.baseline, "n": n, "cells": cells}
+            )
+    return {
+        "columns": [{"metric": m, "label": METRIC_LABELS[m], "headline": m == headline} for m in TABLE_METRICS],
+        "rows": body,
+    }
+
+
+def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures, headlines: Mapping[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for i, workload in enumerate(charts.workloads(cmp)):
+        headline = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}.get(headlines.get(workload, ""), "iops")
+        bars = [figs.add(charts.bar_figure(cmp, workload, m)) for m in charts.CHART_METRICS]
+        series = [figs.add(charts.series_figure(cmp, by_config, workload, k)) for k in ("iops", "bw_bytes")]
+        activity = []
+        mine = {c.key: [r for r in by_config.get(c.key, []) if r.workload == workload] for c in cmp.configs}
+        peak = charts.activity_peak([r for recs in mine.values() for r in recs])
+        for c in cmp.configs:
+            fig = figs.add(charts.activity_figure(c, mine[c.key], peak))
+            if fig is not None:
+                activity.append(fig)
+        out.append(
+            {
+                "name": workload,
+                "anchor": f"w{i}",
+                "headline": METRIC_LABELS[headline],
+                "bars": [b for b in bars if b is not None],
+                "table": _table(cmp, workload, headline),
+                "percentiles": figs.add(charts.percentile_figure(cmp, by_config, workload)),
+                "series": [s for s in series if s is not None],
+                "activity": activity,
+            }
+        )
+    return out
+
+
+def _sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures) -> list[dict[str, Any]]:
+    out = []
+    for sweep in charts.find_sweeps(cmp, by_config):
+        fixed = ", ".join(f"{k}={v}" if v is not None else k for k, v in sweep.fixed)
+        if len(sweep.keys) == 1:
+            ids = [figs.add(charts.sweep_figure(cmp, sweep, m)) for m in charts.CHART_METRICS]
+            title = f"Sweep over {sweep.keys[0]}: " + ", ".join(str(v) for v in sweep.values(0))
+        else:
+            ids = []
+            for c in cmp.configs:
+                for d in DIRECTIONS:
+                    for m in charts.CHART_METRICS:
+                        ids.append(figs.add(charts.heatmap_figure(cmp, sweep, c.key, d, m)))
+            title = f"Sweep over {sweep.keys[0]} × {sweep.keys[1]}"
+        ids = [i for i in ids if i is not None]
+        if ids:
+            workloads = sorted({p.workload for p in sweep.points}, key=lambda w: charts.workloads(cmp).index(w))
+            out.append({"title": title, "fixed": fixed, "workloads": workloads, "figures": ids})
+    return out
+
+
+def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+    """One entry per configuration, workload, check and severity, worst first.
+
+    Checks run after every repetition over the repetitions so far, so the finding of
+    the last repetition that has it says the most; ``count`` says in how many of the
+    workload's results the check fired.
+    """
+    found: dict[tuple, dict[str, Any]] = {}
+    for c in cmp.configs:
+        recs = by_config.get(c.key, [])
+        for rec in sorted(recs, key=lambda r: r.repetition):
+            for f in rec.findings:
+                workload = f.workload or rec.workload
+                entry = found.setdefault(
+                    (c.key, workload, f.check, f.severity),
+                    {"config": c.name, "workload": workload, "severity": f.severity, "check": f.check, "count": 0,
+                     "of": sum(1 for r in recs if r.workload == workload)},
+                )  # fmt: skip
+                entry.update(message=f.message, fix=f.fix)
+                entry["count"] += 1
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(found.values(), key=lambda e: -rank.get(e["severity"], 0))
+
+
+def job_files(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+    """Each workload's distinct fio job files, with the configurations that ran each."""
+    out = []
+    for workload in charts.workloads(cmp):
+        texts: dict[str, dict[str, Any]] = {}
+        for c in cmp.configs:
+            for rec in by_config.get(c.key, []):
+                if rec.workload != workload:
+                    continue
+                entry = texts.setdefault(rec.job_text or "(job file not stored)", {"configs": [], "fio": []})
+                if c.name not in entry["configs"]:
+                    entry["configs"].append(c.name)
+                if rec.fio.fio_version and rec.fio.fio_version not in entry["fio"]:
+                    entry["fio"].append(rec.fio.fio_version)
+        out.append({"workload": workload, "texts": [{"text": t, **v} for t, v in texts.items()]})
+    return out
+
+
+def default_headlines(records: Sequence[ResultRecord]) -> dict[str, str]:
+    from ..suites import default_headline
+
+    out: dict[str, str] = {}
+    for rec in records:
+        if rec.workload not in out and rec.options:
+            out[rec.workload] = default_headline(tuple(rec.options.items()))
+    return out
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def format_html_report(
+    records: Sequence[ResultRecord],
+    cmp: Comparison,
+    *,
+    title: str | None = None,
+    generated_at: str | None = None,
+    runs: Mapping[int, RunInfo] | None = None,
+    headlines: Mapping[str, str] | None = None,
+) -> str:
+    """The whole report as one HTML string.
+
+    ``records`` are the results behind ``cmp`` (matched to its configurations by run,
+    target and host); ``runs`` adds each run's date and status to the header;
+    ``headlines`` maps a workload to the metric it is judged by ("iops", "bw",
+    "lat"), by default :func:`suites.default_headline` of its options.
+    ``generated_at`` is shown as given (the caller owns the clock).
+    """
+    by_config = charts.records_by_config(cmp, records)
+    heads = dict(default_headlines(records))
+    heads.update(headlines or {})
+    figs = Figures()
+    names = [c.name for c in cmp.configs]
+    context = {
+        "title": title or "storbench report: " + " vs ".join(names),
+        "generated_at": generated_at,
+        "header": _header(cmp, by_config, runs or {}),
+        "invalid": invalid_workloads(cmp, by_config),
+        "summary": _summary(cmp, heads),
+        "configs": configuration_facts(cmp, by_config),
+        "workloads": _workloads(cmp, by_config, figs, heads),
+        "sweeps": _sweeps(cmp, by_config, figs),
+        "findings": finding_digest(cmp, by_config),
+        "jobs": job_files(cmp, by_config),
+        "legend": f"{LEADER_SIGNIFICANT} best and significantly ahead of every other configuration; "
+        f"{LEADER_BEST_MEAN} best mean, not significantly ahead.",
+    }
+    context["figures_json"] = script_json(figs.specs)
+    data = compare_to_json(cmp)
+    for config in data["configs"]:  # the page shows the storage as text; serial numbers stay out
+        config.pop("storage", None)
+    context["data_json"] = script_json(data)
+    context["plotly_js"] = Markup(_plotly_js())
+    return _environment().get_template("report.html.j2").render(**context)
