@@ -71,7 +71,9 @@ def test_default_target_is_a_scratch_dir_removed_afterwards(cli, tmp_path):
     work.mkdir()
     res = cli("run", "--workload", "rnd4k-q1t1-read", *SMALL, cwd=work)
     assert res.code == 0, res.err
-    assert _files(work) == []
+    # only the run's HTML report is left here: the scratch directory and its test file are gone
+    assert _files(work) == ["storbench-run-1.html"]
+    assert "report: " in res.err and str(work / "storbench-run-1.html") in res.err
     assert "results stored in" in res.out and "as run 1" in res.out
 
 

@@ -98,16 +98,18 @@ def _finding_summary(group: Sequence[ResultRecord]) -> str:
 
 
 def format_findings(records: Sequence[ResultRecord]) -> list[str]:
-    """Every distinct finding of these records, worst first, with its fix."""
-    distinct: dict[tuple[str, str | None, str], object] = {}
-    for rec in records:
-        for f in rec.findings:
-            distinct.setdefault((f.check, f.workload or rec.workload, f.message), f)
-    ordered = sorted(distinct.values(), key=lambda f: -SEVERITIES.index(f.severity))  # type: ignore[attr-defined]
+    """The findings of every workload, worst first, with their fix.
+
+    Checks run after every repetition over all repetitions so far, so the last
+    repetition's findings speak for the workload; earlier ones are not repeated.
+    """
+    latest = [group[-1] for group in group_records(records)]
+    found = [(f, rec) for rec in latest for f in rec.findings]
+    found.sort(key=lambda fr: -SEVERITIES.index(fr[0].severity))
     lines = []
-    for f in ordered:
-        lines.append(f"{f.severity.upper():8} {f.workload or ''} [{f.check}] {f.message}")  # type: ignore[attr-defined]
-        lines.append(f"         fix: {f.fix}")  # type: ignore[attr-defined]
+    for f, rec in found:
+        lines.append(f"{f.severity.upper():8} {f.workload or rec.workload} [{f.check}] {f.message}")
+        lines.append(f"         fix: {f.fix}")
     return lines
 
 
