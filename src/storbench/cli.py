@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -89,8 +90,20 @@ def _catalog(suite_file: str | None):
     return catalog
 
 
+def _finite(data):
+    """``data`` with NaN and infinities as None: JSON has no such numbers, and fio's text
+    output does print ``stdev=nan`` (a figure that was not measured, which JSON calls null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
 def _print_json(app: App, data) -> None:
-    app.out(json.dumps(data, indent=2, sort_keys=False, allow_nan=False, default=str))
+    app.out(json.dumps(_finite(data), indent=2, sort_keys=False, allow_nan=False, default=str))
 
 
 def _public(records: Sequence[ResultRecord]) -> list[dict]:
@@ -130,15 +143,19 @@ def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
 
 
 def _overrides(size: str | None, runtime: str | None) -> Overrides:
-    from .units import fio_size, parse_duration
+    from .units import fio_size, parse_duration, parse_size
 
     rt = None
     if runtime is not None:
         seconds = parse_duration(runtime)
         if seconds <= 0:
             raise UsageError(f"--runtime {runtime!r} must be longer than 0 s")
-        ms = round(seconds * 1000)
+        ms = round(seconds * 1000) if seconds < 1e15 else None
+        if not ms:  # 0 would tell fio "no limit"
+            raise UsageError(f"--runtime {runtime!r} must be from 1 ms to 1e15 s (fio counts whole milliseconds)")
         rt = str(ms // 1000) if ms % 1000 == 0 else f"{ms}ms"
+    if size is not None and parse_size(size) == 0:
+        raise UsageError(f"--size {size!r} must be more than 0 bytes")
     return Overrides(size=fio_size(size) if size is not None else None, runtime=rt)
 
 
@@ -247,9 +264,12 @@ class _Request:
     keep_files: bool
     telemetry: bool
     destroy: tuple[str, ...]
+    #: --host/--hosts: storbench.hosts.Host records (empty: a local run)
+    hosts: tuple = ()
 
     def meta(self) -> dict:
         return {
+            **({"hosts": [h.to_meta() for h in self.hosts]} if self.hosts else {}),
             "workloads": [_workload_to_meta(w) for w in self.workloads],
             "targets": list(self.target_paths),
             "overrides": {"size": self.overrides.size, "runtime": self.overrides.runtime, "extra": [list(e) for e in self.overrides.extra]},
@@ -275,9 +295,16 @@ class _Request:
                 keep_files=bool(meta.get("keep_files")),
                 telemetry=bool(meta.get("telemetry", True)),
                 destroy=tuple(meta.get("destroy_data", [])),
+                hosts=_hosts_from_meta(meta.get("hosts", [])),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"this run cannot be resumed: it was stored without its plan ({exc})") from None
+
+
+def _hosts_from_meta(items) -> tuple:
+    from .hosts import Host
+
+    return tuple(Host.from_meta(d) for d in items)
 
 
 @cli.command()
@@ -286,6 +313,8 @@ class _Request:
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
 @click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory, file or block device to test (repeatable). Default: a scratch directory here.")
 @click.option("--destroy-data", "destroy", metavar="DEVICE", multiple=True, help="Allow write workloads on this exact block device, destroying its data.")
+@click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
+@click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML inventory of fio servers ([host.NAME] address, port, target, label); see docs/many-hosts.md.")
 @click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
 @click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s, 2m.")
 @click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option (repeatable: a grid).")
@@ -303,11 +332,17 @@ class _Request:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
-    """Run a suite (or single workloads) through fio and store every result."""
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+    """Run a suite (or single workloads) through fio and store every result.
+
+    With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
+    of them at once; each host's result and the aggregate are stored.
+    """
     from . import runner
 
     app: App = ctx.obj
+    if resume is not None and (host_values or hosts_file):
+        raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
     if resume is not None:
         given = [
             name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy")
@@ -340,7 +375,8 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, size, run
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = _overrides(size, runtime)
-    if not no_telemetry:
+    hosts = _parse_hosts(host_values, hosts_file, targets, destroy)
+    if not no_telemetry and not hosts:  # client runs: interval logs of hosts on one address collide
         overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
     if until_rse is not None and repeat != 1:
         raise UsageError("give either --repeat or --until-rse, not both")
@@ -358,6 +394,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, size, run
         keep_files=keep_files,
         telemetry=not no_telemetry,
         destroy=tuple(destroy),
+        hosts=hosts,
     )
     if dry_run:
         _dry_run(app, request)
@@ -365,16 +402,48 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, size, run
     _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
 
 
-def _resolve_targets(request: _Request) -> tuple[Target, ...]:
+def _parse_hosts(host_values, hosts_file, targets, destroy) -> tuple:
+    """--host values and the --hosts inventory, validated (pure apart from reading the file)."""
+    from .hosts import check_remote_target, combine_hosts, load_inventory, parse_host
+
+    if not host_values and not hosts_file:
+        return ()
+    found = [parse_host(v) for v in host_values]
+    if hosts_file:
+        found += list(load_inventory(hosts_file))
+    if len(targets) > 1:
+        raise UsageError("with --host/--hosts give at most one --target (a directory on the hosts; per-host targets go in the --hosts file)")
+    for t in targets:
+        check_remote_target(t, f"--target {t!r}")
+    if destroy:
+        raise UsageError("--destroy-data is for local block devices; it cannot be used with --host/--hosts")
+    return combine_hosts(found)
+
+
+def _remote_targets(request: _Request) -> tuple[Target, ...]:
+    """Client runs: the --target is a directory ON the hosts, never looked at here; without
+    one, the test file goes into each agent's working directory (a relative path)."""
+    return tuple(Target(kind="dir", path=t) for t in request.target_paths) or (Target(kind="dir", path="."),)
+
+
+def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
     from . import runner
 
-    return tuple(runner.resolve_target(t, destroy=request.destroy, workloads=request.workloads) for t in request.target_paths)
+    if request.hosts:
+        return _remote_targets(request)
+    stray = [d for d in request.destroy if d not in request.target_paths]
+    if stray:
+        raise UsageError(f"--destroy-data {stray[0]} names no --target; give the device as --target {stray[0]} too")
+    return tuple(
+        runner.resolve_target(t, destroy=request.destroy, workloads=request.workloads, db_path=app.db_url)
+        for t in request.target_paths
+    )
 
 
 def _dry_run(app: App, request: _Request) -> None:
     from . import runner
 
-    resolved = _resolve_targets(request)
+    resolved = _resolve_targets(app, request)
     shown = resolved or (Target(kind="dir", path=os.path.join(app.env.cwd, ".storbench-scratch-XXXXXX"), scratch=True),)
     plan = runner.RunPlan(workloads=request.workloads, targets=shown, overrides=request.overrides, label=request.label)
     executor = None
@@ -383,23 +452,64 @@ def _dry_run(app: App, request: _Request) -> None:
         nonlocal executor
         from .engines import probe_ioengine
 
+        if request.hosts:  # probed on the hosts when the run starts
+            return "libaio"
         executor = executor or runner.SubprocessFio(app.env.fio_path)
         where = target.path if os.path.isdir(target.path) else (os.path.dirname(target.path) if target.kind == "file" else app.env.cwd)
         return probe_ioengine(executor.path, where)
 
     for spec in runner.plan_jobs(plan, engine_for):
+        if request.hosts:
+            from .hosts import job_for_host
+
+            for host in request.hosts:
+                app.out(f"# workload {spec.workload.name} on host {host.display} ({host.endpoint}), directory {host.target or spec.target.display}")
+                if any(k == "ioengine" and v == "auto" for k, v in spec.workload.options):
+                    app.out("# ioengine=auto: the engine is probed on the hosts when the run starts")
+                app.out(job_for_host(spec.job_text, host.target).rstrip("\n"))
+                app.out("")
+            continue
         app.out(f"# workload {spec.workload.name} on {spec.target.display}")
         app.out(spec.job_text.rstrip("\n"))
         app.out("")
 
 
+def _prepare_hosts(app: App, request: _Request):
+    """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are
+    left out with one line each, and the rest run.  Returns (ClientFio, Preflight)."""
+    from .hosts import ClientFio, Preflight, check_hosts
+
+    probe_executor = ClientFio(request.hosts, app.env.fio_path)
+    local_version = probe_executor.version()
+    preflight = Preflight(tuple(check_hosts(request.hosts, probe_executor.path, local_version)))
+    for check in preflight.left_out:
+        app.err(f"host {check.host.display}: left out: {check.problem}")
+    if not preflight.usable:
+        first = preflight.left_out[0]
+        raise StorbenchError(f"no host can run ({len(preflight.left_out)} left out); first: host {first.host.display}: {first.problem}")
+    for check in preflight.checks:
+        if check.ok and check.facts is not None:
+            f = check.facts
+            app.err(f"host {check.host.display}: {f.hostname or '?'} ({f.os or '?'} {f.arch or '?'}), {f.fio_version}")
+    return ClientFio(preflight.usable, app.env.fio_path), preflight
+
+
 def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run: int | None, report_path, no_report: bool) -> None:
+    import threading
+
     from . import runner
 
-    executor = runner.SubprocessFio(app.env.fio_path)
+    # The store module (SQLAlchemy: a quarter of a second) is imported on another thread
+    # while this one waits for fio (--version, the ioengine probe); open_store then finds it loaded.
+    threading.Thread(target=_importlib.import_module, args=("storbench.store",), daemon=True).start()
+    preflight = None
+    if request.hosts:
+        executor, preflight = _prepare_hosts(app, request)
+    else:
+        executor = runner.SubprocessFio(app.env.fio_path)
     fio_version = executor.version()
     show_progress = app.env.show_progress if progress is None else progress
-    resolved = _resolve_targets(request)
+    resolved = _resolve_targets(app, request)
     label = request.label
     with contextlib.ExitStack() as stack:
         scratch_before = None
@@ -410,15 +520,22 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         def engine_for(target: Target) -> str:
             from .engines import probe_ioengine
 
+            if preflight is not None:
+                return executor.probe_ioengine(target.path)
             where = target.path if target.kind == "dir" else os.path.dirname(target.path)
             return probe_ioengine(executor.path, where)
 
         specs = runner.plan_jobs(plan, engine_for)
-        runner.check_free_space(specs)
+        if preflight is None:  # client runs: the targets are on the hosts
+            runner.check_free_space(specs)
+        else:
+            stack.callback(_remove_remote_files, app, executor, specs, request.keep_files)
         store = stack.enter_context(contextlib.closing(app.open_store()))
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         if resume_run is None:
             meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
+            if preflight is not None:  # what each fio server said about itself, and who was left out
+                meta["host_checks"] = preflight.meta()
             run_id = store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
         else:
             run_id = resume_run
@@ -441,7 +558,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                 clock=app.env.clock,
                 keep_files=request.keep_files,
                 repeat=request.repeat,
-                telemetry=runner.SystemTelemetry() if request.telemetry else runner.NoTelemetry(),
+                telemetry=_telemetry(request, store, remote=preflight is not None),
                 previous=previous,
             )
         except StorbenchError as exc:
@@ -452,7 +569,11 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             raise
         if outcome.failures:
             status = "incomplete" if outcome.stored or previous else "failed"
-            reason = f"{len(outcome.failures)} of {len(specs)} workload(s) failed"
+            first = outcome.failures[0]
+            reason = (
+                f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
+                f"workload {first.workload!r} on {first.target}: {first.reason}"
+            )
         else:
             status, reason = "complete", None
         store.finish_run(run_id, status, reason=reason)
@@ -465,6 +586,11 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
 
         title = f"run {run_id}" + (f" ({label})" if label else "")
         app.console().print(format_results_table(records, title=title))
+        if preflight is not None:
+            from .hosts import format_host_lines
+
+            for line in format_host_lines(records):
+                app.out(line)
         app.out(f"results stored in {app.db_url} as run {run_id} (storbench show {run_id})")
     if not no_report and records:
         _write_report(app, run_id, report_path)
@@ -474,6 +600,28 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
             f"workload {first.workload!r} on {first.target}: {first.reason}"
         )
+
+
+def _telemetry(request: _Request, store, *, remote: bool):
+    """What the runner learns about the storage: nothing here for client runs (the
+    storage is on the hosts); else the local description, with the network ceilings
+    ``storbench net`` measured, for the share-ceiling check."""
+    from . import runner
+    from .net import CeilingLookup
+
+    if remote or not request.telemetry:
+        return runner.NoTelemetry()
+    telemetry = runner.SystemTelemetry()
+    telemetry.net_ceilings = CeilingLookup(store.last_net_ceiling)
+    return telemetry
+
+
+def _remove_remote_files(app: App, executor, specs, keep_files: bool) -> None:
+    """Client runs: the test files are on the hosts; fio removes them there."""
+    if keep_files:
+        return
+    for problem in executor.remove_test_files(s.job_text for s in specs):
+        app.err(f"warning: {problem}")
 
 
 def _write_report(app: App, run_id: int, report_path: str | None) -> None:
@@ -632,7 +780,7 @@ def export(app: App, run_refs, fmt, output):
         records: list[ResultRecord] = []
         for run_id in _resolve_runs(store, run_refs):
             records.extend(store.results(run_id))
-    text = format_csv(records) if fmt == "csv" else json.dumps(_public(records), indent=2, allow_nan=False) + "\n"
+    text = format_csv(records) if fmt == "csv" else json.dumps(_finite(_public(records)), indent=2, allow_nan=False) + "\n"
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -730,6 +878,12 @@ for _mod in sorted(m.name for m in _pkgutil.iter_modules(_commands.__path__)):
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+def _one_line(text: object) -> str:
+    """A message as ONE line: line breaks and other control characters (from a file name,
+    a suite file key, fio's words) are shown escaped, as Python writes them: ``\\n``."""
+    return "".join(repr(c)[1:-1] if (ord(c) < 0x20 or ord(c) == 0x7F) else c for c in str(text))
+
+
 def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     """Run the CLI; return the exit code (tests call this with their own Env)."""
     env = env or Env()
@@ -737,7 +891,7 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         cli.main(args=list(argv) if argv is not None else None, prog_name="storbench", obj=env, standalone_mode=False)
         return ExitCode.OK
     except StorbenchError as exc:
-        env.stderr.write(f"storbench: error: {exc.message}\n")
+        env.stderr.write(f"storbench: error: {_one_line(exc.message)}\n")
         return exc.exit_code
     except _NO_ARGS_IS_HELP as exc:  # bare "storbench": the help text, not an error line
         env.stderr.write(exc.format_message() + "\n")
@@ -747,7 +901,7 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         ctx = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see '{ctx.command_path} --help')"
-        env.stderr.write(f"storbench: error: {exc.format_message()}{hint}\n")
+        env.stderr.write(f"storbench: error: {_one_line(exc.format_message())}{_one_line(hint)}\n")
         return ExitCode.USAGE if exc.exit_code == 2 else exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -760,6 +914,6 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         if env.environ.get("STORBENCH_DEBUG"):
             raise
         env.stderr.write(
-            f"storbench: internal error: {type(exc).__name__}: {exc} (set STORBENCH_DEBUG=1 for a traceback)\n"
+            f"storbench: internal error: {type(exc).__name__}: {_one_line(exc)} (set STORBENCH_DEBUG=1 for a traceback)\n"
         )
         return ExitCode.ERROR

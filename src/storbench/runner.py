@@ -257,6 +257,28 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
 # --------------------------------------------------------------------------- targets
 
 
+def _read_only_fs(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def target_identity(target: Target) -> tuple[int, int] | None:
+    """(device, inode) of a directory or file target, None when it is gone.
+
+    A target that is unmounted (even lazily), removed or replaced while a run goes
+    on changes identity: its path then names something else.
+    """
+    if target.kind not in ("dir", "file"):
+        return None
+    try:
+        st = os.stat(target.path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def resolve_target(
     path: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = (), *, db_path: str | None = None
 ) -> Target:
@@ -272,6 +294,11 @@ def resolve_target(
     real = os.path.realpath(path)
     if os.path.isdir(real):
         if not os.access(real, os.W_OK | os.X_OK):
+            if _read_only_fs(real):
+                raise TargetError(
+                    f"target {path!r} is not writable: its filesystem is mounted read-only, and storbench must "
+                    "create its test file there (remount it read-write or give another --target)"
+                )
             raise TargetError(f"target {path!r} is a directory that is not writable by this user")
         return Target(kind="dir", path=os.path.abspath(path))
     if os.path.isfile(real):
@@ -283,8 +310,8 @@ def resolve_target(
     if stat.S_ISBLK(os.stat(real).st_mode):
         from .guard import check_block_target, gather_device_facts, workload_writes
 
-        facts = gather_device_facts(path, db_path=db_path)
         writing = [w.name for w in workloads if workload_writes(w.options)]
+        facts = gather_device_facts(path, db_path=db_path, probe_exclusive=bool(writing))
         check_block_target(facts, writes=bool(writing), destroy=tuple(destroy), writing=writing)
         # fio gets the device that was checked, not a name that could be re-pointed later
         return Target(kind="block", path=facts.realpath)
@@ -566,6 +593,8 @@ def execute(
     failures: list[Failure] = []
     fio_version = executor.version()
     storage_by_target: dict[str, Any] = {}
+    identity_by_target: dict[str, tuple[int, int] | None] = {}
+    local = not getattr(executor, "remote", False)  # client/server: the target path is on other hosts
     current = "(before the first workload)"
     try:
         with _sigterm_as_interrupt():
@@ -573,6 +602,7 @@ def execute(
                 current = spec.workload.name
                 key = spec.target.path
                 if key not in storage_by_target:
+                    identity_by_target[key] = target_identity(spec.target)
                     storage_by_target[key] = telemetry.describe(spec.target, fio_version)
                 storage = storage_by_target[key]
                 records: list[ResultRecord] = list(previous.get((spec.workload.name, spec.target.display), ()))
@@ -581,11 +611,17 @@ def execute(
                 for repetition in _repetitions(repeat, start=len(records)):
                     _raise_if_stopping()
                     reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
-                    outcome = _measure_once(
-                        run_id, spec, repetition, records, storage,
-                        executor=executor, telemetry=telemetry, label=label, clock=clock,
-                        fio_version=fio_version, on_status=reporter.status,
-                    )
+                    expected = identity_by_target[key]
+                    if local and target_identity(spec.target) != expected:
+                        outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "since the run started; it was not run"))
+                    else:
+                        outcome = _measure_once(
+                            run_id, spec, repetition, records, storage,
+                            executor=executor, telemetry=telemetry, label=label, clock=clock,
+                            fio_version=fio_version, on_status=reporter.status,
+                        )
+                        if local and not isinstance(outcome, Failure) and target_identity(spec.target) != expected:
+                            outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "while fio ran; its result is not kept"))
                     if isinstance(outcome, Failure):
                         failures.append(outcome)
                         reporter.workload_failed(spec.workload, spec.target, outcome.reason)
@@ -619,6 +655,11 @@ def execute(
         if not keep_files and not getattr(executor, "remote", False):  # remote files: see ClientFio
             remove_test_files(specs)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+
+
+def _target_changed(target: Target, when: str) -> str:
+    what = "directory" if target.kind == "dir" else "file"
+    return f"the target {what} was unmounted, removed or replaced {when}"
 
 
 def _repetitions(repeat: Repeat, start: int = 0) -> Iterator[int]:
@@ -765,13 +806,16 @@ def per_host_results(
 
     A host is fio's (``hostname``, ``port``): two servers on one address (SSH
     tunnels, loopback) are two hosts.  It is named ``names[(hostname, port)]``
-    when given, else ``hostname``, else ``hostname:port`` where the address is shared.
+    when given, else ``hostname``, else ``hostname:port`` where the address is shared;
+    hosts in ``names`` come first, in its order.
     """
     if not any(j.hostname for j in result.jobs):
         return []
     names = names or {}
     out: list[tuple[str | None, FioResult]] = []
     keys = list(dict.fromkeys((j.hostname, j.port) for j in result.jobs if j.hostname and not j.is_aggregate))
+    order = {key: i for i, key in enumerate(names)}  # fio lists hosts as they finish: keep the given order
+    keys.sort(key=lambda key: order.get(key, len(order)))
     shared = {h for h, _ in keys if sum(1 for k, _ in keys if k == h) > 1}
     for key in keys:
         hostname, port = key
@@ -864,18 +908,36 @@ def check_free_space(specs: Sequence[JobSpec]) -> None:
             if nbytes > need.get(path, 0):
                 need[path] = nbytes
                 where[path] = spec.workload.name
-    for path, nbytes in need.items():
-        directory = os.path.dirname(path)
-        free = shutil.disk_usage(directory).free
-        with contextlib.suppress(FileNotFoundError):
-            free += os.stat(path).st_blocks * 512
-        if nbytes > free:
-            from .render.units import fmt_bytes
+    # every test file of a run stays until the end: those on one filesystem add up
+    by_fs: dict[int, list[str]] = {}
+    for path in need:
+        by_fs.setdefault(os.stat(os.path.dirname(path)).st_dev, []).append(path)
+    for paths in by_fs.values():
+        fs = os.statvfs(os.path.dirname(paths[0]))
+        if fs.f_blocks == 0:
+            continue  # no size reported (ramfs, some FUSE): nothing to judge by
+        free = fs.f_bavail * fs.f_frsize
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                free += os.stat(path).st_blocks * 512
+        total = sum(need[p] for p in paths)
+        if total <= free:
+            continue
+        from .render.units import fmt_bytes
 
+        if len(paths) == 1:
+            [path] = paths
             raise TargetError(
-                f"target {directory!r} has {fmt_bytes(free)} free but workload {where[path]!r} needs a "
-                f"{fmt_bytes(nbytes)} test file; give a smaller --size or another --target"
+                f"target {os.path.dirname(path)!r} has {fmt_bytes(free)} free but workload {where[path]!r} needs a "
+                f"{fmt_bytes(need[path])} test file; give a smaller --size or another --target"
             )
+        dirs = ", ".join(repr(os.path.dirname(p)) for p in paths)
+        largest = max(paths, key=lambda p: need[p])
+        raise TargetError(
+            f"targets {dirs} share one filesystem with {fmt_bytes(free)} free but their test files need "
+            f"{fmt_bytes(total)} together (workload {where[largest]!r} needs {fmt_bytes(need[largest])} in "
+            f"{os.path.dirname(largest)!r}); give a smaller --size or targets on different filesystems"
+        )
 
 
 def remove_test_files(specs: Sequence[JobSpec]) -> None:
@@ -885,7 +947,8 @@ def remove_test_files(specs: Sequence[JobSpec]) -> None:
             if path in seen:
                 continue
             seen.add(path)
-            with contextlib.suppress(FileNotFoundError):
+            # gone already, or not ours to remove (someone else's file, a vanished mount)
+            with contextlib.suppress(OSError):
                 os.unlink(path)
 
 

@@ -89,7 +89,7 @@ def parse_fio_json(text: str) -> FioResult:
     if any(s > end for s, _, _ in failures):
         notes.append("storbench: ignored an incomplete JSON document after the last complete one")
     try:
-        return _result(doc, tuple(notes))
+        return _result(_no_lone_surrogates(doc), tuple(_no_lone_surrogates(notes)))
     except FioParseError:
         raise
     except (TypeError, ValueError, OverflowError, AttributeError, KeyError, RecursionError) as exc:
@@ -221,6 +221,21 @@ def _pct_map(value: Any) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------- records
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogates(value: Any) -> Any:
+    """The document with U+FFFD for each lone surrogate (a ``"\\ud800"`` escape no fio writes):
+    such text cannot be encoded as UTF-8, so it could be neither stored nor printed."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_no_lone_surrogates(k): _no_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_lone_surrogates(v) for v in value]
+    return value
 
 
 def _result(doc: dict, notes: tuple[str, ...]) -> FioResult:

@@ -15,10 +15,17 @@
 Every write (:meth:`Store.create_run`, :meth:`Store.add_result`,
 :meth:`Store.finish_run`) is its own committed transaction, so a crash loses at
 most the workload in progress; writes retry while another process holds the lock.
+(A SQLite file runs with ``synchronous=NORMAL``: commits are not flushed to disk one
+by one, so an OS crash or power loss, unlike a crash of storbench, may also lose the
+last few commits.)
 
 Only the SQLite branch uses SQLite-specific SQL (PRAGMAs, ``BEGIN IMMEDIATE``); the
 rest is portable Core, so a PostgreSQL URL works the same way (without the file
-checks and the backup).
+checks and the backup; a failed upgrade rolls back, DDL is transactional there too).
+Two PostgreSQL-specific details: migrations run under ``pg_advisory_xact_lock`` so
+that processes opening a new database at the same moment do not both create the
+schema, and free text is stored with NUL (which PostgreSQL text cannot hold)
+escaped reversibly as U+F8FF ``0`` (U+F8FF itself doubled).
 """
 
 from __future__ import annotations
@@ -31,13 +38,9 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Select, create_engine, event, func, inspect, select, update
+from sqlalchemy import Select, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
@@ -55,9 +58,18 @@ MIGRATIONS_DIR: Path = Path(__file__).resolve().parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
 _WRITE_RETRIES = 10  # on top of busy_timeout, for "database is locked" that SQLite returns at once
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: pg_advisory_xact_lock key held while a PostgreSQL schema is created or upgraded ("sbmigrat")
+_PG_MIGRATION_LOCK = 0x73626D6967726174
+#: PostgreSQL text cannot hold NUL: it is stored as _NUL_ESCAPE + "0" (and _NUL_ESCAPE doubled)
+_NUL_ESCAPE = "\uf8ff"
+_NUL_DECODE = re.compile("\uf8ff(\uf8ff|0)")
 _WRITE_OPTION = "storbench_write"  # execution option: this transaction will write
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:  # alembic is imported only to create or upgrade a schema (it takes ~0.7 s)
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 
 # --------------------------------------------------------------------------- location
@@ -104,23 +116,82 @@ def _system_clock() -> datetime:
 
 @functools.lru_cache(maxsize=None)
 def _script(location: str) -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(_alembic_config(location))
 
 
 def _alembic_config(location: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()  # no alembic.ini, no logging configuration
     cfg.set_main_option("script_location", location.replace("%", "%%"))
     cfg.set_main_option("path_separator", "os")
     return cfg
 
 
+_REVISION_LINE = re.compile(r"^revision\s*(?::[^=\n]*)?=\s*[\"']([^\"'\n]+)[\"']\s*$", re.M)
+_DOWN_REVISION_LINE = re.compile(r"^down_revision\s*(?::[^=\n]*)?=\s*(?:None|[\"']([^\"'\n]+)[\"'])\s*$", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_revisions(location: str) -> tuple[frozenset[str], str] | None:
+    """Known revisions and the single head, read from the version files' text.
+
+    Opening a database that is already at head (every command but the first) then
+    needs no alembic import.  ``None`` when a file does not spell its revision as
+    plain ``revision = "..."`` / ``down_revision = "..."`` lines, or the history is not
+    one line: alembic itself decides then.
+    """
+    parents: dict[str, str | None] = {}
+    for path in sorted(Path(location, "versions").glob("*.py")):
+        try:
+            body = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        revs, downs = _REVISION_LINE.findall(body), _DOWN_REVISION_LINE.findall(body)
+        if len(revs) != 1 or len(downs) != 1 or revs[0] in parents:
+            return None
+        parents[revs[0]] = downs[0] or None
+    children = [p for p in parents.values() if p is not None]
+    heads = [r for r in parents if r not in children]
+    if len(heads) != 1 or len(set(children)) != len(children) or not set(children) <= set(parents):
+        return None
+    return frozenset(parents), heads[0]
+
+
 def _known_revisions(location: str) -> frozenset[str]:
+    plain = _plain_revisions(location)
+    if plain is not None:
+        return plain[0]
     return frozenset(s.revision for s in _script(location).walk_revisions())
+
+
+def _head_revision(location: str) -> str | None:
+    plain = _plain_revisions(location)
+    return plain[1] if plain is not None else _script(location).get_current_head()
 
 
 def _is_locked(exc: BaseException) -> bool:
     text = str(getattr(exc, "orig", exc)).lower()
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+def _nul_escape(value: str | None) -> str | None:
+    """Text PostgreSQL can store: NUL -> U+F8FF "0", U+F8FF -> U+F8FF U+F8FF (reversible, prefix-preserving)."""
+    if value is None or ("\x00" not in value and _NUL_ESCAPE not in value):
+        return value
+    return value.replace(_NUL_ESCAPE, _NUL_ESCAPE * 2).replace("\x00", _NUL_ESCAPE + "0")
+
+
+def _nul_unescape(value: str | None) -> str | None:
+    if value is None or _NUL_ESCAPE not in value:
+        return value
+    return _NUL_DECODE.sub(lambda m: _NUL_ESCAPE if m.group(1) == _NUL_ESCAPE else "\x00", value)
+
+
+def _same(value: str | None) -> str | None:
+    return value
 
 
 def _headline_columns(fio: FioResult) -> dict[str, float | None]:
@@ -151,6 +222,10 @@ class Store:
         self.display = display  # what messages call this database: a file path or a password-less URL
         self.path = path  # the SQLite file, else None
         self._clock = clock
+        # free text as the backend can hold it: PostgreSQL text cannot contain NUL
+        postgres = engine.dialect.name == "postgresql"
+        self._enc: Callable[[str | None], str | None] = _nul_escape if postgres else _same
+        self._dec: Callable[[str | None], str | None] = _nul_unescape if postgres else _same
 
     # ----------------------------------------------------------------- opening
 
@@ -223,6 +298,8 @@ class Store:
                 raise self._error(exc) from exc
             except SQLAlchemyError as exc:
                 raise self._error(exc) from exc
+            except UnicodeEncodeError as exc:  # a lone surrogate: no backend stores it as UTF-8
+                raise StoreError(f"database {self.display}: text that is not valid Unicode cannot be stored ({exc.reason})") from exc
         raise AssertionError("unreachable")
 
     def _read(self, work: Callable[[Connection], T]) -> T:
@@ -266,10 +343,10 @@ class Store:
         except (TypeError, ValueError) as exc:
             raise StoreError(f"run metadata cannot be stored as JSON: {exc}") from exc
         values = {
-            "label": label,
+            "label": self._enc(label),
             "kind": kind,
             "status": "running",
-            "suite": suite,
+            "suite": self._enc(suite),
             "created_at": self._now(),
             "storbench_version": __version__,
             "meta_json": meta_json,
@@ -289,18 +366,19 @@ class Store:
             raise StoreError(f"result of workload {record.workload!r} cannot be stored as JSON: {exc}") from exc
         values = {
             "run_id": record.run_id,
-            "workload": record.workload,
-            "target": record.target,
-            "label": record.label,
-            "source": record.source,
+            "workload": self._enc(record.workload),
+            "target": self._enc(record.target),
+            "label": self._enc(record.label),
+            "source": self._enc(record.source),
             "repetition": record.repetition,
-            "fio_version": record.fio.fio_version,
+            # a listing column (String(64)); the full version is in result_json
+            "fio_version": self._enc(record.fio.fio_version[:64]) if record.fio.fio_version else record.fio.fio_version,
             "options_json": options_json,
-            "job_text": record.job_text,
+            "job_text": self._enc(record.job_text),
             "result_json": result_json,
-            "raw_output": record.raw_output,
+            "raw_output": self._enc(record.raw_output),
             "created_at": record.created_at or self._now(),
-            "host": record.host,
+            "host": self._enc(record.host),
             **_headline_columns(record.fio),
             **extras,
         }
@@ -324,7 +402,7 @@ class Store:
         """Mark a run ``complete``, ``incomplete`` or ``failed`` (with the reason) and stamp finished_at."""
         if status not in RUN_STATUSES or status == "running":
             raise ValueError(f"a finished run's status must be complete, incomplete or failed, not {status!r}")
-        stmt = update(runs).where(runs.c.id == run_id).values(status=status, reason=reason, finished_at=self._now())
+        stmt = update(runs).where(runs.c.id == run_id).values(status=status, reason=self._enc(reason), finished_at=self._now())
 
         def work(conn: Connection) -> None:
             if conn.execute(stmt).rowcount == 0:
@@ -336,25 +414,21 @@ class Store:
 
     @staticmethod
     def _run_query() -> Select[Any]:
-        counts = (
-            select(results.c.run_id, func.count().label("n")).group_by(results.c.run_id).subquery("counts")
-        )
-        return (
-            select(runs, func.coalesce(counts.c.n, 0).label("result_count"))
-            .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id))
-        )
+        # a correlated count: one lookup in ix_results_run_id per run returned (a page of
+        # list, one run for get_run), not a GROUP BY over every stored result
+        count = select(func.count()).where(results.c.run_id == runs.c.id).correlate(runs).scalar_subquery()
+        return select(runs, count.label("result_count"))
 
-    @staticmethod
-    def _run_info(row: Any) -> RunInfo:
+    def _run_info(self, row: Any) -> RunInfo:
         return RunInfo(
             run_id=row.id,
-            label=row.label,
+            label=self._dec(row.label),
             kind=row.kind,
             status=row.status,
             created_at=row.created_at,
             finished_at=row.finished_at,
-            suite=row.suite,
-            reason=row.reason,
+            suite=self._dec(row.suite),
+            reason=self._dec(row.reason),
             storbench_version=row.storbench_version,
             result_count=int(row.result_count),
         )
@@ -367,7 +441,8 @@ class Store:
         query = self._run_query().order_by(runs.c.id.desc())
         if label_prefix is not None:
             # substr instead of LIKE: no wildcard escaping, case-sensitive in every backend
-            query = query.where(func.substr(runs.c.label, 1, len(label_prefix)) == label_prefix)
+            prefix = self._enc(label_prefix) or ""
+            query = query.where(func.substr(runs.c.label, 1, len(prefix)) == prefix)
         if limit is not None:
             query = query.limit(limit)
         return self._read(lambda conn: [self._run_info(r) for r in conn.execute(query)])
@@ -396,7 +471,7 @@ class Store:
                 found = conn.execute(select(runs.c.id).where(runs.c.id == int(ref))).first()
                 if found is not None:
                     return [int(found[0])]
-            rows = conn.execute(select(runs.c.id).where(runs.c.label == ref).order_by(runs.c.id.desc()))
+            rows = conn.execute(select(runs.c.id).where(runs.c.label == self._enc(ref)).order_by(runs.c.id.desc()))
             return [int(r[0]) for r in rows]
 
         return self._read(work)
@@ -422,18 +497,18 @@ class Store:
             raise StoreError(f"database {self.display}: result {row.id}: {exc}") from exc
         return ResultRecord(
             run_id=row.run_id,
-            workload=row.workload,
-            target=row.target,
+            workload=self._dec(row.workload),
+            target=self._dec(row.target),
             fio=fio,
-            raw_output=row.raw_output,
-            label=row.label,
-            source=row.source,
+            raw_output=self._dec(row.raw_output),
+            label=self._dec(row.label),
+            source=self._dec(row.source),
             options=options,
-            job_text=row.job_text,
+            job_text=self._dec(row.job_text),
             repetition=row.repetition,
             result_id=row.id,
             created_at=row.created_at,
-            host=row.host,
+            host=self._dec(row.host),
             **extras,
         )
 
@@ -445,6 +520,64 @@ class Store:
             if row is None:
                 raise self._not_found(conn, run_id)
             return json.loads(row.meta_json)
+
+        return self._read(work)
+
+    # ----------------------------------------------------------------- network ceilings (0003)
+
+    def add_net_ceiling(
+        self,
+        server: str,
+        streams: int,
+        direction: str,
+        bits_per_second: float,
+        raw_json: str,
+        created_at: str | None = None,
+    ) -> int:
+        """Store one ``storbench net`` measurement (commits); returns its id.  The rows of
+        one invocation share ``created_at`` (pass the same value)."""
+        from storbench.store.tables import NET_DIRECTIONS, net_ceilings
+
+        if direction not in NET_DIRECTIONS:
+            raise ValueError(f"direction must be one of {NET_DIRECTIONS}, not {direction!r}")
+        values = {
+            "server": self._enc(server.strip().lower()),
+            "created_at": created_at or self._now(),
+            "streams": int(streams),
+            "direction": direction,
+            "bits_per_second": float(bits_per_second),
+            "raw_json": self._enc(raw_json),
+        }
+        return self._write(lambda conn: int(conn.execute(net_ceilings.insert().values(**values)).inserted_primary_key[0]))
+
+    def last_net_ceiling(self, server: str):
+        """The measurements of the latest ``storbench net`` run against ``server``
+        (a :class:`storbench.net.NetCeiling`), or None when there is none."""
+        from storbench.net import NetCeiling, NetMeasurement
+        from storbench.store.tables import net_ceilings
+
+        key = self._enc(server.strip().lower())
+
+        def work(conn: Connection):
+            newest = conn.execute(
+                select(net_ceilings.c.created_at).where(net_ceilings.c.server == key).order_by(net_ceilings.c.id.desc()).limit(1)
+            ).first()
+            if newest is None:
+                return None
+            rows = conn.execute(
+                select(net_ceilings)
+                .where(net_ceilings.c.server == key, net_ceilings.c.created_at == newest.created_at)
+                .order_by(net_ceilings.c.id)
+            ).all()
+            name = self._dec(key) or ""
+            return NetCeiling(
+                server=name,
+                created_at=newest.created_at,
+                measurements=tuple(
+                    NetMeasurement(server=name, port=None, streams=r.streams, direction=r.direction, bits_per_second=r.bits_per_second)
+                    for r in rows
+                ),
+            )
 
         return self._read(work)
 
@@ -473,20 +606,28 @@ def _extras_to_json(record: ResultRecord) -> dict[str, str | None]:
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _storage_from_json(text: str) -> Any:
+    """The results of a run (and of every run on the same machine) share one storage
+    description: decode each distinct text once (StorageInfo is immutable)."""
+    from ..storage import storage_from_dict
+
+    return storage_from_dict(json.loads(text))
+
+
 def _extras_from_json(row: Any) -> dict[str, Any]:
     from ..activity import activity_from_dict
-    from ..storage import storage_from_dict
 
     def load(text: str | None) -> Any:
         return None if text is None else json.loads(text)
 
-    storage = load(getattr(row, "storage_json", None))
+    storage_text = getattr(row, "storage_json", None)
     activity = load(getattr(row, "activity_json", None))
     findings = load(getattr(row, "findings_json", None))
     if findings is not None and int(findings.get("format_version", 1)) > 1:
         raise StoreError("stored findings have a newer format version; upgrade storbench")
     return {
-        "storage": storage_from_dict(storage) if storage is not None else None,
+        "storage": _storage_from_json(storage_text) if storage_text is not None else None,
         "activity": activity_from_dict(activity) if activity is not None else None,
         "findings": tuple(Finding(**f) for f in findings["findings"]) if findings else (),
         "space": load(getattr(row, "space_json", None)),
@@ -585,6 +726,11 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
             cur.execute("PRAGMA foreign_keys = ON")
             if wal:
                 cur.execute("PRAGMA journal_mode = WAL")
+                # WAL + NORMAL: a commit is not fsync'd (checkpoints are), so storing a
+                # result costs no disk flush between two workloads.  A storbench that
+                # crashes or is killed loses nothing committed; only an OS crash or power
+                # loss can lose the last commits (never corrupting the file).
+                cur.execute("PRAGMA synchronous = NORMAL")
         finally:
             cur.close()
 
@@ -622,18 +768,26 @@ def _backup(path: Path, revision: str, display: str) -> Path:
 
 def _migrate(engine: Engine, display: str, path: Path | None, location: str, is_sqlite: bool) -> None:
     """Under a write lock: classify again, back up an older SQLite file, upgrade to head."""
-    head = _script(location).get_current_head()
+    head = _head_revision(location)
     try:
         with engine.connect() as conn:
             conn.execution_options(**{_WRITE_OPTION: True})
             with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    # two processes creating or upgrading the schema at once: the second
+                    # waits here, then sees the first one's committed schema
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
                 tables = set(inspect(conn).get_table_names())
-                revisions = tuple(MigrationContext.configure(conn).get_current_heads())
+                revisions: tuple[str, ...] = ()
+                if "alembic_version" in tables:  # what alembic's MigrationContext.get_current_heads() reads
+                    revisions = tuple(r[0] for r in conn.execute(text("SELECT version_num FROM alembic_version")))
                 current = _classify(display, tables, revisions, location, foreign_ok=not is_sqlite)
                 if current == head:
                     return
                 if current is not None and path is not None:
                     _backup(path, current, display)
+                from alembic import command
+
                 cfg = _alembic_config(location)
                 cfg.attributes["connection"] = conn
                 try:

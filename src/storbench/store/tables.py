@@ -96,3 +96,24 @@ results = Table(
     Column("series_json", Text, nullable=True),
     Index("ix_results_run_id", "run_id"),
 )
+
+#: 0003: ``storbench net`` measurements, one row per iperf3 run.  ``direction`` is
+#: ``to-server`` (iperf3's default: the client sends, as when writing to a share) or
+#: ``from-server`` (``-R``: as when reading); ``bits_per_second`` is what the receiver
+#: got; ``raw_json`` is iperf3's ``-J`` output verbatim.  Rows of one invocation share
+#: ``created_at``.
+NET_DIRECTIONS: tuple[str, ...] = ("to-server", "from-server")
+
+net_ceilings = Table(
+    "net_ceilings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("server", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("streams", Integer, nullable=False),
+    Column("direction", String(16), nullable=False),
+    Column("bits_per_second", Float, nullable=False),
+    Column("raw_json", Text, nullable=False),
+    CheckConstraint("direction IN ('to-server', 'from-server')", name="direction"),
+    Index("ix_net_ceilings_server", "server"),
+)

@@ -1,0 +1,787 @@
+"""Many hosts at once: which fio servers to drive, whether they can be driven, and what they did.
+
+Pure parts (no I/O):
+
+* :func:`parse_host` reads ``--host HOST[:PORT]`` (IPv4, ``[IPv6]:PORT``, names);
+  :func:`parse_inventory` reads a ``--hosts FILE`` TOML inventory::
+
+      [host.hv-05]
+      address = "10.0.0.5"   # required: IPv4, IPv6 (brackets optional) or a name
+      port = 8765            # default 8765 (storbench agent's default)
+      target = "/mnt/bench"  # the directory ON THAT HOST where the test file goes
+      label = "hv-05"        # how results name this host (default: the section name)
+
+  Every mistake is one line naming the file, the host and the key.
+* :func:`parse_probe_line` reads the line fio's client prints for each server it
+  reaches (``hostname=vm, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1``);
+  :func:`judge_probe` turns that into the host's facts or one problem (different fio
+  version: fio refuses mismatched protocol versions, sometimes without a word).
+* :func:`job_for_host` puts a host's own ``target`` into the job text;
+  :func:`lost_hosts` names the hosts missing from a client/server result;
+  :func:`host_timing` and :func:`straggler_findings` make a slow tail visible.
+
+Edges: :func:`check_hosts` (TCP connect with a short timeout, then ``fio --client=H,P
+--showcmd`` to read the server's fio version, all hosts in parallel) and
+:class:`ClientFio`, the :class:`storbench.runner.FioExecutor` that runs ONE fio
+client process for all hosts.
+
+Facts this module is built on (fio 3.33, checked by hand and in tests):
+
+* In client mode the JSON names each host as it was given to ``--client`` (``hostname``)
+  with its ``port``; two servers on one address differ only by port.
+* A server opens the client's ``--output`` path ON THE SERVER (truncating it; a
+  directory missing there makes the server's job fail with "output file open
+  error").  So ClientFio gives no ``--output``: the JSON is read from the client's
+  stdout, with ``--eta=never`` (fio prints no ETA lines in client mode anyway); the
+  client's notes around it ("client: host=X disconnected", "<host> fio: ...") are
+  kept by the parser as notes.
+* A server that dies mid-run is simply missing from ``client_stats``; fio exits 1
+  and the other hosts' results are complete.  The client notices at once ("client:
+  host=127.0.0.1 disconnected") or, when the connection hangs, after up to about
+  40 s of "timeout on cmd SEND_ETA".  A server that cannot be reached at all is
+  left out with exit status 0.
+* Interval logs come back named ``sb_bw.1.log.<hostname>``: two servers on one
+  address overwrite each other's, so client runs write none.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ipaddress
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .errors import FioMissingError, FioParseError, UsageError
+from .model import Finding, FioResult
+
+DEFAULT_PORT = 8765
+#: TCP connect timeout of the pre-flight reachability check
+CONNECT_TIMEOUT_S = 3.0
+#: how long fio's client may take to get a server's probe reply (about 1.3 s when healthy)
+PROBE_TIMEOUT_S = 20.0
+#: a host whose headline metric is below this share of the hosts' median is a straggler
+STRAGGLER_RATIO = 0.8
+
+_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_HOSTNAME_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME_RE = re.compile(rf"^{_HOSTNAME_LABEL}(?:\.{_HOSTNAME_LABEL})*\.?$")
+
+
+# --------------------------------------------------------------------------- hosts
+
+
+@dataclass(frozen=True)
+class Host:
+    """One fio server to drive.
+
+    ``address`` is an IPv4 or IPv6 address (without brackets) or a host name;
+    ``target`` the directory on that host for the test file (None: the run's
+    ``--target``, else the agent's working directory); ``name`` what results call
+    this host (an inventory label or section name; None: ``address:port``).
+    """
+
+    address: str
+    port: int = DEFAULT_PORT
+    target: str | None = None
+    name: str | None = None
+
+    @property
+    def is_ipv6(self) -> bool:
+        return ":" in self.address
+
+    @property
+    def endpoint(self) -> str:
+        """``10.0.0.5:8765``, ``[fd00::5]:8765``, ``hv-05.lan:8765``."""
+        return f"[{self.address}]:{self.port}" if self.is_ipv6 else f"{self.address}:{self.port}"
+
+    @property
+    def display(self) -> str:
+        return self.name or self.endpoint
+
+    @property
+    def fio_key(self) -> tuple[str, int]:
+        """How fio's client/server JSON names this host: (``hostname``, ``port``)."""
+        return (self.address, self.port)
+
+    def client_option(self) -> str:
+        """fio's ``--client=`` argument: ``ip6:`` for IPv6, ``ip:`` for IPv4, a name as is."""
+        if self.is_ipv6:
+            return f"--client=ip6:{self.address},{self.port}"
+        if _is_ipv4(self.address):
+            return f"--client=ip:{self.address},{self.port}"
+        return f"--client={self.address},{self.port}"
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"address": self.address, "port": self.port, "target": self.target, "name": self.name}
+
+    @classmethod
+    def from_meta(cls, d: Mapping[str, Any]) -> Host:
+        return cls(address=d["address"], port=int(d["port"]), target=d.get("target"), name=d.get("name"))
+
+
+def _is_ipv4(text: str) -> bool:
+    try:
+        return isinstance(ipaddress.ip_address(text), ipaddress.IPv4Address)
+    except ValueError:
+        return False
+
+
+def parse_address(text: str, what: str = "host") -> str:
+    """An address as fio takes it: a valid IPv4/IPv6 address (brackets removed) or host name."""
+    raw = text.strip()
+    if raw.startswith("[") and raw.endswith("]"):
+        raw = raw[1:-1]
+        try:
+            return str(ipaddress.IPv6Address(raw))
+        except ValueError:
+            raise UsageError(f"{what} {text!r}: {raw!r} in brackets is not an IPv6 address") from None
+    if not raw:
+        raise UsageError(f"{what} {text!r}: empty address")
+    if ":" in raw:
+        try:
+            return str(ipaddress.IPv6Address(raw))
+        except ValueError:
+            raise UsageError(f"{what} {text!r} is not an IPv6 address or a host name") from None
+    if re.fullmatch(r"[0-9.]+", raw):
+        try:
+            return str(ipaddress.IPv4Address(raw))
+        except ValueError:
+            raise UsageError(f"{what} {text!r} is not a valid IPv4 address") from None
+    if len(raw) > 253 or not _HOSTNAME_RE.match(raw):
+        raise UsageError(
+            f"{what} {text!r} is not a host name (letters, digits, '-' and '.'), an IPv4 address or [IPv6]"
+        )
+    return raw.rstrip(".").lower()
+
+
+def parse_port(value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise UsageError(f"{what}: port {value!r} is not a number")
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]{1,5}", value.strip()):
+            raise UsageError(f"{what}: port {value!r} is not a number from 1 to 65535")
+        value = int(value)
+    if not isinstance(value, int) or not 1 <= value <= 65535:
+        raise UsageError(f"{what}: port {value!r} is not a number from 1 to 65535")
+    return value
+
+
+def parse_host(text: str, default_port: int = DEFAULT_PORT) -> Host:
+    """``--host`` value -> :class:`Host`: ``10.0.0.5``, ``10.0.0.5:8766``, ``[fd00::5]:8765``,
+    ``hv-05.lan:8765``.  An IPv6 address always needs brackets (``2001:db8::1:8765``
+    could be an address alone or an address and a port)."""
+    raw = text.strip()
+    what = f"--host {text!r}"
+    if not raw:
+        raise UsageError("--host needs a value: HOST or HOST:PORT")
+    if raw.startswith("["):
+        close = raw.find("]")
+        if close < 0:
+            raise UsageError(f"{what}: missing ']' after the IPv6 address")
+        address = parse_address(raw[: close + 1], "--host")
+        rest = raw[close + 1 :]
+        if not rest:
+            return Host(address, default_port)
+        if not rest.startswith(":"):
+            raise UsageError(f"{what}: expected ':PORT' after ']'")
+        return Host(address, parse_port(rest[1:], what))
+    if raw.count(":") > 1:
+        raise UsageError(f"{what}: write an IPv6 address in brackets, [ADDRESS] or [ADDRESS]:PORT")
+    host, sep, port = raw.partition(":")
+    return Host(parse_address(host, "--host"), parse_port(port, what) if sep else default_port)
+
+
+_INVENTORY_KEYS = ("address", "port", "target", "label")
+
+
+def parse_inventory(text: str, source: str = "hosts file") -> tuple[Host, ...]:
+    """A TOML inventory -> hosts, in file order.  One-line :class:`UsageError` for mistakes."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{source}: not valid TOML: {exc}") from None
+    unknown = [k for k in doc if k != "host"]
+    if unknown:
+        raise UsageError(f"{source}: unknown top-level key {unknown[0]!r} (hosts go in [host.NAME] tables)")
+    table = doc.get("host")
+    if not isinstance(table, dict) or not table:
+        raise UsageError(f"{source}: no hosts (add [host.NAME] tables with address = \"...\")")
+    hosts: list[Host] = []
+    for key, entry in table.items():
+        where = f"{source}: host {key!r}"
+        if not _LABEL_RE.match(key):
+            raise UsageError(f"{where}: name must be letters, digits, '.', '_' or '-' (at most 64)")
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where}: must be a table ([host.{key}]) with address = \"...\"")
+        extra = [k for k in entry if k not in _INVENTORY_KEYS]
+        if extra:
+            raise UsageError(f"{where}: unknown key {extra[0]!r} (known: {', '.join(_INVENTORY_KEYS)})")
+        address = entry.get("address")
+        if not isinstance(address, str):
+            raise UsageError(f"{where}: address = \"...\" (a string) is required")
+        address = parse_address(address, f"{where}: address")
+        port = parse_port(entry.get("port", DEFAULT_PORT), where)
+        target = entry.get("target")
+        if target is not None:
+            target = check_remote_target(target, where)
+        label = entry.get("label", key)
+        if not isinstance(label, str) or not _LABEL_RE.match(label):
+            raise UsageError(f"{where}: label {label!r} must be letters, digits, '.', '_' or '-' (at most 64)")
+        hosts.append(Host(address, port, target, label))
+    return tuple(hosts)
+
+
+def check_remote_target(value: Any, what: str) -> str:
+    """A directory path on a remote host, as a job file can carry it (never checked locally)."""
+    from .jobfile import fio_filename
+
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{what}: target must be a non-empty directory path")
+    try:
+        fio_filename(value)
+    except UsageError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+    return value
+
+
+def combine_hosts(hosts: Iterable[Host]) -> tuple[Host, ...]:
+    """All hosts of ``--host`` and ``--hosts``; the same server or name twice is a mistake."""
+    out: list[Host] = []
+    seen_keys: dict[tuple[str, int], Host] = {}
+    seen_names: dict[str, Host] = {}
+    for host in hosts:
+        if host.fio_key in seen_keys:
+            raise UsageError(f"host {host.endpoint} is given twice ({seen_keys[host.fio_key].display} and {host.display})")
+        if host.display in seen_names:
+            raise UsageError(f"two hosts are named {host.display!r}; give them different labels")
+        seen_keys[host.fio_key] = host
+        seen_names[host.display] = host
+        out.append(host)
+    return tuple(out)
+
+
+def load_inventory(path: str) -> tuple[Host, ...]:
+    """Edge: read a ``--hosts`` file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read hosts file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"hosts file {path} is not UTF-8 text") from None
+    return parse_inventory(text, path)
+
+
+# --------------------------------------------------------------------------- job text per host
+
+
+def job_for_host(job_text: str, target: str | None) -> str:
+    """The job text with its ``filename`` moved into ``target`` (a host's own directory).
+
+    The test file keeps its name (``storbench.testfile``); ``None`` leaves the text as is.
+    """
+    if target is None:
+        return job_text
+    from .jobfile import fio_filename
+
+    lines = job_text.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].startswith("filename="):
+            name = lines[i][len("filename=") :].rsplit("/", 1)[-1]
+            lines[i] = "filename=" + fio_filename(target.rstrip("/") + "/" + name if target != "/" else "/" + name)
+            return "\n".join(lines)
+    raise ValueError("job text has no filename= line")
+
+
+def filename_of(job_text: str) -> str | None:
+    """The (escaped) ``filename`` value of a job text."""
+    for line in reversed(job_text.split("\n")):
+        if line.startswith("filename="):
+            return line[len("filename=") :]
+    return None
+
+
+# --------------------------------------------------------------------------- pre-flight
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a fio server says about itself in its probe reply."""
+
+    hostname: str | None = None
+    os: str | None = None
+    arch: str | None = None
+    fio_version: str | None = None
+    big_endian: bool | None = None
+    bits: int | None = None
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"hostname": self.hostname, "os": self.os, "arch": self.arch, "fio_version": self.fio_version}
+
+
+_PROBE_RE = re.compile(r"^hostname=(?P<hostname>[^,]*), be=(?P<be>\d+), (?P<bits>\d+)-bit, (?P<rest>.*)$")
+
+
+def parse_probe_line(text: str) -> HostFacts | None:
+    """The first probe reply line in fio client output, or None (pure)."""
+    for raw in text.replace("\r", "\n").splitlines():
+        m = _PROBE_RE.match(raw.strip())
+        if not m:
+            continue
+        fields: dict[str, str] = {}
+        for part in m.group("rest").split(", "):
+            key, sep, value = part.partition("=")
+            if sep:
+                fields[key.strip()] = value.strip()
+        return HostFacts(
+            hostname=m.group("hostname") or None,
+            os=fields.get("os"),
+            arch=fields.get("arch"),
+            fio_version=fields.get("fio"),
+            big_endian=m.group("be") == "1",
+            bits=int(m.group("bits")),
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    """One host's pre-flight outcome: its facts, or the one problem that leaves it out."""
+
+    host: Host
+    facts: HostFacts | None = None
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+@dataclass(frozen=True)
+class ProbeOutput:
+    returncode: int | None  # None: no answer within the timeout
+    stdout: str
+    stderr: str
+
+
+def _fio_lines(text: str) -> list[str]:
+    out = []
+    for raw in text.replace("\r", "\n").splitlines():
+        line = raw.strip()
+        m = re.match(r"^(?:<[^>]*>\s*)?fio:\s*(.*)$", line)
+        if m and m.group(1):
+            out.append(m.group(1))
+    return out
+
+
+def _client_lines(text: str) -> list[str]:
+    """fio's client notes about a connection: ``client: host=X disconnected``,
+    ``client <X>: timeout on SEND_ETA``."""
+    return [
+        line.strip()
+        for line in text.replace("\r", "\n").splitlines()
+        if re.match(r"^client(?::| <[^>]*>:) ", line.strip())
+    ]
+
+
+def judge_probe(host: Host, unreachable: str | None, probe: ProbeOutput | None, local_version: str) -> HostCheck:
+    """Pure: the pre-flight verdict for one host."""
+    if unreachable is not None:
+        return HostCheck(host, problem=f"cannot reach {host.endpoint}: {unreachable} (is 'storbench agent' running there?)")
+    assert probe is not None
+    facts = parse_probe_line(probe.stdout)
+    if facts is None:
+        if probe.returncode is None:
+            return HostCheck(
+                host,
+                problem=f"no fio probe reply from {host.endpoint} within {PROBE_TIMEOUT_S:g} s: not a fio server, "
+                f"or a fio version other than {local_version} (fio refuses mismatched protocol versions)",
+            )
+        said = _fio_lines(probe.stderr + "\n" + probe.stdout)
+        detail = said[0] if said else f"exit status {probe.returncode}, no probe reply"
+        return HostCheck(host, problem=f"{host.endpoint} did not answer as a fio server: {detail}")
+    if facts.fio_version != local_version:
+        return HostCheck(
+            host,
+            facts=facts,
+            problem=f"{host.endpoint} runs {facts.fio_version or 'an unknown fio'} but this client runs {local_version}; "
+            "fio's client and server must be the same version (install the same fio on both)",
+        )
+    return HostCheck(host, facts=facts)
+
+
+def tcp_problem(host: Host, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+    """Edge: None when a TCP connection to the host's port opens, else why not."""
+    try:
+        infos = socket.getaddrinfo(host.address, host.port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"name does not resolve ({exc.strerror})"
+    last = "no address"
+    for family, kind, proto, _, addr in infos:
+        with contextlib.closing(socket.socket(family, kind, proto)) as sock:
+            sock.settimeout(timeout_s)
+            try:
+                sock.connect(addr)
+                return None
+            except socket.timeout:
+                last = f"no answer within {timeout_s:g} s"
+            except OSError as exc:
+                last = (exc.strerror or str(exc)).lower()
+    return last
+
+
+_PROBE_JOB = "[storbench-probe]\nioengine=null\nrw=read\nbs=4k\nsize=4k\n"
+
+
+def probe_host(fio_path: str, host: Host, timeout_s: float = PROBE_TIMEOUT_S) -> ProbeOutput:
+    """Edge: ``fio --client=H,P --showcmd probe.fio``: the server answers with its probe
+    reply (hostname, OS, arch, fio version) and prints the job as a command line; no I/O."""
+    with tempfile.TemporaryDirectory(prefix="storbench-probe-") as tmp:
+        job = os.path.join(tmp, "probe.fio")
+        with open(job, "w", encoding="utf-8") as fh:
+            fh.write(_PROBE_JOB)
+        try:
+            proc = subprocess.run(
+                [fio_path, host.client_option(), "--showcmd", job],
+                capture_output=True, text=True, timeout=timeout_s, cwd=tmp, stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            return ProbeOutput(None, _text(exc.stdout), _text(exc.stderr))
+        return ProbeOutput(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value or ""
+
+
+def check_hosts(
+    hosts: Sequence[Host],
+    fio_path: str,
+    local_version: str,
+    *,
+    connect: Callable[[Host], str | None] = tcp_problem,
+    probe: Callable[[str, Host], ProbeOutput] = probe_host,
+) -> list[HostCheck]:
+    """Edge: reachability and fio version of every host, in parallel, in the hosts' order."""
+
+    def one(host: Host) -> HostCheck:
+        why = connect(host)
+        return judge_probe(host, why, None if why else probe(fio_path, host), local_version)
+
+    if not hosts:
+        return []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
+        return list(pool.map(one, hosts))
+
+
+# --------------------------------------------------------------------------- results per host
+
+
+def lost_hosts(hosts: Sequence[Host], output_text: str, stderr_text: str) -> dict[str, str]:
+    """Pure: hosts (by display name) that are missing from a client/server result, with
+    fio's words about them when it said any.  Empty when the output holds no result at
+    all (the whole workload failed; the runner says so)."""
+    from .fio.json import parse_fio_json
+
+    try:
+        result = parse_fio_json(output_text)
+    except FioParseError:
+        return {}
+    present = {(j.hostname, j.port) for j in result.jobs if j.hostname and not j.is_aggregate}
+    if not present:
+        return {}
+    said = _fio_lines(stderr_text + "\n" + output_text) + _client_lines(stderr_text + "\n" + output_text)
+    missing = [h for h in hosts if h.fio_key not in present]
+    out: dict[str, str] = {}
+    for host in missing:
+        about = [s for s in said if host.endpoint in s or f"{host.address}:{host.port}" in s]
+        # a line naming only the address is about this host when no other missing host has it
+        if not about and sum(1 for m in missing if m.address == host.address) == 1:
+            about = [s for s in said if re.search(rf"(?<![\w.:]){re.escape(host.address)}(?![\w.])", s)]
+        if about:
+            out[host.display] = f"no result from this host: fio said: {'; '.join(dict.fromkeys(about))}"
+        else:
+            out[host.display] = "no result from this host: the connection to its fio server was lost (server killed, host down or network gone)"
+    return out
+
+
+def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, dict[str, Any]]:
+    """Pure: when each host finished, relative to the others (``series["timing"]`` of its record).
+
+    Client mode reports no timestamps per host, so the time a host took is its jobs'
+    ``job_runtime`` (the longest job; direction runtimes where fio gives none).  With
+    a ``runtime`` limit every host takes about as long; with a size limit a slow host
+    takes longer, and ``behind_first_ms`` shows the tail.
+    """
+    took: dict[str, int | None] = {}
+    for name, result in per_host:
+        values = [j.job_runtime_ms for j in result.jobs if j.job_runtime_ms]
+        if not values:
+            values = [d.runtime_ms for j in result.jobs for d in j.directions.values() if d.runtime_ms]
+        took[name] = max(values) if values else None
+    known = [v for v in took.values() if v is not None]
+    first = min(known) if known else None
+    last = max(known) if known else None
+    return {
+        name: {
+            "format_version": 1,
+            "runtime_ms": value,
+            "first_done_ms": first,
+            "last_done_ms": last,
+            "behind_first_ms": None if value is None or first is None else value - first,
+            "hosts": len(per_host),
+        }
+        for name, value in took.items()
+    }
+
+
+def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[str, FioResult]]) -> list[Finding]:
+    """Pure: hosts whose headline metric is far below the hosts' median (or, for a
+    latency headline, far above it).  Needs at least two hosts with the metric."""
+    from .metrics import headline_metric, headline_value
+
+    values = [(name, headline_value(result, headline)) for name, result in per_host]
+    known = [(n, v) for n, v in values if v is not None]
+    if len(known) < 2:
+        return []
+    median = statistics.median(v for _, v in known)
+    if median <= 0:
+        return []
+    lower_is_better = headline_metric(headline) == "lat_mean_ns"
+    slow = []
+    for name, value in known:
+        share = value / median
+        if (share > 1 / STRAGGLER_RATIO) if lower_is_better else (share < STRAGGLER_RATIO):
+            slow.append((name, share))
+    if not slow:
+        return []
+    metric = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency"}[headline_metric(headline)]
+    parts = ", ".join(f"{n} ({s:.0%} of the median)" for n, s in slow)
+    return [
+        Finding(
+            check="straggler",
+            severity="warning",
+            message=f"{metric} of {parts} is far {'above' if lower_is_better else 'below'} the median of "
+            f"{len(known)} hosts; the aggregate is held back by the slowest host",
+            fix="look at that host: its storage, load, network path or fio settings differ from the others",
+            workload=workload,
+        )
+    ]
+
+
+def format_host_lines(records: Sequence[Any]) -> list[str]:
+    """Pure: per-host results beside the aggregate, one line each, per workload and repetition."""
+    from .metrics import direction_figures
+    from .render.units import fmt_bw, fmt_iops
+
+    lines: list[str] = []
+    by_key: dict[tuple[str, int], list[Any]] = {}
+    for rec in records:
+        if rec.host is not None:
+            by_key.setdefault((rec.workload, rec.repetition), []).append(rec)
+    for (workload, repetition), members in by_key.items():
+        lines.append(f"{workload}" + (f" #{repetition + 1}" if repetition else "") + ":")
+        for rec in sorted(members, key=lambda r: (r.host == "all", r.host)):
+            figures = direction_figures(rec.fio)
+            iops = sum(f["iops"] or 0 for f in figures.values())
+            bw = sum(f["bw_bytes"] or 0 for f in figures.values())
+            timing = (rec.series or {}).get("timing") if isinstance(rec.series, Mapping) else None
+            tail = ""
+            if timing and timing.get("runtime_ms") is not None:
+                tail = f"  took {timing['runtime_ms'] / 1000:.1f} s"
+                if timing.get("behind_first_ms"):
+                    tail += f" (+{timing['behind_first_ms'] / 1000:.1f} s after the first)"
+            name = "all hosts" if rec.host == "all" else rec.host
+            lines.append(f"  {name:<24} {fmt_iops(iops):>10} IOPS {fmt_bw(bw):>12}{tail}")
+    return lines
+
+
+# --------------------------------------------------------------------------- the executor
+
+
+class ClientFio:
+    """A :class:`storbench.runner.FioExecutor` that runs each job on every host at once:
+    ONE ``fio --client=H1,P1 job1 --client=H2,P2 job2 ... --output-format=json``.
+
+    ``remote`` tells the runner that test files and filesystems are not local (no
+    local space measurement, no local test-file removal: see :meth:`remove_test_files`).
+    """
+
+    remote = True
+
+    def __init__(self, hosts: Sequence[Host], fio_path: str = "fio") -> None:
+        resolved = shutil.which(fio_path)
+        if resolved is None:
+            raise FioMissingError(
+                f"fio not found ({fio_path!r} is not on PATH); install it with 'apt-get install fio' or 'make install'"
+            )
+        if not hosts:
+            raise UsageError("no hosts to run on")
+        self.path = resolved
+        self.hosts = tuple(hosts)
+        self._version: str | None = None
+
+    @property
+    def host_names(self) -> dict[tuple[str, int], str]:
+        return {h.fio_key: h.display for h in self.hosts}
+
+    def version(self) -> str:
+        if self._version is None:
+            out = subprocess.run([self.path, "--version"], capture_output=True, text=True, timeout=30)
+            self._version = out.stdout.strip() or "unknown"
+        return self._version
+
+    def argv(self, job_paths: Sequence[str]) -> list[str]:
+        argv = [self.path]
+        for host, path in zip(self.hosts, job_paths):
+            argv += [host.client_option(), path]
+        return argv + ["--output-format=json", "--eta=never"]
+
+    def run(self, job_text: str, on_status: Callable[[Any], None]) -> Any:
+        from .runner import FioInvocation, _set_parent_death_signal, _stop
+
+        with tempfile.TemporaryDirectory(prefix="storbench-client-") as tmp:
+            paths = []
+            for i, host in enumerate(self.hosts):
+                path = os.path.join(tmp, f"job-{i}.fio")
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(job_for_host(job_text, host.target))
+                paths.append(path)
+            out_path, err_path = os.path.join(tmp, "stdout.json"), os.path.join(tmp, "stderr.txt")
+            interrupted = False
+            with open(out_path, "w+b") as out, open(err_path, "w+b") as err:
+                proc = subprocess.Popen(
+                    self.argv(paths),
+                    stdout=out,
+                    stderr=err,
+                    stdin=subprocess.DEVNULL,
+                    cwd=tmp,
+                    start_new_session=True,
+                    preexec_fn=_set_parent_death_signal,
+                )
+                try:
+                    proc.wait()
+                except BaseException:
+                    interrupted = True
+                    _stop(proc)
+                    raise
+                out.seek(0)
+                err.seek(0)
+                output_text = out.read().decode("utf-8", errors="replace")
+                stderr_text = err.read().decode("utf-8", errors="replace")
+            return FioInvocation(
+                returncode=proc.returncode,
+                output_text=output_text,
+                stderr_text=stderr_text,
+                stdout_text="",  # the JSON is the client's stdout: see output_text
+                interrupted=interrupted,
+                host_names=self.host_names,
+                lost_hosts=lost_hosts(self.hosts, output_text, stderr_text),
+            )
+
+    def _tiny_job(self, name: str, options: Sequence[str], filename_for: Callable[[Host], str]) -> tuple[int, str, str]:
+        """Run a small job on every host (probes, cleanup); (returncode, stdout, stderr)."""
+        with tempfile.TemporaryDirectory(prefix="storbench-client-") as tmp:
+            paths = []
+            for i, host in enumerate(self.hosts):
+                path = os.path.join(tmp, f"{name}-{i}.fio")
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(f"[{name}]\n" + "".join(o + "\n" for o in options) + f"filename={filename_for(host)}\n")
+                paths.append(path)
+            proc = subprocess.Popen(
+                self.argv(paths), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                cwd=tmp, start_new_session=True, text=True,
+            )
+            try:
+                out, err = proc.communicate(timeout=120)
+            except BaseException:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise
+            return proc.returncode, out, err
+
+    def probe_ioengine(self, default_target: str) -> str:
+        """The first of io_uring, libaio, posixaio that fio accepts on EVERY host (a 4 KiB
+        read of a probe file in each host's target directory, removed afterwards)."""
+        from .engines import AUTO_ENGINES
+        from .errors import FioRunError
+        from .fio.json import parse_fio_json
+        from .jobfile import fio_filename
+
+        def probe_file(host: Host) -> str:
+            where = (host.target or default_target).rstrip("/") or "/"
+            return fio_filename(("" if where == "/" else where) + "/.storbench-probe")
+
+        reasons = []
+        for engine in AUTO_ENGINES:
+            _, out, err = self._tiny_job(
+                "storbench-probe", [f"ioengine={engine}", "rw=read", "bs=4k", "size=4k", "unlink=1"], probe_file
+            )
+            try:
+                result = parse_fio_json(out)
+            except FioParseError:
+                reasons.append(f"{engine}: {(_fio_lines(err + out) or ['no result'])[0]}")
+                continue
+            hosts = {(j.hostname, j.port): j.error for j in result.jobs if j.hostname and not j.is_aggregate}
+            bad = [h.display for h in self.hosts if hosts.get(h.fio_key, -1) != 0]
+            if not bad:
+                return engine
+            reasons.append(f"{engine}: fails on {', '.join(bad)}")
+        raise FioRunError("ioengine probe", "none of io_uring, libaio, posixaio works on every host (" + "; ".join(reasons) + ")")
+
+    def remove_test_files(self, job_texts: Iterable[str]) -> list[str]:
+        """Remove the test files the jobs used, ON EACH HOST: a 4 KiB read of each file
+        with ``unlink=1`` (fio deletes it at the end; a missing file is created and
+        deleted).  Returns problems, one line each (the run's results stand anyway)."""
+        files = list(dict.fromkeys(f for f in (filename_of(t) for t in job_texts) if f))
+        problems = []
+        for escaped in files:
+            def for_host(host: Host, escaped: str = escaped) -> str:
+                text = job_for_host(f"[x]\nfilename={escaped}\n", host.target)
+                return filename_of(text) or escaped
+
+            try:
+                code, out, err = self._tiny_job(
+                    "storbench-cleanup", ["ioengine=psync", "rw=read", "bs=4k", "size=4k", "io_size=4k", "unlink=1"], for_host
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                problems.append(f"could not remove test file {escaped} on the hosts: {exc}")
+                continue
+            if code != 0:
+                said = _fio_lines(err + out)
+                problems.append(f"could not remove test file {escaped} on every host: {said[0] if said else f'fio exit status {code}'}")
+        return problems
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """The hosts that will run and the ones left out (with why)."""
+
+    checks: tuple[HostCheck, ...] = field(default_factory=tuple)
+
+    @property
+    def usable(self) -> tuple[Host, ...]:
+        return tuple(c.host for c in self.checks if c.ok)
+
+    @property
+    def left_out(self) -> tuple[HostCheck, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+    def meta(self) -> list[dict[str, Any]]:
+        return [
+            {**c.host.to_meta(), "display": c.host.display, "facts": c.facts.to_meta() if c.facts else None, "problem": c.problem}
+            for c in self.checks
+        ]
