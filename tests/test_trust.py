@@ -104,3 +104,39 @@ def test_storage_and_device_activity_of_a_loop_mounted_filesystem(cli, tmp_path)
     # (other processes may add to it, so only the lower bound is certain)
     assert backing.write_bytes >= 0.9 * written
     assert rec.space["fs_used_after"] is not None
+
+
+@needs_root
+def test_findings_of_a_cached_read_are_stored_and_shown(cli, tmp_path):
+    """A buffered re-read of a small file on a loop-mounted ext4: fio reads, the loop device
+    does not -> 'page-cache' (invalid) is stored with the result and shown by show."""
+    with loop_mount(tmp_path, "ext4", 96) as (mnt, dev, image):
+        suite = tmp_path / "w.toml"
+        suite.write_text(
+            '[workload.cached-read]\ndescription = "buffered re-read of a small file"\n'
+            'fio = { rw = "read", bs = "1m", direct = 0, invalidate = 0, ioengine = "psync", size = "32m", runtime = 2, time_based = true }\n'
+        )
+        res = cli("run", "--suite-file", str(suite), "--workload", "cached-read", "--target", str(mnt), "--json", "--no-report")
+        assert res.code == 0, res.err
+        [rec] = json.loads(res.out)
+        checks = {f["check"]: f for f in rec["findings"]}
+        assert checks["page-cache"]["severity"] == "invalid"
+        assert "fix" in checks["page-cache"] and checks["page-cache"]["fix"]
+        assert "cache-small-file" not in checks  # superseded by the measured proof
+        shown = cli("show", "last")
+        assert "INVALID" in shown.out and "[page-cache]" in shown.out and "invalid: page-cache" in shown.out
+        # and the clean direct-I/O run on the same filesystem is free of warnings about the cache
+        res2 = cli("run", "--workload", "rnd4k-q1t1-read", "--target", str(mnt), "--size", "16m", "--runtime", "1", "--json", "--no-report")
+        assert res2.code == 0, res2.err
+        [rec2] = json.loads(res2.out)
+        assert not {"page-cache", "cache-small-file", "memory-filesystem"} & {f["check"] for f in rec2["findings"]}
+
+
+def test_doctor_prints_storage_and_preflight_findings(cli, tmp_path):
+    res = cli("doctor", "--target", str(tmp_path), "--suite", "quick", "--json")
+    assert res.code == 0, res.err
+    [report] = json.loads(res.out)
+    assert report["target"] == str(tmp_path)
+    assert report["storage"]["filesystem"]["fstype"]
+    human = cli("doctor", "--target", str(tmp_path))
+    assert human.code == 0 and "host:" in human.out
