@@ -147,7 +147,10 @@ def parse_duration(text: str | int | float) -> float:
     m = _DURATION_RE.match(text)
     if not m:
         raise UsageError(f"invalid duration {text!r}: {_DURATION_HELP}")
-    return float(m.group(1)) * _DURATION_UNITS[(m.group(2) or "").lower()]
+    seconds = float(m.group(1)) * _DURATION_UNITS[(m.group(2) or "").lower()]
+    if not math.isfinite(seconds):
+        raise UsageError(f"invalid duration {text[:40]!r}: too long")
+    return seconds
 
 
 def is_fio_native_duration(text: str) -> bool:

@@ -1,0 +1,266 @@
+"""store on a REAL PostgreSQL 15 server: the guarantees the SQLite tests prove, again.
+
+The server is started once for the session by :mod:`pg` (initdb into a temporary
+directory, a free local port, stopped and removed at the end); every test gets
+its own new database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+
+import psycopg
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine
+from sqlalchemy.engine import make_url
+
+from conftest import needs_fio
+from pg import pg_server, pg_url  # noqa: F401 - fixtures
+from test_serialize import bare_fio, rich_fio
+from test_store import SRC, WRITER, make_record
+
+import storbench.store as store_mod
+from storbench.errors import StoreError
+from storbench.store import Store
+from storbench.store.tables import metadata
+
+
+def head() -> str:
+    return store_mod._script(str(store_mod.MIGRATIONS_DIR)).get_current_head()  # noqa: SLF001
+
+
+def libpq(url: str) -> str:
+    """The psycopg (libpq) DSN of a SQLAlchemy URL: an independent connection, no SQLAlchemy."""
+    u = make_url(url)
+    return f"host={u.host} port={u.port} user={u.username} dbname={u.database}"
+
+
+def rows(url: str, query: str, *args) -> list[tuple]:
+    with psycopg.connect(libpq(url)) as conn:
+        return conn.execute(query, args).fetchall()
+
+
+def state(url: str) -> dict[str, list[tuple]]:
+    """Every table in the public schema with all its rows: proves nothing was modified."""
+    with psycopg.connect(libpq(url)) as conn:
+        names = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")]
+        out = {n: sorted(map(repr, conn.execute(f'SELECT * FROM "{n}"').fetchall())) for n in names}
+        out["(columns)"] = conn.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'public' ORDER BY 1, 2"
+        ).fetchall()
+    return out
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def test_migrations_create_schema_at_head(pg_url: str) -> None:
+    assert state(pg_url) == {"(columns)": []}
+    with Store.open(pg_url) as store:
+        assert store.path is None and store.display == pg_url  # no password in this URL
+        assert store.list_runs() == []
+    assert rows(pg_url, "SELECT version_num FROM alembic_version") == [(head(),)]
+    engine = create_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    finally:
+        engine.dispose()
+    Store.open(pg_url).close()  # reopening at head changes nothing
+    assert rows(pg_url, "SELECT version_num FROM alembic_version") == [(head(),)]
+
+
+def test_results_round_trip(pg_url: str) -> None:
+    with Store.open(pg_url) as store:
+        run = store.create_run("baseline", "run", suite="quick", meta={"argv": ["storbench", "run"], "é": "🚀"})
+        recs = [
+            make_record(run, rich_fio(), raw_output="fio: warning\r\nline two\ttab é 🚀\n"),
+            make_record(run, bare_fio(), target=None, label=None, options={}, job_text=None, host=None, repetition=1,
+                        raw_output=""),
+        ]
+        ids = [store.add_result(r) for r in recs]
+        store.finish_run(run, "complete")
+    with Store.open(pg_url) as store:
+        assert store.results(run) == [dataclasses.replace(r, result_id=i) for r, i in zip(recs, ids)]
+        assert store.run_meta(run) == {"argv": ["storbench", "run"], "é": "🚀"}
+        [info] = store.list_runs(label_prefix="base")
+        assert (info.status, info.result_count, info.suite) == ("complete", 2, "quick")
+        assert store.find_runs("baseline") == [run]
+
+
+def test_raw_output_with_nul_round_trips(pg_url: str) -> None:
+    """PostgreSQL text cannot hold NUL; SQLite can.  fio output with a NUL byte must still be kept verbatim."""
+    raw = "fio: warning\x00 binary garbage \x00\n{}"
+    with Store.open(pg_url) as store:
+        run = store.create_run("nul\x00label", "import")
+        rec = make_record(run, raw_output=raw, label="nul\x00label", job_text="[x]\x00")
+        rid = store.add_result(rec)
+        assert store.results(run) == [dataclasses.replace(rec, result_id=rid)]
+        assert store.get_run(run).label == "nul\x00label"
+
+
+def test_each_result_committed_before_finish(pg_url: str) -> None:
+    with Store.open(pg_url) as store:
+        run = store.create_run("live", "run")
+        with psycopg.connect(libpq(pg_url), autocommit=True) as other:  # another connection, plain psycopg
+            assert other.execute("SELECT status FROM runs WHERE id = %s", (run,)).fetchone() == ("running",)
+            for n in range(1, 4):
+                rid = store.add_result(make_record(run, repetition=n))
+                seen = other.execute(
+                    "SELECT id, repetition FROM results WHERE run_id = %s ORDER BY id", (run,)
+                ).fetchall()
+                assert seen[-1] == (rid, n) and len(seen) == n
+        store.finish_run(run, "incomplete", reason="interrupted")
+    assert rows(pg_url, "SELECT status, reason FROM runs") == [("incomplete", "interrupted")]
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh-database", "existing-schema"])
+def test_two_processes_write_at_once(pg_url: str, tmp_path, fresh: bool) -> None:
+    """Two processes open (and on a fresh database: create the schema) and write 50 results each at once."""
+    if not fresh:
+        Store.open(pg_url).close()
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, pg_url, str(go), tag, str(SRC)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for tag in ("p1", "p2")
+    ]
+    time.sleep(1.0)  # both started (imports done) and waiting at the line
+    go.touch()
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert err == ""
+    with Store.open(pg_url) as store:
+        runs = store.list_runs()
+        assert sorted(r.label for r in runs) == ["p1", "p2"]
+        assert all(r.result_count == 50 and r.status == "complete" for r in runs)
+        for r in runs:
+            recs = store.results(r.run_id)
+            assert [x.repetition for x in recs] == list(range(50))
+            assert {x.raw_output for x in recs} == {f"raw {r.label} {i}" for i in range(50)}
+    assert rows(pg_url, "SELECT count(*) FROM results") == [(100,)]
+    assert rows(pg_url, "SELECT version_num FROM alembic_version") == [(head(),)]
+
+
+def test_newer_schema_refused_and_untouched(pg_url: str) -> None:
+    with Store.open(pg_url) as store:
+        run = store.create_run("x", "run")
+        store.add_result(make_record(run))
+    with psycopg.connect(libpq(pg_url)) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0099'")
+    before = state(pg_url)
+    with pytest.raises(StoreError) as err:
+        Store.open(pg_url)
+    assert str(err.value) == f"database {pg_url} was written by a newer storbench (schema 0099); upgrade storbench"
+    assert state(pg_url) == before
+
+
+def test_other_applications_tables_are_left_alone(pg_url: str) -> None:
+    """A PostgreSQL database may hold other tables: storbench adds its own and touches nothing else."""
+    with psycopg.connect(libpq(pg_url)) as conn:
+        conn.execute("CREATE TABLE recipes (id integer PRIMARY KEY, name text)")
+        conn.execute("INSERT INTO recipes VALUES (1, 'soup')")
+    with Store.open(pg_url) as store:
+        store.create_run("x", "run")
+    assert rows(pg_url, "SELECT * FROM recipes") == [(1, "soup")]
+
+
+def test_missing_database_is_one_line(pg_server) -> None:  # noqa: F811
+    url = pg_server.url("no_such_database")
+    with pytest.raises(StoreError) as err:
+        Store.open(url)
+    assert "\n" not in str(err.value) and "no_such_database" in str(err.value)
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+@needs_fio
+def test_cli_run_and_show_on_postgres(cli, tmp_path, pg_url: str) -> None:
+    target = tmp_path / "t"
+    target.mkdir()
+    res = cli("--db", pg_url, "run", "--workload", "rnd4k-q1t1-read", "--target", str(target),
+              "--size", "16m", "--runtime", "1", "--label", "pg", "--no-report")
+    assert res.code == 0, res.err
+    assert f"results stored in {pg_url} as run 1" in res.out
+    shown = cli("--db", pg_url, "show", "pg", "--json")
+    assert shown.code == 0, shown.err
+    [rec] = json.loads(shown.out)
+    assert rec["workload"] == "rnd4k-q1t1-read" and rec["label"] == "pg"
+    assert rec["jobs"][0]["read"]["iops"] > 100
+    assert rows(pg_url, "SELECT status FROM runs") == [("complete",)]
+    assert rows(pg_url, "SELECT count(*) FROM results") == [(1,)]
+    assert list(target.iterdir()) == []
+    assert not cli.db.exists()  # nothing went to the default SQLite file
+
+
+# --------------------------------------------------------------------------- migrations on PostgreSQL
+
+NEXT_MIGRATION = '''
+"""Test-only: add results.note (a future storbench)."""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "9001"
+down_revision = "HEAD"
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.add_column("results", sa.Column("note", sa.Text(), nullable=True))
+    FAIL
+'''
+
+
+def _next_version(tmp_path, monkeypatch, *, fail: bool) -> None:
+    import shutil
+
+    current = head()
+    migrations = tmp_path / ("migrations-fail" if fail else "migrations")
+    shutil.copytree(store_mod.MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
+    body = NEXT_MIGRATION.replace('"HEAD"', repr(current)).replace("FAIL", 'raise RuntimeError("disk on fire")' if fail else "")
+    (migrations / "versions" / "9001_note.py").write_text(body)
+    monkeypatch.setattr(store_mod, "MIGRATIONS_DIR", migrations)
+
+
+def _columns(url: str, table: str) -> set[str]:
+    return {r[0] for r in rows(url, "SELECT column_name FROM information_schema.columns WHERE table_name = %s", table)}
+
+
+def test_older_schema_is_upgraded_in_place(pg_url: str, tmp_path, monkeypatch) -> None:
+    old_head = head()
+    with Store.open(pg_url) as store:
+        run = store.create_run("old", "run", meta={"k": "v"})
+        rec = make_record(run, raw_output="kept")
+        rid = store.add_result(rec)
+    _next_version(tmp_path, monkeypatch, fail=False)
+    with Store.open(pg_url) as store:
+        assert store.results(run) == [dataclasses.replace(rec, result_id=rid)]
+    assert rows(pg_url, "SELECT version_num FROM alembic_version") == [("9001",)]
+    assert "note" in _columns(pg_url, "results")
+    monkeypatch.undo()
+    with pytest.raises(StoreError, match=r"newer storbench \(schema 9001\)"):
+        Store.open(pg_url)
+    assert old_head != "9001"
+
+
+def test_failed_migration_rolls_back_on_postgres(pg_url: str, tmp_path, monkeypatch) -> None:
+    """Transactional DDL: the column added before the failure is gone, the revision unchanged."""
+    with Store.open(pg_url) as store:
+        store.create_run("old", "run")
+    before = state(pg_url)
+    _next_version(tmp_path, monkeypatch, fail=True)
+    with pytest.raises(StoreError, match=r"to 9001 failed: disk on fire"):
+        Store.open(pg_url)
+    assert state(pg_url) == before
