@@ -431,9 +431,6 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
 
     if request.hosts:
         return _remote_targets(request)
-    stray = [d for d in request.destroy if d not in request.target_paths]
-    if stray:
-        raise UsageError(f"--destroy-data {stray[0]} names no --target; give the device as --target {stray[0]} too")
     return tuple(
         runner.resolve_target(t, destroy=request.destroy, workloads=request.workloads, db_path=app.db_url)
         for t in request.target_paths

@@ -26,6 +26,16 @@ Where the I/O goes (``filename``):
   extends a smaller file to it).
 * ``block`` target: the device.  As for ``file``; a size limits the region of
   the device used.
+* ``nbd`` target (``Target(kind="nbd", path=SOCKET)``): an NBD export served on a
+  unix socket (qemu-nbd, see :mod:`storbench.images`).  fio reaches it with its
+  own NBD client, so the job gets ``ioengine=nbd`` and
+  ``uri=nbd+unix:///?socket=SOCKET`` instead of ``filename`` (no kernel nbd
+  module is involved).  Whatever engine the workload names is replaced by
+  ``nbd`` -- the engine is the NBD client here, not a choice of the workload --
+  and the job text starts with a ``#`` comment line saying so.  The size is the
+  export's size (``export_size``, the image size) where the workload and
+  ``--size`` name none, and is capped at it where they name more (with a
+  comment line too).  A workload may not set ``uri`` itself.
 
 ``--size`` (``Overrides.size``) replaces the workload's size on every kind of
 target and is added where the workload has none; ``--runtime`` does the same
@@ -51,9 +61,11 @@ import re
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
-from storbench.units import fio_duration, fio_size, parse_duration
+from storbench.units import fio_duration, fio_size, parse_duration, parse_size
 
 DEFAULT_TEST_FILE_NAME = "storbench.testfile"
+#: Kinds of :class:`~storbench.model.Target` a job can be built for.
+TARGET_KINDS: tuple[str, ...] = ("dir", "file", "block", "nbd")
 
 #: Names of fio's runtime option (``timeout`` is its alias).
 RUNTIME_KEYS: tuple[str, ...] = ("runtime", "timeout")
@@ -194,17 +206,19 @@ def build_job(
     *,
     ioengine: str | None = None,
     test_file_name: str = DEFAULT_TEST_FILE_NAME,
+    export_size: str | None = None,
 ) -> JobSpec:
     """The fio job for ``workload`` on ``target``, scaled by ``overrides``.
 
     ``ioengine`` replaces ``ioengine=auto`` in the workload (the runner probes
     which engine works, see :func:`storbench.engines.probe_ioengine`); it is
-    ignored for workloads that name their engine.  Deterministic: the same
-    inputs give the same text.
+    ignored for workloads that name their engine.  ``export_size`` is the size
+    of an ``nbd`` target's export (ignored for other kinds).  Deterministic: the
+    same inputs give the same text.
     """
     overrides = overrides or Overrides()
-    if target.kind not in ("dir", "file", "block"):
-        raise ValueError(f"unknown target kind {target.kind!r} (expected dir, file or block)")
+    if target.kind not in TARGET_KINDS:
+        raise ValueError(f"unknown target kind {target.kind!r} (expected dir, file, block or nbd)")
     if not target.path:
         raise TargetError("empty target path")
     options: list[tuple[str, str | None]] = list(workload.options)
@@ -214,6 +228,9 @@ def build_job(
                 f"workload {workload.name!r}: option {key!r} is set by storbench (it decides where the I/O goes)"
             )
 
+    notes: list[str] = []
+    if target.kind == "nbd":
+        options, notes = _nbd_engine(workload, options)
     for i, (key, value) in enumerate(options):
         if key == "ioengine" and value == "auto":
             if ioengine is None:
@@ -238,21 +255,78 @@ def build_job(
             raise SuiteError(f"extra fio option {key!r} is set by storbench (it decides where the I/O goes)")
         _set(options, (key,), key, value)
 
-    if target.kind == "dir":
+    test_files: tuple[str, ...] = ()
+    if target.kind == "nbd":
+        notes += _nbd_size(options, export_size)
+        options.append(("uri", nbd_uri(target.path)))
+    elif target.kind == "dir":
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", test_file_name):
             raise ValueError(f"invalid test file name {test_file_name!r}")
         path = posixpath.join(target.path, test_file_name)
-        test_files: tuple[str, ...] = (path,)
+        test_files = (path,)
+        options.append(("filename", fio_filename(path)))
     else:
-        path = target.path
-        test_files = ()
-    options.append(("filename", fio_filename(path)))
+        options.append(("filename", fio_filename(target.path)))
 
     frozen = tuple(options)
+    comments = "".join(f"# storbench: {note}\n" for note in notes)
     return JobSpec(
         workload=workload,
         target=target,
-        job_text=render_job_text(workload.name, frozen),
+        job_text=comments + render_job_text(workload.name, frozen),
         test_files=test_files,
         options=frozen,
     )
+
+
+# --------------------------------------------------------------------------- nbd targets
+
+
+def nbd_uri(socket_path: str) -> str:
+    """fio's ``uri`` for an NBD export on a unix socket (the default, unnamed export)."""
+    if not socket_path.startswith("/"):
+        raise TargetError(f"NBD socket {socket_path!r} must be an absolute path")
+    if _CONTROL_RE.search(socket_path) or any(c in socket_path for c in ";#$&?% "):
+        raise TargetError(f"NBD socket path {socket_path!r} holds a character an NBD URI or a fio job file cannot carry")
+    return f"nbd+unix:///?socket={socket_path}"
+
+
+def _nbd_engine(
+    workload: Workload, options: list[tuple[str, str | None]]
+) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """``ioengine=nbd`` in place of the workload's engine (or appended), with a note when one was replaced."""
+    notes: list[str] = []
+    if any(k == "uri" for k, _ in options):
+        raise SuiteError(
+            f"workload {workload.name!r}: option 'uri' is set by storbench on an NBD target (it decides where the I/O goes)"
+        )
+    engines = [v for k, v in options if k == "ioengine"]
+    replaced = [v for v in engines if v != "nbd"]
+    if replaced:
+        notes.append(f"ioengine={replaced[-1]} replaced by nbd: the target is an NBD export, fio's nbd engine is its client")
+    out = [(k, v) for k, v in options if k != "ioengine"]
+    # keep the engine where the workload put it
+    index = next((i for i, (k, _) in enumerate(options) if k == "ioengine"), None)
+    if index is None:
+        out.append(("ioengine", "nbd"))
+    else:
+        before = sum(1 for k, _ in options[:index] if k != "ioengine")
+        out.insert(before, ("ioengine", "nbd"))
+    return out, notes
+
+
+def _nbd_size(options: list[tuple[str, str | None]], export_size: str | None) -> list[str]:
+    """The export's size where no size is given; capped at it where more is asked."""
+    if export_size is None:
+        return []
+    export = fio_size(export_size)
+    current = next((v for k, v in options if k == "size"), None)
+    if current is None:
+        options.append(("size", export))
+        return []
+    if current.endswith("%"):
+        return []
+    if parse_size(current) > parse_size(export):
+        _set(options, ("size",), "size", export)
+        return [f"size={current} capped at the NBD export's size {export}"]
+    return []

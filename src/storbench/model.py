@@ -21,7 +21,7 @@ DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
 
 Direction = Literal["read", "write", "trim", "mixed"]
 Headline = Literal["iops", "bw", "lat"]
-TargetKind = Literal["dir", "file", "block"]
+TargetKind = Literal["dir", "file", "block", "nbd"]
 
 
 def pct_key(p: float | str) -> str:
@@ -208,11 +208,12 @@ class Target:
 
     ``dir``: a directory, storbench creates its test file inside.
     ``file``: an existing regular file, used as is (never deleted).
-    ``block``: a block device (guarded, see the setups issue).
+    ``block``: a block device (guarded by storbench.guard).
+    ``nbd``: a qemu-nbd Unix socket serving a VM image (fio's nbd engine).
     ``scratch``: storbench created the directory and removes it afterwards.
     """
 
-    kind: str  # one of "dir", "file", "block"
+    kind: str  # one of "dir", "file", "block", "nbd"
     path: str
     scratch: bool = False
 

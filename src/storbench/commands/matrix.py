@@ -1,0 +1,214 @@
+"""``storbench matrix``: the same workloads on several storage setups of one scratch device.
+
+Parses the options, builds the :class:`storbench.matrix.Study`, runs it with
+:func:`storbench.matrix.run_study`, then prints the comparison of the study's
+runs and writes its HTML report.  See docs/setups.md for worked examples.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import sys
+
+import click
+
+from ..cli import App, _catalog, _CliReporter, _overrides, _print_json, _public, cli
+from ..errors import StorbenchError, UsageError
+
+
+class _StudyReporter(_CliReporter):
+    """The run's progress lines plus the study's own (which setup, how it was built)."""
+
+    def study_note(self, text: str) -> None:
+        self.console.print(text, highlight=False, markup=False)
+
+
+def _scratch(device, destroy, loop_file, loop_size):
+    from ..matrix import Scratch, loop_size as check_loop_size
+
+    if device and loop_file:
+        raise UsageError("give either --device or --loop-file, not both")
+    if device:
+        if loop_size:
+            raise UsageError("--loop-size goes with --loop-file, not --device")
+        return Scratch(kind="device", path=device, destroy=tuple(destroy))
+    if destroy:
+        raise UsageError("--destroy-data goes with --device (a loop file is storbench's own and needs no consent)")
+    if loop_file:
+        if not loop_size:
+            raise UsageError("--loop-file needs --loop-size, e.g. --loop-size 4g")
+        return Scratch(kind="loop", path=os.path.abspath(loop_file), size=check_loop_size(loop_size))
+    if loop_size:
+        raise UsageError("--loop-size goes with --loop-file")
+    return Scratch(kind="none")
+
+
+@cli.command()
+@click.option("--device", metavar="DEV", help="Scratch block device to build every setup on (its data is destroyed).")
+@click.option("--destroy-data", "destroy", metavar="DEV", multiple=True, help="Allow wiping --device: repeat it exactly.")
+@click.option("--loop-file", metavar="PATH", help="Build on a loop device over this new file (created, removed afterwards).")
+@click.option("--loop-size", metavar="SIZE", help="Size of --loop-file, e.g. 4g (xfs needs at least 300 MB).")
+@click.option("--fs", "fs_list", metavar="LIST", help="Setups by filesystem: e.g. ext4,xfs,btrfs,btrfs-zstd,zfs,none.")
+@click.option("--setups", "setups_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML file of [setup.NAME] tables (see docs/setups.md).")
+@click.option("--suite", "suite_name", metavar="NAME", help="Suite to run on every setup (default: quick).")
+@click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
+@click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
+@click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g.")
+@click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s.")
+@click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option on every setup (repeatable: a grid).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each workload N times on each setup.")
+@click.option("--label", metavar="STUDY", help="Name the study; each setup's run is labelled STUDY/SETUP (default: matrix-DATE-TIME).")
+@click.option("--resume", metavar="STUDY", help="Continue a study: skip complete setups, finish the others.")
+@click.option("--keep-files", is_flag=True, help="Keep the loop file (with the last setup on it), images in given directories and test files.")
+@click.option("--report", "report_path", metavar="FILE", help="Where to write the HTML report (default: storbench-study-LABEL.html here).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
+@click.option("--json", "as_json", is_flag=True, help="Print the study's setups and stored results as JSON.")
+@click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
+@click.pass_context
+def matrix(ctx, device, destroy, loop_file, loop_size, fs_list, setups_file, suite_name, workload_names, suite_file, size,
+           runtime, sweeps, repeat, label, resume, keep_files, report_path, no_report, as_json, progress):  # fmt: skip
+    """Run the same workloads on several storage setups of one scratch device, one after another.
+
+    Each setup (a filesystem with its mkfs and mount options, a ZFS pool, the raw
+    device, or a raw/qcow2/zvol image served by qemu-nbd) is built, measured as
+    one run labelled STUDY/SETUP, and torn down; device settings are restored.
+    Then the runs are compared.  Whatever fails or interrupts it, everything
+    storbench set up is torn down and what was measured stays stored.
+    """
+    from .. import matrix as mx
+    from .. import runner
+
+    app: App = ctx.obj
+    scratch = _scratch(device, destroy, loop_file, loop_size)
+    if resume is not None:
+        given = [
+            name for name in ("fs_list", "setups_file", "suite_name", "workload_names", "suite_file", "size", "runtime", "sweeps", "repeat", "label", "keep_files")
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        ]  # fmt: skip
+        if given:
+            flag = {"fs_list": "fs", "setups_file": "setups", "suite_name": "suite", "workload_names": "workload", "sweeps": "sweep"}.get(given[0], given[0])
+            raise UsageError(f"--resume takes the setups and workloads of the stored study; do not also give --{flag.replace('_', '-')}")
+        with contextlib.closing(app.open_store()) as store:
+            study, stored_scratch = mx.stored_study(store, resume)
+        if scratch.kind == "none" and stored_scratch.kind == "loop":
+            scratch = stored_scratch  # a loop file is storbench's own: the same again
+        elif scratch.kind == "none" and stored_scratch.kind == "device":
+            raise UsageError(
+                f"study {resume!r} ran on device {stored_scratch.path}: give --device {stored_scratch.path} "
+                f"--destroy-data {stored_scratch.path} again (consent to wipe is never stored)"
+            )
+    else:
+        study = _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files)
+
+    executor = runner.SubprocessFio(app.env.fio_path)
+    show_progress = app.env.show_progress if progress is None else progress
+    db_path = app.db_url
+    outcome = None
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(contextlib.closing(app.open_store()))
+        reporter = stack.enter_context(_StudyReporter(app, show_progress))
+        try:
+            outcome = mx.run_study(
+                study, scratch, store=store, executor=executor, reporter=reporter, clock=app.env.clock,
+                resume=resume is not None, db_path=db_path, argv=sys.argv[1:], say=reporter.study_note,
+            )  # fmt: skip
+        finally:
+            records, names = _study_records(store, study)
+    _show(app, study, outcome, records, names, as_json)
+    if not no_report and records:
+        _write_report(app, study, names, report_path)
+    problems = outcome.problems if outcome is not None else ()
+    if problems:
+        first = problems[0]
+        raise StorbenchError(
+            f"{len(problems)} of {len(outcome.setups)} setup(s) did not complete; first: setup {first.setup!r} "
+            f"({first.status}): {first.reason}; continue with 'storbench matrix --resume {study.label}'"
+        )
+
+
+def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files):
+    from .. import matrix as mx
+    from .. import runner
+    from ..setups import load_setups_file, setups_from_fs_list
+
+    if bool(fs_list) == bool(setups_file):
+        raise UsageError("give the setups with either --fs LIST or --setups FILE")
+    setups = setups_from_fs_list(fs_list) if fs_list else load_setups_file(setups_file)
+    catalog = _catalog(suite_file)
+    if workload_names:
+        if suite_name:
+            raise UsageError("give either --suite or --workload, not both")
+        workloads = tuple(catalog.workload(n) for n in workload_names)
+        suite = None
+    else:
+        chosen = catalog.suite(suite_name or "quick")
+        workloads, suite = chosen.workloads, chosen.name
+    from ..sweep import expand, parse_sweep
+
+    workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
+    overrides = dataclasses.replace(_overrides(size, runtime), extra=runner.INTERVAL_LOG_OPTIONS)
+    label = mx.validate_label(label) if label is not None else mx.default_label(app.env.clock)
+    return mx.Study(
+        label=label, setups=setups, workloads=workloads, overrides=overrides,
+        repeat=runner.Repeat(count=repeat), suite=suite, keep_files=keep_files,
+    )  # fmt: skip
+
+
+def _study_records(store, study):
+    """Every stored result of the study's runs, in setup order, and each run's name."""
+    from ..matrix import setup_label, study_runs
+
+    runs = study_runs(store, study.label)
+    records, names = [], {}
+    for setup in study.setups:
+        info = runs.get(setup.name)
+        if info is None:
+            continue
+        names[info.run_id] = setup_label(study.label, setup.name)
+        records.extend(store.results(info.run_id))
+    return records, names
+
+
+def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
+    if as_json:
+        _print_json(app, {
+            "study": study.label,
+            "setups": [dataclasses.asdict(o) for o in (outcome.setups if outcome else ())],
+            "results": _public(records),
+        })  # fmt: skip
+        return
+    if outcome is not None:
+        for o in outcome.setups:
+            what = "skipped (complete already)" if o.skipped else o.status + (f": {o.reason}" if o.reason else "")
+            app.out(f"setup {o.setup}: run {o.run_id}, {what}")
+    if not records:
+        return
+    from .. import compare
+    from ..render.compare import format_compare_table
+
+    groups = compare.configurations(records, names)
+    cmp = compare.compare(groups)
+    app.console().print(format_compare_table(cmp))
+    if any(cell is not None and cell.summary.n < 2 for row in cmp.rows for cell in row.cells):
+        app.out("with single runs no significance can be claimed; use --repeat 3 or more")
+    app.out(f"results stored in {app.db_url} as runs labelled {study.label}/SETUP "
+            f"(storbench compare --label-prefix {study.label}/)")  # fmt: skip
+
+
+def _write_report(app: App, study, names, report_path) -> None:
+    from pathlib import Path
+
+    from .report import _comparison, _load, _render_html, _write
+
+    run_ids = list(names)
+    records, runs = _load(app, run_ids)
+    if not records:
+        return
+    cmp = _comparison(records, runs, None)
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
+    out = Path(app.env.cwd, report_path or f"storbench-study-{safe}.html")
+    _write(out, _render_html(app, records, runs, cmp, f"storbench study {study.label}"))
+    app.err(f"report: {out}")
