@@ -298,6 +298,8 @@ class _Request:
                 hosts=_hosts_from_meta(meta.get("hosts", [])),
             )
         except (KeyError, TypeError, ValueError) as exc:
+            if "setup" in meta or "study" in meta:
+                raise UsageError("this run belongs to a matrix study; continue it with 'storbench matrix --resume STUDY'") from None
             raise UsageError(f"this run cannot be resumed: it was stored without its plan ({exc})") from None
 
 

@@ -26,8 +26,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-from scipy import stats as _sps
+# numpy and scipy are imported where they are used: ``scipy.stats`` alone takes about
+# a second to import, which every ``storbench`` command would pay.  Student's t comes
+# from ``scipy.special`` (the functions ``scipy.stats.t`` itself calls); only
+# Mann-Whitney needs ``scipy.stats``.
 
 __all__ = [
     "Summary",
@@ -72,7 +74,7 @@ def _as_floats(values: Sequence[float], name: str = "values") -> tuple[float, ..
     """Validate and convert a 1-D sequence of real numbers to a tuple of Python floats."""
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be a sequence of numbers, not {type(values).__name__}")
-    if isinstance(values, np.ndarray) and values.ndim != 1:
+    if getattr(values, "ndim", 1) != 1:  # a numpy array (checked without importing numpy)
         raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
     out: list[float] = []
     for v in values:
@@ -143,8 +145,18 @@ def _sample_stddev(xs: Sequence[float], mean: float) -> float:
 
 
 def _t975(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom."""
-    return float(_sps.t.ppf(0.975, df))
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom
+    (``scipy.stats.t.ppf(0.975, df)``, which is ``scipy.special.stdtrit(df, 0.975)``)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.975))
+
+
+def _t_sf(x: float, df: float) -> float:
+    """Survival function of Student's t (``scipy.stats.t.sf(x, df)`` = ``stdtr(df, -x)``)."""
+    from scipy.special import stdtr
+
+    return float(stdtr(df, -x))
 
 
 def _tukey_outliers(xs: Sequence[float]) -> tuple[int, ...]:
@@ -157,6 +169,8 @@ def _tukey_outliers(xs: Sequence[float]) -> tuple[int, ...]:
     """
     if len(xs) < _TUKEY_MIN_N:
         return ()
+    import numpy as np
+
     q1, q3 = (float(q) for q in np.quantile(np.sort(np.asarray(xs)), [0.25, 0.75]))
     iqr = q3 - q1
     lo, hi = q1 - _TUKEY_K * iqr, q3 + _TUKEY_K * iqr
@@ -482,7 +496,7 @@ def compare_samples(
             )
     else:
         se, df = welch
-        p_value = min(1.0, 2.0 * float(_sps.t.sf(abs(diff / se), df)))
+        p_value = min(1.0, 2.0 * _t_sf(abs(diff / se), df))
         half = _t975(df) * se
         ci = (diff - half, diff + half)
         if not all(math.isfinite(v) for v in (p_value, df, *ci)):  # defensive: never call NaN a difference
@@ -520,6 +534,8 @@ def mann_whitney(a: Sequence[float], b: Sequence[float]) -> float:
     xa, xb = _as_floats(a, "a"), _as_floats(b, "b")
     if min(xa) == max(xa) == min(xb) == max(xb):
         return 1.0
+    from scipy import stats as _sps
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         p = float(_sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
