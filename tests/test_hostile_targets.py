@@ -203,6 +203,13 @@ def _as_nobody_argv() -> list[str]:
     CAP_DAC_READ_SEARCH (reading and searching directories; every WRITE permission
     check is nobody's).
     """
+    import storbench
+
+    src = Path(storbench.__file__).resolve().parent
+    for parent in (src, *src.parents):
+        if not os.stat(parent).st_mode & 0o005 == 0o005:
+            # e.g. a checkout inside a 0700 temp dir: nobody could not read the migrations
+            pytest.skip(f"the source tree is not readable by other users ({parent} is mode {oct(os.stat(parent).st_mode & 0o777)})")
     probe = subprocess.run(["runuser", "-u", "nobody", "--", PYTHON, "-c", "import storbench"], capture_output=True)
     if probe.returncode == 0:
         return ["runuser", "-u", "nobody", "--", PYTHON]
