@@ -34,7 +34,7 @@ class App:
 
     @property
     def db_url(self) -> str:
-        from .store import default_db_url
+        from .context import default_db_url  # not from .store: no SQLAlchemy import for a path
 
         if self.db_option:
             return self.db_option if "://" in self.db_option else f"sqlite:///{os.path.abspath(self.db_option)}"

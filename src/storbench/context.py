@@ -10,7 +10,33 @@ import datetime as _dt
 import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Mapping, TextIO
+
+
+def default_db_url(env: Mapping[str, str]) -> str:
+    """Where results go: ``$STORBENCH_DB``, else ``$XDG_DATA_HOME/storbench/results.sqlite``.
+
+    ``STORBENCH_DB`` containing ``://`` is a SQLAlchemy URL used as is; anything else
+    is a file path (``~`` expanded with ``$HOME``).  ``XDG_DATA_HOME`` defaults to
+    ``~/.local/share``; an empty or relative value is ignored, as the XDG spec says.
+    """
+    home = env.get("HOME") or str(Path.home())
+
+    def expand(p: str) -> str:
+        if p == "~" or p.startswith("~/"):
+            return home + p[1:]
+        return p
+
+    configured = env.get("STORBENCH_DB", "")
+    if configured:
+        if "://" in configured:
+            return configured
+        return "sqlite:///" + expand(configured)
+    data_home = env.get("XDG_DATA_HOME", "")
+    if not data_home or not Path(data_home).is_absolute():
+        data_home = home + "/.local/share"
+    return "sqlite:///" + str(Path(data_home) / "storbench" / "results.sqlite")
 
 
 def utc_now_iso() -> str:

@@ -1,0 +1,124 @@
+"""Child process of benchmarks/logs.py: storbench ingests, summarises and charts a directory of fio logs.
+
+    python benchmarks/_ingest_logs.py LOG_DIR OUT {--png | --html | --all}
+
+Streams the per-I/O logs through :func:`storbench.fio.logs.summarize_io_logs`
+(per-second IOPS and bandwidth, p50/p99 latency per second, all jobs aligned on
+their timestamps), downsamples each series with the report's
+:func:`storbench.render.html_charts.downsample`, and charts them:
+
+* ``--png``: three panels drawn with matplotlib (Agg), as the Markdown report draws;
+* ``--html``: three plotly figures in a self-contained page (plotly.js inlined, the
+  way ``storbench report`` writes its HTML), drawn by the browser;
+* ``--all``: no chart; parse every line of every log instead (what reading them all
+  would cost).
+
+Prints one JSON line with what it did and how long each part took.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _xy(points, scale: float = 1.0, column: int = 1):
+    from storbench.render.html_charts import downsample
+
+    pts = downsample([[p[0], p[column] * scale] for p in points])
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def _panels(summary):
+    """(title, y label, log axis, [(name, xs, ys)]) per chart."""
+    iops = [(d, *_xy(pts)) for d, pts in summary.iops.items()]
+    bw = [(d, *_xy(pts, 1 / 2**20)) for d, pts in summary.bw_bytes.items()]
+    lat = [
+        (f"{d} p{p:g}", *_xy(rows, 1 / 1000, column=i))
+        for d, rows in summary.lat_ns.items()
+        for i, p in enumerate(summary.percentiles, start=1)
+    ]
+    kind = summary.latency_kind or "lat"
+    return [("IOPS per second", "IOPS", False, iops), ("bandwidth per second", "MiB/s", False, bw),
+            (f"{kind} percentiles per second", f"{kind} (µs)", True, lat)]
+
+
+def png(summary, out: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 7), dpi=100)
+    axes = fig.subplots(3, 1, sharex=True)
+    for ax, (title, ylabel, log, traces) in zip(axes, _panels(summary)):
+        for name, xs, ys in traces:
+            ax.plot(xs, ys, label=name)
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.legend(loc="upper right", fontsize="small")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle(f"{summary.jobs} jobs, {summary.ios:,} I/Os, per second")
+    FigureCanvasAgg(fig).print_png(str(out))
+
+
+def html(summary, out: Path) -> None:
+    from plotly.offline import get_plotlyjs
+
+    divs, calls = [], []
+    for i, (title, ylabel, log, traces) in enumerate(_panels(summary)):
+        spec = {
+            "data": [{"type": "scatter", "mode": "lines", "name": n, "x": xs, "y": ys} for n, xs, ys in traces],
+            "layout": {"title": {"text": title}, "height": 320, "xaxis": {"title": {"text": "time (s)"}},
+                       "yaxis": {"title": {"text": ylabel}, "type": "log" if log else "linear"}},
+        }
+        divs.append(f'<div id="c{i}"></div>')
+        payload = json.dumps(spec).replace("</", "<\\/")
+        calls.append(f"(function(s){{Plotly.newPlot('c{i}', s.data, s.layout)}})({payload});")
+    out.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>fio logs</title>"
+        f"<script>{get_plotlyjs()}</script></head><body>"
+        f"<h1>{summary.jobs} jobs, {summary.ios:,} I/Os, per second</h1>{''.join(divs)}"
+        f"<script>{''.join(calls)}</script></body></html>",
+        encoding="utf-8",
+    )
+
+
+def main() -> int:
+    t0 = time.perf_counter()
+    log_dir, out, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    from storbench.fio.logs import file_blocks, io_log_summary_to_dict, iter_log_rows, summarize_io_logs
+
+    paths = sorted(p for p in log_dir.iterdir() if p.name.endswith(".log"))
+    handles = {p.name: p.open("rb") for p in paths}
+    try:
+        if mode == "--all":
+            lines = sum(rows.shape[0] for fh in handles.values() for rows in iter_log_rows(file_blocks(fh)))
+            print(json.dumps({"lines": lines, "bytes": sum(p.stat().st_size for p in paths),
+                              "seconds": time.perf_counter() - t0}))
+            return 0
+        summary = summarize_io_logs({name: file_blocks(fh) for name, fh in handles.items()})
+    finally:
+        for fh in handles.values():
+            fh.close()
+    t_summary = time.perf_counter() - t0
+    {"--png": png, "--html": html}[mode](summary, out)
+    done = time.perf_counter() - t0
+    print(json.dumps({
+        "seconds": done,
+        "summary_seconds": t_summary,
+        "chart_seconds": done - t_summary,
+        "chart_bytes": out.stat().st_size,
+        "logs_read": list(summary.logs_read),
+        "bytes_read": sum((log_dir / name).stat().st_size for name in summary.logs_read),
+        "ios": summary.ios,
+        "jobs": summary.jobs,
+        "summary": io_log_summary_to_dict(summary),
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""History at scale: ``storbench list``, ``compare`` and ``report`` on 10,000 runs x 10 workloads.
+
+The database is made quickly but with real records: ten fio results parsed from the
+JSON fixtures in tests/data/fio-json (one per workload), each with a real storage
+description, device-activity series, per-second series and findings, are stored with
+``Store.add_result`` in a few template runs whose IOPS and bandwidth are scaled a
+little per run (so comparisons have spread); the other runs are copied from those
+rows with one ``INSERT ... SELECT`` through the store's own tables.  100,000 results.
+
+Then, each as a child process (the CLI as a user types it), timed from start to exit:
+
+* ``storbench list`` (newest 50 runs, with their result counts);
+* ``storbench compare`` of 20 runs (labels spread over the history, 2 repetitions each);
+* ``storbench report`` of 50 runs to an HTML file.
+
+Target: each within 2 s.
+
+    .venv/bin/python benchmarks/history.py [--runs 10000] [--keep DB] [--src DIR] [--json FILE]
+
+``--keep DB`` keeps the generated database for the next run; ``--src DIR`` runs the
+commands from another source tree (before/after figures).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, Figure, arg_parser, bench_env, emit, run_timed, scratch_dir, storbench_argv, warm_bytecode  # noqa: E402
+
+FIXTURES = REPO / "tests" / "data" / "fio-json"
+SOURCES = {  # workload name -> fio JSON fixture
+    "seq1m-q8t1-read": "p1_invalidate1_reference.json",
+    "seq1m-q1t1-read": "p4_sparse_file_direct_read.json",
+    "rnd4k-q32t1-read": "io_uring_lat_percentiles.json",
+    "rnd4k-q1t1-read": "p1_pagecache_invalidate0.json",
+    "seq1m-q8t1-write": "p8_buffered_write_end_fsync.json",
+    "seq1m-q1t1-write": "p8_buffered_write_direct.json",
+    "rnd4k-q32t1-write": "j_fsync1_libaio.json",
+    "rnd4k-q1t1-write": "j_fsync1.json",
+    "randrw-70-30": "h_randrw.json",
+    "numjobs-group": "c_numjobs_group_reporting.json",
+}
+TEMPLATES = 8  # template runs: each workload stored 8 times with slightly different figures
+
+
+def scaled(fio, factor: float):
+    """The same fio result with every direction's IOPS and bandwidth scaled by ``factor``."""
+    jobs = []
+    for job in fio.jobs:
+        dirs = {name: dataclasses.replace(d, iops=d.iops * factor, bw_bytes=d.bw_bytes * factor)
+                for name, d in job.directions.items()}
+        jobs.append(dataclasses.replace(job, directions=dirs))
+    return dataclasses.replace(fio, jobs=tuple(jobs))
+
+
+def build_database(db: Path, nruns: int) -> dict:
+    """10 workloads x ``nruns`` runs; returns what was made."""
+    from sqlalchemy import func, select, text
+
+    from storbench.activity import ActivitySampler
+    from storbench.fio.json import parse_fio_json
+    from storbench.fio.logs import series_from_logs
+    from storbench.model import Finding, ResultRecord
+    from storbench.storage import describe_target
+    from storbench.store import Store
+    from storbench.store.tables import results, runs
+
+    t0 = time.perf_counter()
+    storage = describe_target(str(db.parent), fio_version="fio-3.33")
+    with ActivitySampler([d.kname or d.name for d in storage.devices], interval_s=0.1) as sampler:
+        time.sleep(0.35)
+    activity = sampler.series()
+    logs_dir = REPO / "tests" / "data" / "fio-logs"
+    series = series_from_logs({p.name: p.read_text() for p in logs_dir.glob("sb_*.log")})
+    finding = Finding(check="duration-short", severity="warning", message="fio measured for only 5 s (runtime=5)",
+                      fix="use --runtime 30s or more", workload=None)
+    sources = {}
+    for workload, name in SOURCES.items():
+        raw = (FIXTURES / name).read_text()
+        sources[workload] = (raw, parse_fio_json(raw))
+
+    with Store.open(f"sqlite:///{db}") as store:
+        for t in range(TEMPLATES):
+            run_id = store.create_run(label=f"template-{t}", kind="run", suite="quick",
+                                      meta={"host": {"hostname": "bench"}, "argv": ["run"], "targets": ["/srv"]})
+            for workload, (raw, fio) in sources.items():
+                opts = dict(fio.jobs[0].options) if fio.jobs else {}
+                store.add_result(ResultRecord(
+                    run_id=run_id, workload=workload, target="/srv", fio=scaled(fio, 0.94 + 0.015 * t), raw_output=raw,
+                    label=f"template-{t}", options=opts, job_text=f"[{workload}]\n", repetition=0,
+                    created_at="2026-11-01T00:00:00Z", storage=storage, activity=activity, series=series,
+                    space={"files_before": [], "files_after": [], "fs_used_before": 1, "fs_used_after": 2},
+                    findings=(dataclasses.replace(finding, workload=workload),),
+                ))
+            store.finish_run(run_id, "complete")
+        engine = store._engine  # noqa: SLF001 - bulk copy through the store's own connection and tables
+        with engine.begin() as conn:
+            first = conn.execute(select(func.min(runs.c.id))).scalar_one()
+            run_cols = [c.name for c in runs.c if c.name != "id"]
+            res_cols = [c.name for c in results.c if c.name not in ("id", "run_id", "label")]
+            # runs: copies of the templates, two per label (a label = one configuration, 2 repetitions)
+            label_expr = "printf('nightly-%05d', i / 2)"  # two runs per label: a configuration run twice
+            picked = ", ".join(label_expr if c == "label" else f"t.{c}" for c in run_cols)
+            conn.execute(text(
+                f"WITH RECURSIVE n(i) AS (SELECT {TEMPLATES} UNION ALL SELECT i + 1 FROM n WHERE i < {nruns - 1}) "
+                f"INSERT INTO runs ({', '.join(run_cols)}) "
+                f"SELECT {picked} FROM n JOIN runs t ON t.id = {first} + (i % {TEMPLATES}) ORDER BY i"
+            ))
+            conn.execute(text(
+                f"INSERT INTO results (run_id, label, {', '.join(res_cols)}) "
+                f"SELECT r.id, r.label, {', '.join('t.' + c for c in res_cols)} "
+                f"FROM runs r JOIN results t ON t.run_id = {first} + ((r.id - {first}) % {TEMPLATES}) "
+                f"WHERE r.id >= {first} + {TEMPLATES} ORDER BY r.id, t.id"
+            ))
+        with engine.connect() as conn:
+            n_runs = conn.execute(select(func.count()).select_from(runs)).scalar_one()
+            n_results = conn.execute(select(func.count()).select_from(results)).scalar_one()
+            last = conn.execute(select(func.max(runs.c.id))).scalar_one()
+    with __import__("sqlite3").connect(db) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return {"runs": n_runs, "results": n_results, "first": first, "last": last,
+            "seconds": time.perf_counter() - t0, "bytes": db.stat().st_size}
+
+
+def main() -> int:
+    p = arg_parser(__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=10_000)
+    p.add_argument("--keep", metavar="DB", help="reuse this database if it exists (else make it there and keep it)")
+    p.add_argument("--src", help="run the storbench commands from this source tree instead (PYTHONPATH)")
+    args = p.parse_args()
+    warm_bytecode()
+    if args.src:
+        warm_bytecode(args.src)
+    figures = []
+    with scratch_dir("storbench-bench-history-") as work:
+        db = Path(args.keep) if args.keep else work / "history.sqlite"
+        if db.exists():
+            from sqlite3 import connect
+
+            with connect(db) as c:
+                first, last, n = c.execute("SELECT min(id), max(id), count(*) FROM runs").fetchone()
+                made = {"runs": n, "results": c.execute("SELECT count(*) FROM results").fetchone()[0],
+                        "first": first, "last": last, "seconds": 0.0, "bytes": db.stat().st_size}
+            print(f"reusing {db}")
+        else:
+            print(f"making {args.runs:,} runs x {len(SOURCES)} workloads in {db} ...", flush=True)
+            made = build_database(db, args.runs)
+        print(f"  {made['runs']:,} runs, {made['results']:,} results, {made['bytes'] / 2**20:,.0f} MiB "
+              f"(made in {made['seconds']:.1f} s)", flush=True)
+        env = bench_env(db)
+        if args.src:
+            env["PYTHONPATH"] = str(Path(args.src).resolve())
+        sb = storbench_argv()
+        # 20 runs = 10 labels x 2 repetitions, spread over the history; 50 runs for the report
+        span = made["last"] - made["first"]
+        labels20 = [f"nightly-{i:05d}" for i in range(TEMPLATES // 2, span // 2, max(1, span // 2 // 10))][:10]
+        ids50 = [str(made["first"] + i * max(1, span // 50)) for i in range(50)]
+        commands = {
+            "list": [*sb, "list"],
+            "compare 20 runs": [*sb, "compare", *labels20],
+            "report 50 runs": [*sb, "report", *ids50, "-o", str(work / "report.html")],
+        }
+        for name, argv in commands.items():
+            run_timed(argv, env=env, cwd=work)  # warm the page cache: the figure is the second run
+            t = run_timed(argv, env=env, cwd=work)
+            ok = t.returncode == 0
+            what = f"exit {t.returncode}: {(t.stderr.strip() or t.stdout.strip())[-300:]}" if not ok else ""
+            out_lines = len(t.stdout.splitlines())
+            print(f"  storbench {name}: {t.wall_s:.2f} s, peak {t.maxrss_bytes / 2**20:,.0f} MiB"
+                  + (f" ({what})" if what else f", {out_lines} lines of output"), flush=True)
+            figures.append(Figure(
+                "history", f"storbench {name} ({made['runs']:,} runs, {made['results']:,} results)",
+                t.wall_s if ok else None, "<= 2.0", unit=" s",
+                detail=(f"peak RSS {t.maxrss_bytes / 2**20:,.0f} MiB; " + (what or " ".join(argv[len(sb):len(sb) + 4]) + " ...")),
+            ))
+    emit(figures, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Run every benchmark (``make bench``) and print one table: benchmark, figure, target, PASS/MISS.
+
+Each benchmark runs as its own process (its output streams through) and hands its
+figures back as JSON.  Together they take about 5 minutes on a 2-core machine; the
+longest part is fio-plot charting 5 million log lines.
+
+    .venv/bin/python benchmarks/run_all.py [--only overhead walltime logs history] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import fio_version  # noqa: E402
+
+BENCHMARKS = ("overhead", "walltime", "logs", "history")
+
+
+def load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS))
+    p.add_argument("--json", metavar="FILE", help="also write every figure to FILE")
+    args = p.parse_args()
+
+    started = time.perf_counter()
+    print(f"storbench benchmarks, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+          f"{os.cpu_count()} CPUs, {platform.platform()}, {fio_version()}, load average {load()}", flush=True)
+    rows: list[dict] = []
+    failed: list[str] = []
+    durations: dict[str, float] = {}
+    for name in args.only:
+        print(f"\n=== {name} ===", flush=True)
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+            out = Path(tmp.name)
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, str(HERE / f"{name}.py"), "--json", str(out)])
+        durations[name] = time.perf_counter() - t
+        try:
+            figures = json.loads(out.read_text()) if out.stat().st_size else []
+        except (OSError, ValueError):
+            figures = []
+        finally:
+            out.unlink(missing_ok=True)
+        if proc.returncode != 0 or not figures:
+            failed.append(name)
+            rows.append({"benchmark": name, "figure": f"benchmark failed (exit {proc.returncode})", "value": None,
+                         "target": "runs", "status": "MISS", "unit": "", "detail": ""})
+        rows.extend(figures)
+
+    total = time.perf_counter() - started
+    print(f"\n=== summary ({total / 60:.1f} min: "
+          + ", ".join(f"{k} {v:.0f} s" for k, v in durations.items()) + f"; load average now {load()}) ===")
+    width = max(len(r["figure"]) for r in rows)
+    print(f"{'benchmark':10} {'figure':{width}} {'value':>10} {'target':>8} result")
+    for r in rows:
+        value = "n/a" if r["value"] is None else f"{r['value']:.3g}{r.get('unit', '')}"
+        print(f"{r['benchmark']:10} {r['figure']:{width}} {value:>10} {r['target'] or '-':>8} {r['status']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"total_s": total, "figures": rows}, indent=2))
+    misses = sum(r["status"] == "MISS" for r in rows)
+    print(f"\n{sum(r['status'] == 'PASS' for r in rows)} PASS, {misses} MISS"
+          + (f"; failed to run: {', '.join(failed)}" if failed else ""))
+    # the figures are the product; a MISS is a finding, not a crash
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Wall-time efficiency: how long ``storbench run`` takes for the time fio was asked to run.
+
+For the ``quick`` (8 workloads) and ``share`` (6 workloads) suites at
+``--size 64m --runtime 2``: the wall time of ``storbench run`` (a child process,
+from start to exit, ``--no-report``, default telemetry) divided by the sum of the
+workloads' time-based runtimes (2 s each).  Reference: bench-fio (fio-plot's
+runner) took 18.9 s for 8 such runs on a 64 MiB file, a ratio of 1.18.
+
+Side by side, in the same run (alternating, ``--rounds`` times each, medians), bare
+fio runs the very same job files one after the other (as ``storbench run --dry-run``
+prints them: same options, same probed I/O engine, same test file laid out once by
+the first job): its ratio is the floor set by fio itself on this machine, and
+storbench's own cost is the difference.
+
+    .venv/bin/python benchmarks/walltime.py [--suites quick share] [--rounds 2] [--src DIR] [--json FILE]
+
+For reference, bench-fio itself (from benchmarks/.venv-fioplot, which logs.py
+creates) runs 8 time-based 2-second runs on a 64 MiB file in the same run.
+
+``--src DIR`` runs storbench from another source tree (PYTHONPATH=DIR), e.g. a
+``git archive`` of an older commit, for before/after figures.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import BENCH_DIR, Figure, arg_parser, bench_env, emit, median, run_timed, scratch_dir, storbench_argv, warm_bytecode  # noqa: E402
+
+SIZE, RUNTIME_S = "64m", 2
+
+
+def job_files(suite: str, target: Path, env: dict, work: Path) -> list[str]:
+    t = run_timed([*storbench_argv(), "run", "--suite", suite, "--size", SIZE, "--runtime", str(RUNTIME_S),
+                   "--target", str(target), "--dry-run"], env=env, cwd=work).check()
+    jobs = re.split(r"^# workload .*$\n", t.stdout, flags=re.M)
+    return [j.strip() + "\n" for j in jobs if j.strip()]
+
+
+def bare_fio(jobs: list[str], target: Path, work: Path) -> float:
+    """Every job file through fio, one after the other; the test file removed at the end."""
+    logs = work / "bare-logs"
+    logs.mkdir(exist_ok=True)
+    paths = []
+    for i, text in enumerate(jobs):
+        p = work / f"job{i}.fio"
+        p.write_text(text)
+        paths.append(p)
+    import time
+
+    start = time.perf_counter()
+    for p in paths:
+        run_timed(["fio", "--output-format=json", f"--output={work / 'bare.json'}", str(p)], cwd=logs).check()
+    (target / "storbench.testfile").unlink(missing_ok=True)
+    return time.perf_counter() - start
+
+
+def bench_fio(target: Path, work: Path) -> float | None:
+    """bench-fio (fio-plot's runner, from benchmarks/.venv-fioplot if it is there): 8 time-based
+    2-second runs (read, write, randread, randwrite x iodepth 1, 8; libaio, direct) on a 64 MiB
+    file.  It refuses a missing file, so the file is laid out before the clock starts."""
+    exe = BENCH_DIR / ".venv-fioplot" / "bin" / "bench-fio"
+    if not exe.exists():
+        return None
+    testfile = target / "bench-fio.testfile"
+    run_timed(["fio", "--name=layout", f"--filename={testfile}", "--size=64m", "--rw=write", "--bs=1m",
+               "--output=/dev/null"]).check()
+    try:
+        t = run_timed([str(exe), "-d", str(testfile), "-t", "file", "-s", "64M", "-o", str(work / "bench-fio-out"),
+                       "-m", "read", "write", "randread", "randwrite", "--iodepth", "1", "8", "--numjobs", "1",
+                       "--runtime", str(RUNTIME_S), "--time-based", "--direct", "1", "-e", "libaio", "--destructive"],
+                      cwd=work)
+    finally:
+        testfile.unlink(missing_ok=True)
+        Path("/tmp", f"{testfile.name}-tmpjobfile.fio").unlink(missing_ok=True)  # bench-fio's job file
+    return t.wall_s if t.returncode == 0 else None
+
+
+def storbench(suite: str, target: Path, env: dict, work: Path) -> float:
+    t = run_timed([*storbench_argv(), "run", "--suite", suite, "--size", SIZE, "--runtime", str(RUNTIME_S),
+                   "--target", str(target), "--no-report"], env=env, cwd=work).check()
+    return t.wall_s
+
+
+def main() -> int:
+    p = arg_parser(__doc__.splitlines()[0])
+    p.add_argument("--suites", nargs="+", default=["quick", "share"])
+    p.add_argument("--rounds", type=int, default=2, help="runs of each side per suite, alternating (median taken)")
+    p.add_argument("--src", help="run storbench from this source tree instead (PYTHONPATH)")
+    p.add_argument("--no-bench-fio", action="store_true", help="do not run bench-fio for reference")
+    args = p.parse_args()
+    warm_bytecode()
+    if args.src:
+        warm_bytecode(args.src)
+    figures = []
+    with scratch_dir("storbench-bench-walltime-") as work:
+        env = bench_env(work / "walltime.sqlite")
+        if args.src:
+            env["PYTHONPATH"] = str(Path(args.src).resolve())
+            env["STORBENCH_DB"] = str(work / "walltime-src.sqlite")
+        target = work / "target"
+        target.mkdir()
+        for suite in args.suites:
+            jobs = job_files(suite, target, env, work)
+            runtime = RUNTIME_S * len(jobs)
+            bares, sbs = [], []
+            for r in range(args.rounds):  # bare, storbench, storbench, bare, ...
+                first, second = (bare_fio, storbench) if r % 2 == 0 else (storbench, bare_fio)
+                for side in (first, second):
+                    if side is bare_fio:
+                        bares.append(bare_fio(jobs, target, work))
+                    else:
+                        sbs.append(storbench(suite, target, env, work))
+            bare, sb = median(bares), median(sbs)
+            print(f"  {suite}: {len(jobs)} workloads x {RUNTIME_S} s = {runtime} s; bare fio "
+                  f"{', '.join(f'{x:.2f}' for x in bares)} s, storbench {', '.join(f'{x:.2f}' for x in sbs)} s", flush=True)
+            figures.append(Figure(
+                "walltime", f"{suite}: storbench wall / runtime ({len(jobs)} x {RUNTIME_S} s)", sb / runtime, "<= 1.10",
+                detail=f"storbench {sb:.2f} s (median of {len(sbs)}) for {runtime} s of runtime; bench-fio reference 1.18",
+            ))
+            figures.append(Figure(
+                "walltime", f"{suite}: bare fio wall / runtime (same job files)", bare / runtime, "",
+                detail=f"bare fio {bare:.2f} s (median of {len(bares)}): fio's own start-up and finish per workload, the floor",
+            ))
+            figures.append(Figure(
+                "walltime", f"{suite}: storbench's own time per workload", (sb - bare) / len(jobs), "",
+                unit=" s", detail=f"(storbench - bare fio) / {len(jobs)} workloads",
+            ))
+            if suite == "quick" and not args.no_bench_fio:
+                bf = bench_fio(target, work)
+                if bf is not None:
+                    print(f"  bench-fio, 8 x {RUNTIME_S} s: {bf:.2f} s", flush=True)
+                    figures.append(Figure(
+                        "walltime", f"bench-fio wall / runtime (8 x {RUNTIME_S} s, 64 MiB file)", bf / 16, "",
+                        detail=f"bench-fio {bf:.2f} s, measured here in the same run (the issue's reference: 18.9 s = 1.18)",
+                    ))
+    emit(figures, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
