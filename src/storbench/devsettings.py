@@ -36,12 +36,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
-import threading
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
+from . import signals
 from .errors import StorbenchError, UsageError
 
 WRITE_CACHE_VALUES: tuple[str, ...] = ("write back", "write through")
@@ -296,39 +295,6 @@ def restore_settings(
 
 
 @contextlib.contextmanager
-def _signals_deferred() -> Iterator[list[int]]:
-    """Hold SIGINT/SIGTERM while restoring (main thread only); yields the signals that came."""
-    pending: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield pending
-        return
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, lambda s, _f: pending.append(s))
-    try:
-        yield pending
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-@contextlib.contextmanager
-def _sigterm_as_keyboard_interrupt() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt("SIGTERM")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
 def applied(
     kname: str,
     wanted: DeviceSettings,
@@ -344,12 +310,12 @@ def applied(
     exception, if any): a device left with changed settings must not go unnoticed.
     A signal arriving during the restore is re-raised as KeyboardInterrupt after it.
     """
-    with _sigterm_as_keyboard_interrupt():
+    with signals.as_interrupt(catch_int=False):
         original = apply_settings(kname, wanted, sys_root, runner, write=write)
         try:
             yield original
         finally:
-            with _signals_deferred() as pending:
+            with signals.held() as pending:
                 restore_settings(kname, original, sys_root, runner, write=write)
             if pending:
-                raise KeyboardInterrupt("SIGTERM" if signal.SIGTERM in pending else "SIGINT")
+                raise KeyboardInterrupt("SIGTERM" if "SIGTERM" in pending else "Ctrl-C")

@@ -63,14 +63,13 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from . import runner as runner_mod
+from . import signals
 from .devsettings import apply_settings, restore_settings
 from .errors import Interrupted, StorbenchError, TargetError, UsageError
 from .images import ImageError, create_image, run_command, socket_path_for, start_server
@@ -238,57 +237,10 @@ class System:
 # --------------------------------------------------------------------------- signals
 
 
-def _how(exc: BaseException) -> str:
-    return "SIGTERM" if str(exc) == "SIGTERM" else "Ctrl-C"
-
-
-@contextlib.contextmanager
-def _signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM (and Ctrl-C) raise KeyboardInterrupt for the whole study, so every path tears down."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
-
-    old_term = signal.signal(signal.SIGTERM, handler)
-    old_int = signal.getsignal(signal.SIGINT)
-    catch_int = old_int is signal.default_int_handler
-    if catch_int:
-        signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        if catch_int:
-            signal.signal(signal.SIGINT, old_int)
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[list[str]]:
-    """SIGINT/SIGTERM only noted (not raised) inside; yields the list of what came."""
-    pending: list[str] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield pending
-        return
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        current = signal.getsignal(sig)
-        if current in (signal.SIG_IGN, None):
-            continue
-        previous[sig] = signal.signal(sig, lambda s, _f: pending.append("SIGTERM" if s == signal.SIGTERM else "Ctrl-C"))
-    try:
-        yield pending
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
 @contextlib.contextmanager
 def _critical() -> Iterator[None]:
     """Create-and-register as one step: a signal inside is acted on right after."""
-    with _signals_held() as pending:
+    with signals.held() as pending:
         yield
     if pending:
         raise KeyboardInterrupt(pending[0])
@@ -312,7 +264,7 @@ class Teardown:
     def run(self) -> tuple[list[str], list[str]]:
         """Run every step with signals held; (problems, signals that came meanwhile)."""
         problems: list[str] = []
-        with _signals_held() as pending:
+        with signals.held() as pending:
             while self._steps:
                 what, fn = self._steps.pop()
                 try:
@@ -816,7 +768,7 @@ def run_study(
     outcomes: list[SetupOutcome] = []
     interrupted: str | None = None
     failure: StorbenchError | None = None
-    with _signals_as_interrupt():
+    with signals.as_interrupt():
         try:
             device = ScratchDevice(path=None, kname=None)
             if scratch.kind == "device":
@@ -842,7 +794,7 @@ def run_study(
                 outcome = _run_setup(ctx, builder, device, setup, index)
                 outcomes.append(outcome)
         except KeyboardInterrupt as exc:
-            interrupted = f"interrupted ({_how(exc)})"
+            interrupted = f"interrupted ({signals.how(exc)})"
         except _SetupInterrupted as exc:
             outcomes.append(exc.outcome)
             interrupted = exc.message
@@ -966,7 +918,7 @@ def _run_setup(ctx: _Context, builder: Builder, device: ScratchDevice, setup: Se
     except Interrupted as exc:  # runner: "interrupted (SIGTERM) during workload 'x'; N result(s) were stored before it"
         interrupted = f"{str(exc).split(';', 1)[0]} of setup {setup.name!r}"
     except KeyboardInterrupt as exc:
-        interrupted = f"interrupted ({_how(exc)}) in setup {setup.name!r} (before its workloads ran)"
+        interrupted = f"interrupted ({signals.how(exc)}) in setup {setup.name!r} (before its workloads ran)"
     except StorbenchError as exc:
         error = exc
     except BaseException as exc:  # a bug, or SystemExit (rich exits on a broken pipe): tear down, then let it go on

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from . import __version__
+from . import __version__, signals
 from .errors import FioMissingError, FioParseError, FioRunError, Interrupted, TargetError
 from .fio.json import parse_fio_json
 from .fio.progress import Status, parse_status_line, split_status_chunks
@@ -434,46 +434,12 @@ def plan_jobs(
     return specs
 
 
-#: The stop request (``"SIGTERM"`` or ``"Ctrl-C"``) the run loop has not acted on yet.
-#: A signal handler's KeyboardInterrupt can be lost: Python drops exceptions raised
-#: while it runs an at-fork callback or a finalizer ("Exception ignored in ..."), and
-#: subprocess forks for every fio run.  So the handler also records the request here,
-#: and the loop checks it before every fio run.
-_stop_requested: list[str] = []
-
-
 def _raise_if_stopping() -> None:
-    if _stop_requested:
-        raise KeyboardInterrupt(_stop_requested[0])
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM (and Ctrl-C) into KeyboardInterrupt so both paths clean up the same way,
-    and remember the request in case Python drops that exception."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):  # noqa: ARG001
-        how = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
-        if not _stop_requested:
-            _stop_requested.append(how)
-        raise KeyboardInterrupt(how)
-
-    old_term = signal.signal(signal.SIGTERM, handler)
-    old_int = signal.getsignal(signal.SIGINT)
-    catch_int = old_int is signal.default_int_handler  # not when SIGINT is ignored (nohup, &)
-    if catch_int:
-        signal.signal(signal.SIGINT, handler)
-    _stop_requested.clear()
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        if catch_int:
-            signal.signal(signal.SIGINT, old_int)
-        _stop_requested.clear()
+    """A signal handler's KeyboardInterrupt can be lost: Python drops exceptions raised
+    while it runs an at-fork callback or a finalizer, and subprocess forks for every fio
+    run.  The handler also records the request, and the loop checks it before every run."""
+    if signals.stop_requested:
+        raise KeyboardInterrupt(signals.stop_requested[0])
 
 
 # --------------------------------------------------------------------------- telemetry (edges)
@@ -597,7 +563,7 @@ def execute(
     local = not getattr(executor, "remote", False)  # client/server: the target path is on other hosts
     current = "(before the first workload)"
     try:
-        with _sigterm_as_interrupt():
+        with signals.as_interrupt():
             for index, spec in enumerate(specs):
                 current = spec.workload.name
                 key = spec.target.path
