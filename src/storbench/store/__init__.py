@@ -705,7 +705,7 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
             cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             cur.execute("PRAGMA foreign_keys = ON")
             if wal:
-                cur.execute("PRAGMA journal_mode = WAL")
+                _set_wal(cur)
                 # WAL + FULL: each commit is flushed, so a result stored is a result kept,
                 # even across a power loss (storage benchmarks do cut power sometimes).
                 cur.execute("PRAGMA synchronous = FULL")
@@ -715,6 +715,25 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE_OPTION) else "BEGIN")
+
+
+def _set_wal(cur: Any) -> None:
+    """Switch to WAL, retrying while another process holds the file.
+
+    Changing the journal mode needs an exclusive lock, and SQLite answers "database is
+    locked" at once (without the busy handler) when two processes open a new file at the
+    same moment; so retry for up to the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 def _backup_path(path: Path, revision: str) -> Path:
