@@ -320,6 +320,16 @@ def test_latency_regression_is_higher_latency():
     assert len(lat) == 1 and lat[0].rel_diff_pct > 10
 
 
+def test_gate_limited_to_chosen_metrics():
+    cmp = compare(configurations(reps(1, "w", B) + reps(2, "w", A), {1: "old", 2: "new"}))
+    every = regressions(cmp, 10.0)
+    assert {r.metric for r in every} >= {"iops", "lat_mean_ns"}
+    only_iops = regressions(cmp, 10.0, ["iops"])
+    assert [r.metric for r in only_iops] == ["iops"]
+    assert only_iops[0] == next(r for r in every if r.metric == "iops")
+    assert regressions(cmp, 10.0, ["clat_p99_ns"]) == tuple(r for r in every if r.metric == "clat_p99_ns")
+
+
 def test_no_regression_when_better():
     assert _gate(A, B) == ()
 

@@ -170,6 +170,14 @@ def test_gate_fails_on_a_real_significant_regression(rates):
     assert "read iops" in res.err and "read bw_bytes" in res.err
 
 
+def test_gate_metric_limits_what_the_gate_judges(rates):
+    res = rates("compare", "fast", "slow", "--baseline", "fast", "--fail-if-worse", "10", "--gate-metric", "iops")
+    assert res.code == 3, res.err
+    assert "read iops" in res.err and "bw_bytes" not in res.err
+    alone = rates("compare", "fast", "slow", "--gate-metric", "iops")
+    assert alone.code == 2 and "--gate-metric goes with --fail-if-worse" in alone.err
+
+
 def test_gate_passes_on_the_same_configuration(rates):
     res = rates("compare", "fast", "fast2", "--fail-if-worse", "10")
     assert res.code == 0, res.err

@@ -284,7 +284,7 @@ def compare(
 # --------------------------------------------------------------------------- the regression gate
 
 
-def regressions(cmp: Comparison, threshold_pct: float) -> tuple[Regression, ...]:
+def regressions(cmp: Comparison, threshold_pct: float, metrics: Sequence[str] | None = None) -> tuple[Regression, ...]:
     """Rows on which a configuration is significantly worse than the baseline by more than ``threshold_pct``.
 
     A regression needs both: the verdict against the baseline is "worse" (Welch's
@@ -293,13 +293,17 @@ def regressions(cmp: Comparison, threshold_pct: float) -> tuple[Regression, ...]
     it for latencies.  "within noise", inconclusive and single-run rows never count: a
     gate that fails on noise teaches people to ignore it.  Every row is tested on its
     own (no correction for testing many rows), so the threshold is what keeps small,
-    chance differences out.  Raises ``ValueError`` for a negative or non-finite
-    threshold.
+    chance differences out; ``metrics`` limits the gate to some metrics (e.g. only
+    ``iops`` and ``bw_bytes``, since tail latencies are the noisiest and each extra
+    metric tested is another chance of a false alarm).  Raises ``ValueError`` for a
+    negative or non-finite threshold.
     """
     if not (isinstance(threshold_pct, (int, float)) and math.isfinite(threshold_pct) and threshold_pct >= 0):
         raise ValueError(f"threshold_pct must be a number >= 0, got {threshold_pct!r}")
     found: list[Regression] = []
     for row in cmp.rows:
+        if metrics is not None and row.metric not in metrics:
+            continue
         for config, v in zip(cmp.configs, row.versus):
             if v is None or v.verdict != stats.VERDICT_WORSE or v.rel_diff_pct is None:
                 continue

@@ -85,12 +85,13 @@ def _regression_message(cmp, found) -> str:
 @click.option("--label-prefix", metavar="TEXT", help="Also compare every run whose label starts with TEXT.")
 @click.option("--baseline", metavar="RUN", help="The configuration the others are compared with: a run id or label, or a column name (default: the first).")
 @click.option("--fail-if-worse", "fail_pct", type=click.FloatRange(min=0), metavar="PCT", help="Exit with code 3 when a configuration is significantly worse than the baseline by more than PCT percent (never on single runs).")
+@click.option("--gate-metric", "gate_metrics", multiple=True, type=click.Choice(["iops", "bw_bytes", "lat_mean_ns", "clat_p99_ns"]), help="With --fail-if-worse: judge only this metric (repeatable; default: all four).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a GitHub Markdown table.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV, one line per row and configuration.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
 @pass_app
-def compare(app: App, run_refs, label_prefix, baseline, fail_pct, as_markdown, as_csv, as_json, output):
+def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, as_markdown, as_csv, as_json, output):
     """Compare runs (ids, labels or 'last') workload by workload, with Welch's t-test.
 
     Each run is one configuration; a run with several targets gives one per target.
@@ -102,6 +103,8 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, as_markdown, a
 
     if sum((as_markdown, as_csv, as_json)) > 1:
         raise UsageError("give only one of --markdown, --csv and --json")
+    if gate_metrics and fail_pct is None:
+        raise UsageError("--gate-metric goes with --fail-if-worse PCT")
     with contextlib.closing(app.open_store()) as store:
         ids = _run_ids(store, run_refs, label_prefix)
         run_names: dict[int, str] = {}
@@ -135,7 +138,7 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, as_markdown, a
         notes.append(SINGLE_RUN_NOTE)
     found: tuple = ()
     if fail_pct is not None:
-        found = cmp_mod.regressions(cmp, fail_pct)
+        found = cmp_mod.regressions(cmp, fail_pct, gate_metrics or None)
         base_name = cmp.config(cmp.baseline).name
         if _has_single_runs(cmp):
             notes.append("--fail-if-worse: rows with a single run cannot fail the gate (no significance with n=1)")
