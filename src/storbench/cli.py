@@ -511,7 +511,6 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
     resolved = _resolve_targets(app, request)
     label = request.label
     with contextlib.ExitStack() as stack:
-        scratch_before = None
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
         plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=label, keep_files=request.keep_files, repeat=request.repeat)
@@ -538,10 +537,9 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             run_id = store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
         else:
             run_id = resume_run
-            scratch_before = None if request.target_paths else True
             for rec in store.results(run_id):
                 # a scratch directory is new each time: results on the old one count for the new one
-                target = resolved[0].display if scratch_before else (rec.target or "")
+                target = (rec.target or "") if request.target_paths else resolved[0].display
                 if rec.host in (None, "all"):
                     previous.setdefault((rec.workload, target), []).append(rec)
             store.reopen_run(run_id)
