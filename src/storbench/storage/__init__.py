@@ -1,0 +1,150 @@
+"""The storage under a target: how the bytes of a directory, file or block device reach hardware.
+
+A :class:`StorageInfo` answers "what was this result measured on?": the filesystem
+(type, mount options and the settings that change performance: btrfs compression and
+RAID profiles, XFS geometry, ext4 stripe hints, ZFS dataset and pool properties and
+vdev layout, the server of a network share), every block device from the one the
+filesystem sits on down to the physical disks (scheduler, queue depth, write cache,
+loop backing file and direct-I/O flag, ...), and the host.
+
+One room per layer or family, pure parsers apart from the code that runs the tools:
+
+* pure: :mod:`.mounts`, :mod:`.block`, :mod:`.localfs` (btrfs, XFS, ext4), :mod:`.zfs`,
+  :mod:`.network`, :mod:`.host` (records and ``parse_*`` functions, each tested on recorded
+  outputs in ``tests/data/storage``); :mod:`.records` (the whole description),
+  :mod:`.codec` (stored form), :mod:`.format` (text), :mod:`.diff` (what differs);
+* the edge: :mod:`.probe` (:func:`describe_target`, :func:`describe_host`) runs ``findmnt``,
+  ``lsblk``, ``xfs_info``, ``dumpe2fs``, ``btrfs``, ``zfs`` and ``zpool`` through an injected
+  :class:`CommandRunner` (argument lists, never a shell) and reads ``/sys``, ``/proc`` and
+  ``/etc/os-release``.  A missing tool or an unreadable file never raises: it adds a line
+  to :attr:`StorageInfo.notes` saying what could not be read and why.
+
+Imports go one way: ``_util`` <- families <- ``records`` <- ``codec``/``format``/``diff``,
+and ``probe`` on top.  Units are in the field names (``size_bytes``, ``read_ahead_kb``,
+``sunit_blocks``); ``None`` means "not known", never "zero".
+"""
+
+from __future__ import annotations
+
+from ._util import format_bytes, parse_size
+from .block import (
+    DeviceInfo,
+    SysfsBlock,
+    device_from_sysfs,
+    lsblk_mountpoints,
+    parse_lsblk_json,
+    parse_scheduler,
+)
+from .codec import FORMAT_VERSION, storage_from_dict, storage_to_dict
+from .diff import differences
+from .format import format_chain, format_storage
+from .host import HostInfo, parse_cpuinfo_model, parse_meminfo_total, parse_os_release
+from .localfs import (
+    EXT_FSTYPES,
+    BtrfsInfo,
+    BtrfsSpace,
+    Ext4Info,
+    XfsInfo,
+    btrfs_compression_from_options,
+    btrfs_info_from,
+    parse_btrfs_fi_df,
+    parse_btrfs_fi_show,
+    parse_btrfs_fi_usage,
+    parse_btrfs_property,
+    parse_dumpe2fs,
+    parse_xfs_info,
+)
+from .mounts import (
+    MEMORY_FSTYPES,
+    FindmntEntry,
+    mount_for_path,
+    mount_option,
+    parse_findmnt_json,
+    parse_mountinfo,
+    split_mount_options,
+    split_source,
+)
+from .network import (
+    NETWORK_FSTYPES,
+    NetworkInfo,
+    network_info_from_mount,
+    parse_network_source,
+)
+from .probe import CommandRunner, SubprocessRunner, describe_host, describe_target
+from .records import FilesystemInfo, StorageInfo
+from .zfs import (
+    ZFS_DATASET_PROPERTIES,
+    ZPOOL_PROPERTIES,
+    ZfsInfo,
+    ZfsProperty,
+    ZfsVdev,
+    ZpoolStatus,
+    parse_zfs_get,
+    parse_zpool_status,
+    zfs_info_from,
+    zpool_layout,
+    zvol_dataset_from_path,
+)
+
+__all__ = [
+    "BtrfsInfo",
+    "BtrfsSpace",
+    "CommandRunner",
+    "DeviceInfo",
+    "EXT_FSTYPES",
+    "Ext4Info",
+    "FilesystemInfo",
+    "FindmntEntry",
+    "FORMAT_VERSION",
+    "HostInfo",
+    "MEMORY_FSTYPES",
+    "NETWORK_FSTYPES",
+    "NetworkInfo",
+    "StorageInfo",
+    "SubprocessRunner",
+    "SysfsBlock",
+    "XfsInfo",
+    "ZFS_DATASET_PROPERTIES",
+    "ZPOOL_PROPERTIES",
+    "ZfsInfo",
+    "ZfsProperty",
+    "ZfsVdev",
+    "ZpoolStatus",
+    "btrfs_compression_from_options",
+    "btrfs_info_from",
+    "describe_host",
+    "describe_target",
+    "device_from_sysfs",
+    "differences",
+    "format_bytes",
+    "format_chain",
+    "format_storage",
+    "lsblk_mountpoints",
+    "mount_for_path",
+    "mount_option",
+    "network_info_from_mount",
+    "parse_btrfs_fi_df",
+    "parse_btrfs_fi_show",
+    "parse_btrfs_fi_usage",
+    "parse_btrfs_property",
+    "parse_cpuinfo_model",
+    "parse_dumpe2fs",
+    "parse_findmnt_json",
+    "parse_lsblk_json",
+    "parse_meminfo_total",
+    "parse_mountinfo",
+    "parse_network_source",
+    "parse_os_release",
+    "parse_scheduler",
+    "parse_size",
+    "parse_xfs_info",
+    "parse_zfs_get",
+    "parse_zpool_status",
+    "split_mount_options",
+    "split_source",
+    "storage_from_dict",
+    "storage_to_dict",
+    "zfs_info_from",
+    "zpool_layout",
+    "zvol_dataset_from_path",
+]

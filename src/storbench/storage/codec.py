@@ -1,0 +1,102 @@
+"""The stored form (pure): :func:`storage_to_dict` and its exact inverse :func:`storage_from_dict`, versioned."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, Mapping
+
+from storbench.errors import StoreError
+
+from .records import StorageInfo
+
+#: Version of :func:`storage_to_dict`'s form.  Bump when a key is renamed, removed or changes meaning.
+FORMAT_VERSION = 1
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    return value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _decode(tp: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:
+            raise StoreError(f"stored storage description is malformed at {where}")
+        return _decode(inner[0], value, where)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise StoreError(f"stored storage description is malformed: {where} should be a list")
+        (item_tp, _ellipsis) = typing.get_args(tp)
+        return tuple(_decode(item_tp, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, Mapping):
+            raise StoreError(f"stored storage description is malformed: {where} should be an object")
+        hints = _hints(tp)
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(tp):
+            if f.name in value:
+                kwargs[f.name] = _decode(hints[f.name], value[f.name], f"{where}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise StoreError(f"stored storage description is malformed: {where} lacks {f.name!r}")
+        return tp(**kwargs)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise StoreError(f"stored storage description is malformed: {where} should be true/false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise StoreError(f"stored storage description is malformed: {where} should be an integer")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise StoreError(f"stored storage description is malformed: {where} should be a number")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise StoreError(f"stored storage description is malformed: {where} should be a string")
+        return value
+    raise StoreError(f"stored storage description is malformed at {where}")  # pragma: no cover
+
+
+def storage_to_dict(info: StorageInfo) -> dict[str, Any]:
+    """JSON-compatible form of ``info`` with ``"format_version"``; :func:`storage_from_dict` inverts it exactly."""
+    return {"format_version": FORMAT_VERSION, **_encode(info)}
+
+
+def storage_from_dict(data: Mapping[str, Any]) -> StorageInfo:
+    """Rebuild a :class:`StorageInfo` from :func:`storage_to_dict` output (possibly through JSON).
+
+    Unknown keys are ignored and missing optional fields take their defaults, so adding
+    an optional field needs no new version.  Raises :class:`StoreError` for a newer
+    format version or a malformed dict.
+    """
+    if not isinstance(data, Mapping):
+        raise StoreError(f"stored storage description is malformed: expected an object, got {type(data).__name__}")
+    version = data.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise StoreError(f"stored storage description is malformed: format_version is {version!r}")
+    if version > FORMAT_VERSION:
+        raise StoreError(
+            f"stored storage description has format version {version}, this storbench reads up to {FORMAT_VERSION}; upgrade storbench"
+        )
+    return _decode(StorageInfo, data, "storage")
+

@@ -1,0 +1,208 @@
+"""Rendering (pure): a storage description as lines of text, the device chain as one line."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ._util import format_bytes
+from .block import DeviceInfo
+from .records import FilesystemInfo, StorageInfo
+from .zfs import ZfsInfo
+
+
+def _onoff(value: bool | None) -> str:
+    return "?" if value is None else ("on" if value else "off")
+
+
+def _yesno(value: bool | None) -> str:
+    return "?" if value is None else ("yes" if value else "no")
+
+
+def _device_text(dev: DeviceInfo) -> str:
+    parts: list[str] = [dev.type]
+    if dev.transport and dev.type not in ("loop",):
+        parts.append(dev.transport)
+    if dev.size_bytes is not None:
+        parts.append(format_bytes(dev.size_bytes))
+    if dev.type == "loop":
+        if dev.loop_backing_file:
+            parts.append(f"backing {dev.loop_backing_file}")
+        if dev.loop_dio is not None:
+            parts.append(f"dio={_onoff(dev.loop_dio)}")
+    if dev.zvol is not None:
+        parts.append(f"zvol {dev.zvol.dataset}")
+    if dev.model:
+        parts.append(f"model {dev.model}")
+    if not dev.parents or dev.type in ("disk", "nbd"):
+        if dev.type != "loop":
+            if dev.rotational is not None:
+                parts.append(f"rotational={_yesno(dev.rotational)}")
+            if dev.scheduler:
+                parts.append(f"scheduler={dev.scheduler}")
+            if dev.write_cache:
+                parts.append(f"write cache={dev.write_cache}")
+    return f"{dev.path or '/dev/' + dev.kname} ({', '.join(parts)})"
+
+
+def _levels(devices: Sequence[DeviceInfo]) -> list[list[DeviceInfo]]:
+    """Group the chain by depth from its tops (devices that are nobody's parent)."""
+    by_kname = {d.kname: d for d in devices}
+    all_parents = {p for d in devices for p in d.parents}
+    tops = [d for d in devices if d.kname not in all_parents] or list(devices[:1])
+    levels: list[list[DeviceInfo]] = []
+    seen: set[str] = set()
+    level = [d for d in tops]
+    while level:
+        level = [d for d in level if d.kname not in seen]
+        if not level:
+            break
+        seen.update(d.kname for d in level)
+        levels.append(level)
+        nxt: list[DeviceInfo] = []
+        for d in level:
+            for p in d.parents:
+                if p in by_kname and p not in seen and by_kname[p] not in nxt:
+                    nxt.append(by_kname[p])
+        level = nxt
+    rest = [d for d in devices if d.kname not in seen]
+    if rest:
+        levels.append(rest)
+    return levels
+
+
+def format_chain(devices: Sequence[DeviceInfo]) -> str:
+    """``/dev/loop0 (loop, ...) -> /dev/vda (disk, ...)``; devices side by side at one level are joined by ``+``."""
+    return " -> ".join(" + ".join(_device_text(d) for d in level) for level in _levels(devices))
+
+
+def _zfs_lines(z: ZfsInfo) -> list[str]:
+    props = []
+    if z.recordsize_bytes is not None:
+        props.append(f"recordsize={format_bytes(z.recordsize_bytes)}")
+    if z.volblocksize_bytes is not None:
+        props.append(f"volblocksize={format_bytes(z.volblocksize_bytes)}")
+    for key in ("compression", "sync", "logbias", "primarycache", "secondarycache", "atime", "dedup", "checksum", "encryption"):
+        value = getattr(z, key)
+        if value is not None:
+            props.append(f"{key}={value}")
+    if z.copies is not None and z.copies != 1:
+        props.append(f"copies={z.copies}")
+    if z.special_small_blocks_bytes:
+        props.append(f"special_small_blocks={format_bytes(z.special_small_blocks_bytes)}")
+    lines = [f"zfs dataset {z.dataset} ({z.dataset_type or '?'}): {', '.join(props) or 'properties unknown'}"]
+    pool = [f"zfs pool {z.pool}: {z.layout or 'layout unknown'}"]
+    if z.pool_ashift is not None:
+        pool.append(f"ashift={z.pool_ashift}")
+    if z.pool_health or z.pool_state:
+        pool.append(f"health={z.pool_health or z.pool_state}")
+    if z.pool_size_bytes is not None:
+        pool.append(f"size={format_bytes(z.pool_size_bytes)}")
+    if z.pool_autotrim is not None:
+        pool.append(f"autotrim={z.pool_autotrim}")
+    lines.append(", ".join(pool))
+    return lines
+
+
+def _filesystem_lines(fs: FilesystemInfo) -> list[str]:
+    lines: list[str] = []
+    if fs.btrfs is not None:
+        b = fs.btrfs
+        comp = "off"
+        if b.compression:
+            comp = f"{b.compression}{' (forced)' if b.compression_forced else ''}"
+        parts = [f"compression={comp}"]
+        if b.compression_property:
+            parts.append(f"compression property={b.compression_property}")
+        profiles = [f"{k} {v}" for k, v in (("data", b.data_profile), ("metadata", b.metadata_profile), ("system", b.system_profile)) if v]
+        if profiles:
+            parts.append(", ".join(profiles))
+        if b.subvolume:
+            parts.append(f"subvolume {b.subvolume}")
+        if len(b.devices) > 1:
+            parts.append(f"{len(b.devices)} devices")
+        lines.append("btrfs: " + ", ".join(parts))
+    if fs.xfs is not None:
+        x = fs.xfs
+        parts = [f"bsize={x.block_size_bytes}", f"agcount={x.agcount}"]
+        if x.sunit_blocks:
+            parts.append(f"sunit={x.sunit_blocks} blks ({format_bytes(x.stripe_unit_bytes)})")
+            parts.append(f"swidth={x.swidth_blocks} blks ({format_bytes(x.stripe_width_bytes)})")
+        else:
+            parts.append("no stripe alignment")
+        if x.log_location:
+            log_size = None if x.log_blocks is None or x.log_block_size_bytes is None else x.log_blocks * x.log_block_size_bytes
+            parts.append(f"log {x.log_location} {format_bytes(log_size)}")
+        parts.append(f"isize={x.inode_size_bytes}")
+        parts.extend(x.features)
+        lines.append("xfs: " + ", ".join(parts))
+    if fs.ext4 is not None:
+        e = fs.ext4
+        parts = [f"block size={e.block_size_bytes}"]
+        if e.raid_stride_blocks or e.raid_stripe_width_blocks:
+            parts.append(f"stride={e.raid_stride_blocks} blks, stripe width={e.raid_stripe_width_blocks} blks")
+        if e.journal_size_bytes is not None:
+            parts.append(f"journal {format_bytes(e.journal_size_bytes)}")
+        if e.inode_size_bytes is not None:
+            parts.append(f"inode size={e.inode_size_bytes}")
+        if e.features:
+            parts.append("features: " + " ".join(e.features))
+        lines.append(f"{fs.fstype}: " + ", ".join(parts))
+    if fs.zfs is not None:
+        lines.extend(_zfs_lines(fs.zfs))
+    if fs.network is not None:
+        n = fs.network
+        parts = [f"server {n.server or '?'}", f"share {n.share or '?'}"]
+        if n.protocol_version:
+            parts.append(f"vers={n.protocol_version}")
+        if n.transport:
+            parts.append(f"proto={n.transport}")
+        if n.rsize_bytes:
+            parts.append(f"rsize={format_bytes(n.rsize_bytes)}")
+        if n.wsize_bytes:
+            parts.append(f"wsize={format_bytes(n.wsize_bytes)}")
+        lines.append(f"{fs.fstype}: " + ", ".join(parts))
+    return lines
+
+
+def format_storage(info: StorageInfo) -> list[str]:
+    """A human description, one fact per line; the second line reads like
+    ``ext4 (rw,relatime) on /dev/loop0 (loop, 64 MiB, backing /tmp/x.img, dio=on) -> /dev/vda (disk, virtio, ...)``.
+    """
+    lines = [f"target: {info.target} ({info.target_kind})"]
+    chain = format_chain(info.devices) if info.devices else ""
+    fs = info.filesystem
+    if fs is not None:
+        head = f"{fs.fstype} ({','.join(fs.options)})"
+        if fs.zfs is not None:
+            head += f" dataset {fs.zfs.dataset}"
+        elif fs.network is not None:
+            head += f" from {fs.source}"
+        elif not info.devices:
+            head += f" from {fs.source}"
+        head += f" mounted at {fs.mountpoint}"
+        if chain:
+            head += (" over " if fs.zfs is not None else " on ") + chain
+        lines.append(head)
+        lines.extend(_filesystem_lines(fs))
+    elif chain:
+        lines.append(f"block device {chain}")
+    for dev in info.devices:
+        if dev.zvol is not None:
+            lines.extend(_zfs_lines(dev.zvol))
+    h = info.host
+    if h is not None:
+        parts = [h.hostname or "?"]
+        if h.distribution:
+            parts.append(h.distribution)
+        if h.kernel:
+            parts.append(f"kernel {h.kernel}")
+        if h.cpu_model or h.cpu_count:
+            parts.append(f"{h.cpu_count or '?'} x {h.cpu_model or 'CPU'}")
+        if h.mem_bytes is not None:
+            parts.append(f"{format_bytes(h.mem_bytes)} RAM")
+        if h.fio_version:
+            parts.append(h.fio_version)
+        lines.append("host: " + ", ".join(parts))
+    lines.extend(f"note: {n}" for n in info.notes)
+    return lines
+

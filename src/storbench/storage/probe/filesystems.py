@@ -1,0 +1,29 @@
+"""The filesystem holding a target (edge): the mount, then the details its family's probe reads."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..localfs import EXT_FSTYPES
+from ..mounts import FindmntEntry, split_source
+from ..network import NETWORK_FSTYPES, network_info_from_mount
+from ..records import FilesystemInfo
+from . import localfs, zfs
+from .base import _Probe
+
+
+def describe_filesystem(probe: _Probe, entry: FindmntEntry, target: str) -> FilesystemInfo:
+    source, fsroot = split_source(entry.source)
+    fs = FilesystemInfo(mountpoint=entry.target, source=entry.source, fstype=entry.fstype, options=entry.options, fsroot=fsroot)
+    kind = entry.fstype
+    if kind == "btrfs":
+        fs = dataclasses.replace(fs, btrfs=localfs.describe_btrfs(probe, entry, target))
+    elif kind == "xfs":
+        fs = dataclasses.replace(fs, xfs=localfs.describe_xfs(probe, entry))
+    elif kind in EXT_FSTYPES:
+        fs = dataclasses.replace(fs, ext4=localfs.describe_ext(probe, entry))
+    elif kind == "zfs":
+        fs = dataclasses.replace(fs, zfs=zfs.describe_dataset(probe, source))
+    elif kind in NETWORK_FSTYPES:
+        fs = dataclasses.replace(fs, network=network_info_from_mount(kind, source, entry.options))
+    return fs

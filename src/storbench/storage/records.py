@@ -1,0 +1,70 @@
+"""The whole description of a target: :class:`StorageInfo` and :class:`FilesystemInfo`, built from the family records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .block import DeviceInfo
+from .host import HostInfo
+from .localfs import BtrfsInfo, Ext4Info, XfsInfo
+from .mounts import mount_option
+from .network import NetworkInfo
+from .zfs import ZfsInfo
+
+
+@dataclass(frozen=True)
+class FilesystemInfo:
+    """The mounted filesystem that holds a target (``findmnt -T``).
+
+    ``source`` is as findmnt shows it (``/dev/loop2[/vol1]``, ``tank/vm``,
+    ``server:/export``); ``fsroot`` is the bracketed part (a btrfs subvolume or a
+    bind-mounted directory).  At most one of the per-filesystem records is set.
+    """
+
+    mountpoint: str
+    source: str
+    fstype: str
+    options: tuple[str, ...] = ()
+    fsroot: str | None = None
+    btrfs: BtrfsInfo | None = None
+    xfs: XfsInfo | None = None
+    ext4: Ext4Info | None = None  # ext2 and ext3 too
+    zfs: ZfsInfo | None = None
+    network: NetworkInfo | None = None
+
+    @property
+    def compression(self) -> str | None:
+        """The compression that applies to new data, whatever the filesystem."""
+        if self.btrfs is not None:
+            return self.btrfs.compression_property or self.btrfs.compression
+        if self.zfs is not None:
+            return self.zfs.compression
+        return None
+
+    def option(self, key: str) -> str | None:
+        """Value of mount option ``key=value`` (``""`` for a bare flag present, None if absent)."""
+        return mount_option(self.options, key)
+
+
+@dataclass(frozen=True)
+class StorageInfo:
+    """Everything between a target path and the hardware.
+
+    ``devices``: the top of the chain first (the device the filesystem sits on, or
+    the target block device), then its parents level by level down to the physical
+    devices; each device once.
+    """
+
+    target: str
+    target_kind: str  # "dir", "file" or "block"
+    filesystem: FilesystemInfo | None
+    devices: tuple[DeviceInfo, ...]
+    host: HostInfo | None = None
+    notes: tuple[str, ...] = ()
+
+    def device(self, kname: str) -> DeviceInfo | None:
+        for dev in self.devices:
+            if dev.kname == kname or dev.name == kname or dev.path == kname:
+                return dev
+        return None
+

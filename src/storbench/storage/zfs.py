@@ -1,0 +1,317 @@
+"""ZFS (pure): dataset and pool records, ``zfs get``/``zpool get``/``zpool status`` parsers, the layout line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ._util import _int, parse_size
+
+#: ZFS dataset properties storbench records (``zfs get``); all but ``type`` are settings.
+ZFS_DATASET_PROPERTIES: tuple[str, ...] = (
+    "type",
+    "recordsize",
+    "volblocksize",
+    "volsize",
+    "compression",
+    "sync",
+    "primarycache",
+    "secondarycache",
+    "logbias",
+    "atime",
+    "relatime",
+    "dedup",
+    "checksum",
+    "copies",
+    "special_small_blocks",
+    "encryption",
+)
+
+
+#: ZFS pool properties storbench records (``zpool get``).
+ZPOOL_PROPERTIES: tuple[str, ...] = ("ashift", "health", "size", "autotrim")
+
+
+@dataclass(frozen=True)
+class ZfsVdev:
+    """One top-level vdev of a pool, from ``zpool status -P``.
+
+    ``role``: ``data``, ``log``, ``cache``, ``special``, ``dedup`` or ``spare``.
+    ``kind``: ``mirror``, ``raidz1``/``raidz2``/``raidz3``, ``draid``, or ``disk``
+    for a single device (a stripe member, a single log, a cache device).
+    ``devices`` are the leaf devices as zpool printed them (full paths with ``-P``).
+    """
+
+    role: str
+    kind: str
+    name: str
+    devices: tuple[str, ...]
+    state: str | None = None
+
+
+@dataclass(frozen=True)
+class ZfsProperty:
+    """One line of ``zfs get -H`` / ``zpool get -H`` (``name`` and ``source`` only in the 4-column form)."""
+
+    property: str
+    value: str
+    name: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class ZfsInfo:
+    """A ZFS dataset (filesystem or zvol) and its pool.
+
+    Sizes are bytes (``zfs get -p``); switches keep ZFS's words (``on``, ``off``,
+    ``standard``, ``all``, ``latency`` ...).
+    """
+
+    dataset: str
+    pool: str
+    dataset_type: str | None = None  # "filesystem" or "volume"
+    recordsize_bytes: int | None = None
+    volblocksize_bytes: int | None = None  # zvols only
+    volsize_bytes: int | None = None  # zvols only
+    compression: str | None = None
+    sync: str | None = None
+    primarycache: str | None = None
+    secondarycache: str | None = None
+    logbias: str | None = None
+    atime: str | None = None
+    relatime: str | None = None
+    dedup: str | None = None
+    checksum: str | None = None
+    copies: int | None = None
+    special_small_blocks_bytes: int | None = None
+    encryption: str | None = None
+    pool_ashift: int | None = None  # 0 = chosen automatically per vdev at creation
+    pool_health: str | None = None
+    pool_size_bytes: int | None = None
+    pool_autotrim: str | None = None
+    pool_state: str | None = None  # "state:" of zpool status
+    vdevs: tuple[ZfsVdev, ...] = ()
+
+    @property
+    def layout(self) -> str | None:
+        return zpool_layout(self.vdevs)
+
+
+@dataclass(frozen=True)
+class ZpoolStatus:
+    """The parts of ``zpool status -P POOL`` storbench uses."""
+
+    pool: str
+    state: str | None
+    vdevs: tuple[ZfsVdev, ...]
+
+
+def parse_zfs_get(text: str) -> tuple[ZfsProperty, ...]:
+    """``zfs get -H[p] [-o property,value] ...`` or ``zpool get -H[p] ...`` -> properties.
+
+    Handles the 2-column form (``-o property,value``) and the default 4-column form
+    (name, property, value, source; the source may contain spaces: ``inherited from tank``).
+    """
+    out: list[ZfsProperty] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) == 2:
+            out.append(ZfsProperty(property=cols[0].strip(), value=cols[1].strip()))
+        elif len(cols) >= 4:
+            out.append(
+                ZfsProperty(name=cols[0].strip(), property=cols[1].strip(), value=cols[2].strip(), source="\t".join(cols[3:]).strip())
+            )
+        elif len(cols) == 3:  # -o name,property,value
+            out.append(ZfsProperty(name=cols[0].strip(), property=cols[1].strip(), value=cols[2].strip()))
+    return tuple(out)
+
+
+_ZPOOL_SECTIONS = {"logs": "log", "log": "log", "cache": "cache", "spares": "spare", "special": "special", "dedup": "dedup"}
+
+
+def _vdev_kind(name: str) -> str | None:
+    """``mirror-0`` -> mirror, ``raidz2-1`` -> raidz2, ``raidz-0`` -> raidz1, ``draid2:4d:12c:1s-0`` -> draid2; None for a leaf."""
+    m = re.fullmatch(r"(mirror|raidz[123]?|draid[123]?(?::[\w:]+)?|replacing|spare)-\d+", name)
+    if not m:
+        return None
+    kind = m.group(1)
+    if kind == "raidz":
+        return "raidz1"
+    if kind.startswith("draid"):
+        return kind.split(":", 1)[0] if kind != "draid" else "draid1"
+    return kind
+
+
+def parse_zpool_status(text: str) -> tuple[ZpoolStatus, ...]:
+    """``zpool status [-P] [POOL]`` -> pools with their top-level vdevs.
+
+    The ``config:`` block is a tree drawn by indentation (two spaces a level under a
+    leading tab): the pool line, then top-level vdevs (``mirror-0``, ``raidz2-0`` or a
+    bare device for a stripe), then their devices; ``logs``, ``cache``, ``special``,
+    ``dedup`` and ``spares`` start sections at the pool's indentation.  Nested
+    ``replacing-N``/``spare-N`` groups are flattened into their top-level vdev.
+    """
+    pools: list[ZpoolStatus] = []
+    name: str | None = None
+    state: str | None = None
+    in_config = False
+    base_indent: int | None = None
+    role = "data"
+    vdevs: list[ZfsVdev] = []
+    current: dict | None = None
+
+    def flush_vdev() -> None:
+        nonlocal current
+        if current is not None:
+            vdevs.append(
+                ZfsVdev(role=current["role"], kind=current["kind"], name=current["name"], devices=tuple(current["devices"]), state=current["state"])
+            )
+        current = None
+
+    def flush_pool() -> None:
+        nonlocal name, state, vdevs
+        flush_vdev()
+        if name is not None:
+            pools.append(ZpoolStatus(pool=name, state=state, vdevs=tuple(vdevs)))
+        name, state, vdevs = None, None, []
+
+    for raw in text.splitlines():
+        line = raw.expandtabs(8)
+        stripped = line.strip()
+        m = re.match(r"^\s*pool:\s*(\S+)", line)
+        if m:
+            flush_pool()
+            name, in_config, base_indent, role = m.group(1), False, None, "data"
+            continue
+        m = re.match(r"^\s*state:\s*(\S+)", line)
+        if m and not in_config:
+            state = m.group(1)
+            continue
+        if re.match(r"^\s*config:", line):
+            in_config = True
+            continue
+        if re.match(r"^\s*errors:", line):
+            in_config = False
+            continue
+        if not in_config or not stripped:
+            continue
+        words = stripped.split()
+        if words[0] == "NAME" and "STATE" in words:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if base_indent is None:
+            if name is None or words[0] == name:
+                base_indent = indent
+                if name is None:
+                    name = words[0]
+            continue
+        rel = indent - base_indent
+        if rel <= 0:
+            flush_vdev()
+            role = _ZPOOL_SECTIONS.get(words[0], role)
+            continue
+        dev_state = words[1] if len(words) > 1 else None
+        kind = _vdev_kind(words[0])
+        if rel <= 2:
+            flush_vdev()
+            if kind is not None and kind not in ("replacing", "spare"):
+                current = {"role": role, "kind": kind, "name": words[0], "devices": [], "state": dev_state}
+            elif kind is not None:  # a replacing/spare group at top level: a single-device vdev being swapped
+                current = {"role": role, "kind": "disk", "name": words[0], "devices": [], "state": dev_state}
+            else:
+                vdevs.append(ZfsVdev(role=role, kind="disk", name=words[0], devices=(words[0],), state=dev_state))
+            continue
+        if current is not None and kind is None:
+            current["devices"].append(words[0])
+    flush_pool()
+    return tuple(pools)
+
+
+def zpool_layout(vdevs: Sequence[ZfsVdev]) -> str | None:
+    """One line for a pool's shape: ``mirror``, ``2 x raidz2``, ``stripe of 3``, ``mirror + log mirror + cache 1``."""
+    if not vdevs:
+        return None
+
+    def group(role_vdevs: list[ZfsVdev]) -> str:
+        kinds = [v.kind for v in role_vdevs]
+        if all(k == "disk" for k in kinds):
+            n = len(kinds)
+            return "single disk" if n == 1 else f"stripe of {n}"
+        parts: list[str] = []
+        for kind in dict.fromkeys(kinds):
+            if kind == "disk":
+                parts.append(f"{kinds.count(kind)} disk")
+                continue
+            count = kinds.count(kind)
+            width = max(len(v.devices) for v in role_vdevs if v.kind == kind)
+            parts.append(f"{kind} of {width}" if count == 1 else f"{count} x {kind} of {width}")
+        return " + ".join(parts)
+
+    pieces: list[str] = []
+    for role in ("data", "special", "dedup", "log", "cache", "spare"):
+        rv = [v for v in vdevs if v.role == role]
+        if not rv:
+            continue
+        if role == "data":
+            pieces.append(group(rv))
+        elif role in ("cache", "spare"):
+            pieces.append(f"{role} {sum(len(v.devices) for v in rv)}")
+        else:
+            pieces.append(f"{role} {group(rv)}")
+    return " + ".join(pieces)
+
+
+def zfs_info_from(
+    dataset: str,
+    dataset_props: Sequence[ZfsProperty] = (),
+    pool_props: Sequence[ZfsProperty] = (),
+    status: ZpoolStatus | None = None,
+) -> ZfsInfo:
+    """Build :class:`ZfsInfo` from parsed ``zfs get``, ``zpool get`` and ``zpool status`` output."""
+    ds = {p.property: p.value for p in dataset_props if p.name in (None, dataset)}
+    pool_name = dataset.split("/", 1)[0].split("@", 1)[0]
+    pp = {p.property: p.value for p in pool_props if p.name in (None, pool_name)}
+
+    def val(d: Mapping[str, str], key: str) -> str | None:
+        v = d.get(key)
+        return None if v in (None, "-", "") else v
+
+    def size(d: Mapping[str, str], key: str) -> int | None:
+        return parse_size(val(d, key))
+
+    return ZfsInfo(
+        dataset=dataset,
+        pool=pool_name,
+        dataset_type=val(ds, "type"),
+        recordsize_bytes=size(ds, "recordsize"),
+        volblocksize_bytes=size(ds, "volblocksize"),
+        volsize_bytes=size(ds, "volsize"),
+        compression=val(ds, "compression"),
+        sync=val(ds, "sync"),
+        primarycache=val(ds, "primarycache"),
+        secondarycache=val(ds, "secondarycache"),
+        logbias=val(ds, "logbias"),
+        atime=val(ds, "atime"),
+        relatime=val(ds, "relatime"),
+        dedup=val(ds, "dedup"),
+        checksum=val(ds, "checksum"),
+        copies=_int(val(ds, "copies")),
+        special_small_blocks_bytes=size(ds, "special_small_blocks"),
+        encryption=val(ds, "encryption"),
+        pool_ashift=_int(val(pp, "ashift")),
+        pool_health=val(pp, "health"),
+        pool_size_bytes=size(pp, "size"),
+        pool_autotrim=val(pp, "autotrim"),
+        pool_state=status.state if status else None,
+        vdevs=status.vdevs if status else (),
+    )
+
+
+def zvol_dataset_from_path(path: str) -> str | None:
+    """``/dev/zvol/tank/vols/db`` -> ``tank/vols/db`` (partitions ``-part1`` keep their dataset)."""
+    m = re.match(r"^/dev/zvol/(.+?)(?:-part\d+)?$", path)
+    return m.group(1) if m else None
+
