@@ -650,7 +650,7 @@ class ClientFio:
         return argv + ["--output-format=json", "--eta=never"]
 
     def run(self, job_text: str, on_status: Callable[[Any], None]) -> Any:
-        from .runner import FioInvocation, _set_parent_death_signal, _stop
+        from .fioexec import FioInvocation, _set_parent_death_signal, _stop
 
         with tempfile.TemporaryDirectory(prefix="storbench-client-") as tmp:
             paths = []

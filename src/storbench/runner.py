@@ -16,190 +16,17 @@ import platform
 import shutil
 import signal
 import socket
-import subprocess
 import tempfile
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from . import __version__, signals
-from .errors import FioMissingError, FioParseError, FioRunError, Interrupted, TargetError
+from .errors import FioParseError, Interrupted, TargetError
 from .fio.json import parse_fio_json
-from .fio.progress import Status, parse_status_line, split_status_chunks
+from .fio.progress import Status
+from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
 from .jobfile import build_job
 from .model import Finding, FioResult, JobSpec, Overrides, ResultRecord, Target, Workload
-
-# --------------------------------------------------------------------------- fio execution
-
-
-@dataclass(frozen=True)
-class FioInvocation:
-    """What one fio process left behind."""
-
-    returncode: int
-    output_text: str  # the --output file, verbatim
-    stderr_text: str
-    stdout_text: str  # status lines and anything else fio printed to stdout
-    interrupted: bool = False
-    #: interval logs fio wrote into its working directory, by file name
-    logs: Mapping[str, str] = field(default_factory=dict)
-    #: client/server (storbench.hosts.ClientFio): what to call each (hostname, port) of fio's JSON
-    host_names: Mapping[tuple[str, int], str] = field(default_factory=dict)
-    #: client/server: hosts (by name) with no result in fio's JSON, and why
-    lost_hosts: Mapping[str, str] = field(default_factory=dict)
-
-
-class FioExecutor(Protocol):
-    def version(self) -> str: ...
-
-    def run(self, job_text: str, on_status: Callable[[Status], None]) -> FioInvocation: ...
-
-
-def _set_parent_death_signal() -> None:  # runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: fio dies if storbench is killed
-    except OSError:
-        pass
-
-
-class SubprocessFio:
-    """Runs the real fio binary with an argument list (never a shell)."""
-
-    def __init__(self, fio_path: str = "fio") -> None:
-        resolved = shutil.which(fio_path)
-        if resolved is None:
-            raise FioMissingError(
-                f"fio not found ({fio_path!r} is not on PATH); install it with 'apt-get install fio' or 'make install'"
-            )
-        self.path = resolved
-        self._version: str | None = None
-
-    def version(self) -> str:
-        if self._version is None:
-            out = subprocess.run([self.path, "--version"], capture_output=True, text=True, timeout=30)
-            self._version = out.stdout.strip() or "unknown"
-        return self._version
-
-    def run(self, job_text: str, on_status: Callable[[Status], None]) -> FioInvocation:
-        with tempfile.TemporaryDirectory(prefix="storbench-fio-") as tmp:
-            job_path = os.path.join(tmp, "job.fio")
-            out_path = os.path.join(tmp, "out.json")
-            err_path = os.path.join(tmp, "stderr.txt")
-            with open(job_path, "w", encoding="utf-8") as fh:
-                fh.write(job_text)
-            argv = [
-                self.path,
-                f"--output={out_path}",
-                "--output-format=json",
-                "--eta=always",
-                "--eta-newline=1",
-                job_path,
-            ]
-            interrupted = False
-            with open(err_path, "w+b") as err:
-                proc = subprocess.Popen(
-                    argv,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                    stdin=subprocess.DEVNULL,
-                    cwd=tmp,  # relative log names in the job (write_bw_log=sb) land here
-                    start_new_session=True,  # Ctrl-C reaches storbench, which stops fio itself
-                    preexec_fn=_set_parent_death_signal,
-                )
-                stdout_parts: list[str] = []
-                reader = threading.Thread(
-                    target=_pump_status, args=(proc, stdout_parts, on_status), daemon=True
-                )
-                reader.start()
-                try:
-                    _raise_if_stopping()  # a signal whose exception was lost while forking
-                    proc.wait()
-                except BaseException:
-                    interrupted = True
-                    _stop(proc)
-                    raise
-                finally:
-                    if proc.returncode != 0:
-                        _kill_leftovers(proc.pid)  # fio's job processes outlive a killed fio
-                    reader.join(timeout=5)
-                    if not reader.is_alive() and proc.stdout is not None:
-                        proc.stdout.close()
-                err.seek(0)
-                stderr_text = err.read().decode("utf-8", errors="replace")
-            output_text = ""
-            if os.path.exists(out_path):
-                with open(out_path, encoding="utf-8", errors="replace") as fh:
-                    output_text = fh.read()
-            logs = {}
-            for name in sorted(os.listdir(tmp)):
-                if name.endswith(".log"):
-                    with open(os.path.join(tmp, name), encoding="ascii", errors="replace") as fh:
-                        logs[name] = fh.read()
-            return FioInvocation(
-                returncode=proc.returncode,
-                output_text=output_text,
-                stderr_text=stderr_text,
-                stdout_text="".join(stdout_parts),
-                interrupted=interrupted,
-                logs=logs,
-            )
-
-
-def _pump_status(proc: subprocess.Popen, parts: list[str], on_status: Callable[[Status], None]) -> None:
-    assert proc.stdout is not None
-    buf = ""
-    while True:
-        chunk = proc.stdout.read1(4096) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
-        if not chunk:
-            break
-        text = chunk.decode("utf-8", errors="replace")
-        parts.append(text)
-        lines, buf = split_status_chunks(buf + text)
-        for line in lines:
-            status = parse_status_line(line)
-            if status is not None:
-                try:
-                    on_status(status)
-                except Exception:  # a progress display must never break a run
-                    pass
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Ask fio to stop like Ctrl-C would (it then cleans up), then insist."""
-    for sig, wait_s in ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _kill_leftovers(pgid: int) -> None:
-    """SIGKILL what is left of fio's process group and wait (briefly) until it is gone.
-
-    fio runs each job in a process of its own; when the kernel (or anyone) kills the
-    main fio process, the job process runs on, orphaned, doing I/O to the test file.
-    fio was started in a new session, so its group id is its pid, and that id cannot
-    be reused while any member of the group lives.
-    """
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.01)
-
 
 # --------------------------------------------------------------------------- failure reasons
 
@@ -432,14 +259,6 @@ def plan_jobs(
             else:
                 specs.append(build_job(workload, target, plan.overrides))
     return specs
-
-
-def _raise_if_stopping() -> None:
-    """A signal handler's KeyboardInterrupt can be lost: Python drops exceptions raised
-    while it runs an at-fork callback or a finalizer, and subprocess forks for every fio
-    run.  The handler also records the request, and the loop checks it before every run."""
-    if signals.stop_requested:
-        raise KeyboardInterrupt(signals.stop_requested[0])
 
 
 # --------------------------------------------------------------------------- telemetry (edges)

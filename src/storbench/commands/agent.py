@@ -164,7 +164,7 @@ def serve_until_stopped(
 ) -> None:
     """Run a server process in the foreground until Ctrl-C (re-raised: exit 130) or SIGTERM
     (returns: exit 0); StorbenchError when it fails to start or exits on its own."""
-    from ..runner import _set_parent_death_signal
+    from ..fioexec import _set_parent_death_signal
 
     stopping: list[str] = []
 
@@ -231,7 +231,7 @@ def agent(app: App, bind: str, port: int, directory: str | None, unauthenticated
     fio's server protocol has no authentication or encryption: keep it on 127.0.0.1
     (reach it through 'ssh -L PORT:127.0.0.1:PORT HOST') or a private interface.
     """
-    from ..runner import SubprocessFio
+    from ..fioexec import SubprocessFio
 
     address = parse_address(bind, "--bind")
     if _is_wildcard(address) and not unauthenticated_ok:
