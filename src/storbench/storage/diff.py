@@ -53,6 +53,7 @@ _ZFS_SETTINGS = (
     "encryption",
     "pool_ashift",
     "layout",
+    "implementation",
 )
 
 

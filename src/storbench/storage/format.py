@@ -89,6 +89,8 @@ def _zfs_lines(z: ZfsInfo) -> list[str]:
         props.append(f"copies={z.copies}")
     if z.special_small_blocks_bytes:
         props.append(f"special_small_blocks={format_bytes(z.special_small_blocks_bytes)}")
+    if z.compressratio is not None:
+        props.append(f"compressratio={z.compressratio:.2f}x")
     lines = [f"zfs dataset {z.dataset} ({z.dataset_type or '?'}): {', '.join(props) or 'properties unknown'}"]
     pool = [f"zfs pool {z.pool}: {z.layout or 'layout unknown'}"]
     if z.pool_ashift is not None:
@@ -99,7 +101,21 @@ def _zfs_lines(z: ZfsInfo) -> list[str]:
         pool.append(f"size={format_bytes(z.pool_size_bytes)}")
     if z.pool_autotrim is not None:
         pool.append(f"autotrim={z.pool_autotrim}")
+    if z.scan_active:
+        pool.append(f"{z.scan_active} in progress")
     lines.append(", ".join(pool))
+    if z.implementation or z.pool_version or z.unavailable:
+        impl = [f"zfs implementation: {z.implementation or '?'}"]
+        if z.pool_version:
+            impl.append(f"pool version {z.pool_version}")
+        if z.unavailable:
+            impl.append(f"not available: {', '.join(z.unavailable)}")
+        lines.append(", ".join(impl))
+    if z.arc is not None and (z.arc.size_bytes is not None or z.arc.max_bytes is not None):
+        arc = f"zfs ARC: {format_bytes(z.arc.size_bytes)} of at most {format_bytes(z.arc.max_bytes)}"
+        if z.arc.hits is not None and z.arc.misses is not None:
+            arc += f", {z.arc.hits} hits / {z.arc.misses} misses since start"
+        lines.append(arc)
     return lines
 
 

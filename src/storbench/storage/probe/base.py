@@ -6,7 +6,7 @@ import os
 import re
 import stat
 import subprocess
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from ..block import DeviceInfo, SysfsBlock, device_from_sysfs, parse_lsblk_json
 from ..mounts import (
@@ -96,6 +96,28 @@ class _Probe:
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
+
+    def run_first(self, argvs: Sequence[list[str]], what: str) -> tuple[int, str] | None:
+        """(index, stdout) of the first of ``argvs`` that succeeds -- the same question asked
+        in the forms different versions of a tool accept (OpenZFS's ``zpool status -P``, then
+        zfs-fuse's plain ``zpool status``); None after noting why the last one failed."""
+        for i, argv in enumerate(argvs):
+            last = i == len(argvs) - 1
+            if last:
+                out = self.run(argv, what)
+                return None if out is None else (i, out)
+            if argv[0] in self.missing:
+                return self.run_first(argvs[-1:], what)
+            try:
+                rc, out, _err = self.runner.run(list(argv))
+            except Exception:
+                continue
+            if rc == 127:
+                self.missing.add(argv[0])
+                return self.run_first(argvs[-1:], what)
+            if rc == 0:
+                return i, out
+        return None
 
     def run(self, argv: list[str], what: str) -> str | None:
         """stdout of ``argv``, or None after noting why not."""

@@ -11,6 +11,7 @@ from ..block import DeviceInfo
 from ..localfs import parse_btrfs_fi_show
 from ..mounts import MEMORY_FSTYPES, FindmntEntry, split_source
 from ..network import NETWORK_FSTYPES
+from ..zfs import ZFS_FSTYPES
 from . import zfs as zfs_probe
 from .base import _Probe
 
@@ -68,8 +69,8 @@ def fs_devices(probe: _Probe, entry: FindmntEntry, *, where: str) -> list[str]:
     if entry.fstype in NETWORK_FSTYPES:
         probe.note(f"{where}: {entry.fstype} at {entry.target} is on another machine ({source})")
         return []
-    if entry.fstype == "zfs":
-        zfs = zfs_probe.describe_dataset(probe, source)
+    if entry.fstype in ZFS_FSTYPES:
+        zfs = zfs_probe.describe_dataset(probe, source, implementation=zfs_probe.implementation_of(entry.fstype))
         return zfs_probe.leaf_knames(probe, zfs) if zfs is not None else []
     if entry.fstype == "btrfs":
         out = probe.run(["btrfs", "filesystem", "show", "--raw", entry.target], f"btrfs devices of {entry.target}")

@@ -8,6 +8,7 @@ from ..localfs import EXT_FSTYPES
 from ..mounts import FindmntEntry, split_source
 from ..network import NETWORK_FSTYPES, network_info_from_mount
 from ..records import FilesystemInfo
+from ..zfs import ZFS_FSTYPES
 from . import localfs, zfs
 from .base import _Probe
 
@@ -22,8 +23,8 @@ def describe_filesystem(probe: _Probe, entry: FindmntEntry, target: str) -> File
         fs = dataclasses.replace(fs, xfs=localfs.describe_xfs(probe, entry))
     elif kind in EXT_FSTYPES:
         fs = dataclasses.replace(fs, ext4=localfs.describe_ext(probe, entry))
-    elif kind == "zfs":
-        fs = dataclasses.replace(fs, zfs=zfs.describe_dataset(probe, source))
+    elif kind in ZFS_FSTYPES:
+        fs = dataclasses.replace(fs, zfs=zfs.describe_dataset(probe, source, implementation=zfs.implementation_of(kind)))
     elif kind in NETWORK_FSTYPES:
         fs = dataclasses.replace(fs, network=network_info_from_mount(kind, source, entry.options))
     return fs
