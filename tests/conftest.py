@@ -80,3 +80,32 @@ def loop_mount(tmp_path: Path, fstype: str = "ext4", size_mib: int = 64, mount_o
         if mounted:
             subprocess.run(["umount", str(mnt)], capture_output=True)
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+# --------------------------------------------------------------------------- ZFS (zfs-fuse)
+
+needs_zfs_fuse = pytest.mark.skipif(
+    shutil.which("zfs-fuse") is None or os.geteuid() != 0, reason="needs root and zfs-fuse (tests/setup-system.sh installs it)"
+)
+
+
+@pytest.fixture(scope="session")
+def zfs_daemon():
+    """One zfs-fuse daemon for the whole test session (started here, stopped by its PID)."""
+    if shutil.which("zfs-fuse") is None or os.geteuid() != 0:
+        pytest.skip("needs root and zfs-fuse (tests/setup-system.sh installs it)")
+    from zfsfuse import Daemon
+
+    daemon = Daemon()
+    daemon.start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture
+def zfs(zfs_daemon, tmp_path):
+    """The session's zfs-fuse daemon, running (restarted if a test killed it)."""
+    zfs_daemon.ensure()
+    return zfs_daemon

@@ -212,6 +212,17 @@ def _zfs_arc() -> CheckContext:
     return clean(storage=zfs(), activity=())
 
 
+def _pool_degraded() -> CheckContext:
+    """zfs-fuse's own words: a mirror with one member taken offline (zpool offline tank loop2)."""
+    from storbench.backend import BackendActivity
+    from storbench.backend.zfs import zfs_activity
+    from storbench.storage import parse_zpool_status
+
+    degraded = parse_zpool_status((Path(__file__).parent / "data" / "zfs-fuse" / "zfs-zpool-status-degraded.txt").read_text())[0]
+    backend = BackendActivity(zfs=zfs_activity("tank", "tank/bench", status_before=degraded, status_after=degraded))
+    return clean(storage=zfs(primarycache="metadata"), backend=backend)
+
+
 def _hdd_fast() -> CheckContext:
     r = load(REFERENCE)  # 9,834 random 4k IOPS
     return clean(options=opts(), results=(r,), storage=storage(devices=(HDD,)), activity=(activity("sda", read=64 * MiB),))
@@ -356,6 +367,7 @@ CASES: dict[str, Case] = {
     "iodepth-no-effect": Case(_sync_depth, "warning", ("iodepth=8", "psync", "100.0% of I/O at depth 1")),
     "randrepeat-on": Case(_randrepeat_default, "info", ("randrepeat not set", "randread")),
     "impossible-latency": Case(_libaio_fsync, "invalid", ("sync latency maximum 312.3 s", "about 1 s", "libaio")),
+    "pool-not-healthy": Case(_pool_degraded, "warning", ("ZFS pool tank", "before the run the pool was DEGRADED", "mirror-0 was DEGRADED", "loop2 was OFFLINE"), "zpool online tank"),
 }
 
 

@@ -659,6 +659,10 @@ class _SetupTelemetry:
     def sampler(self, storage):
         return self.inner.sampler(storage)
 
+    def backend_sampler(self, storage):
+        inner = getattr(self.inner, "backend_sampler", None)
+        return inner(storage) if inner is not None else None
+
 
 class _ImageSink:
     """Adds the image's creation and serving options to every result's ``space`` mapping."""

@@ -277,6 +277,8 @@ class ResultRecord:
     space: Mapping[str, Any] | None = None
     #: per-second IOPS and bandwidth from fio's interval logs (see fio.logs.series_from_logs)
     series: Mapping[str, Any] | None = None
+    #: backend.BackendActivity: what the storage back-end (a ZFS pool) reported during the run
+    backend: Any = None
 
 
 @dataclass(frozen=True)

@@ -297,6 +297,12 @@ class SystemTelemetry:
         devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
         return ActivitySampler(devices, interval_s=self.interval_s)
 
+    def backend_sampler(self, storage):
+        """What the back-end under the target (a ZFS pool) reports during the run; None: nothing to read."""
+        from .backend import sampler_for
+
+        return sampler_for(storage)
+
 
 def _file_state(path: str) -> tuple[str, int, int] | None:
     try:
@@ -510,9 +516,12 @@ def _measure_once(
     """
     remote = bool(getattr(executor, "remote", False))  # client/server: the target is on other hosts
     before = measure_space(spec) if not remote else None
-    with telemetry.sampler(storage) as sampler:
+    backend_sampler = getattr(telemetry, "backend_sampler", None)
+    backend_cm = (backend_sampler(storage) if backend_sampler is not None and not remote else None) or contextlib.nullcontext(None)
+    with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
         inv = executor.run(spec.job_text, on_status)
     activity = sampler.series() if sampler is not None else None
+    backend = backend_box.activity() if backend_box is not None else None
     after = measure_space(spec, flush=True) if not remote else None
     result: FioResult | None = None
     parse_problem = None
@@ -528,6 +537,8 @@ def _measure_once(
     if reason is None and parse_problem:
         reason = parse_problem
     if reason is not None:
+        if backend is not None and backend.problems:
+            reason = f"{reason}; {backend.problems[-1]}"
         return Failure(spec.workload.name, spec.target.display, reason)
     assert result is not None
     if result.fio_version is None:
@@ -555,6 +566,7 @@ def _measure_once(
         activity=activity,
         space=space,
         series=_series(inv),
+        backend=backend,
     )
     hosts = per_host_results(result, inv.host_names)
     if not hosts:
@@ -657,6 +669,7 @@ def _findings(
         mem_bytes=mem,
         test_file_created=bool(space.get("test_file_created")),
         headline=spec.workload.headline,
+        backend=record.backend,
     )
     return tuple(run_checks(ctx)) + _share_ceiling(record, telemetry)
 

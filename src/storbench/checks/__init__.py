@@ -21,6 +21,7 @@ Where each check lives (one module per family of pitfall):
 ``queue``          iodepth-no-effect
 ``randrepeat``     randrepeat-on
 ``impossible``     impossible-latency
+``pool``           pool-not-healthy (a ZFS pool degraded, scrubbing or resilvering)
 =================  ==========================================================================
 
 Entry points: :func:`run_checks` (after a repetition, over all repetitions so far),
@@ -54,6 +55,7 @@ from . import (
     fsync,
     impossible,
     latency,
+    pool,
     queue,
     randrepeat,
     sparse,
@@ -131,6 +133,8 @@ class CheckContext:
     mem_bytes: int | None = None
     test_file_created: bool = True
     headline: str = "iops"
+    #: backend.BackendActivity of the last repetition: the ZFS pool's own counters, state and ARC
+    backend: Any = None
 
     def __post_init__(self) -> None:
         for name in ("results", "activity", "files_before", "files_after"):
@@ -167,9 +171,10 @@ FAMILIES = (
     queue,
     randrepeat,
     impossible,
+    pool,
 )
 #: The families that also run before a run (they need no measurement).
-PREFLIGHT_FAMILIES = (cache, compression, writecache)
+PREFLIGHT_FAMILIES = (cache, compression, writecache, pool)
 
 #: Every check id with its title, explanation, evidence, fix and severities.
 CHECKS: Mapping[str, CheckInfo] = MappingProxyType({cid: info for fam in FAMILIES for cid, info in fam.INFO.items()})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from storbench.model import Finding
 from storbench.storage import DeviceInfo, StorageInfo, ZfsInfo
@@ -73,9 +73,14 @@ DEVICE_READ_MAX_RATIO = 0.10
 #: ... judged only when fio read at least this much (below it, noise and metadata dominate).
 DEVICE_READ_MIN_FIO_BYTES = 16 * MiB
 
-#: Share of the RAM the ZFS ARC may grow to.  OpenZFS 2.3 lets it take nearly all RAM
-#: on Linux (older versions half); taking all of it errs towards warning.
+#: Share of the RAM the ZFS ARC may grow to when its own maximum (``c_max``) is unknown.
+#: OpenZFS 2.3 lets it take nearly all RAM on Linux (older versions half); taking all of
+#: it errs towards warning.
 ZFS_ARC_RAM_FRACTION = 1.0
+#: Measured during the run (ARC data hits / lookups): at or above this the ARC answered
+#: the reads and the figure is memory's (invalid); at or above the lower one, part of them.
+ARC_HIT_INVALID_RATIO = 0.5
+ARC_HIT_WARN_RATIO = 0.1
 
 #: What one device of a class can deliver at most, generously (per device; several
 #: devices under one target add up).  Beyond these, a cache answered or the kernel's
@@ -117,11 +122,11 @@ INFO: dict[str, CheckInfo] = {
         severities=("invalid",),
     ),
     "zfs-arc": CheckInfo(
-        title="ZFS can answer from the ARC",
+        title="ZFS answered (or can answer) from the ARC",
         explanation="ZFS caches file data in its ARC (primarycache=all, the default) and the test file fits in RAM, so reads and buffered I/O can be served from memory; O_DIRECT does not bypass the ARC before OpenZFS 2.3.",
-        evidence="The target is a ZFS dataset or zvol with primarycache=all, the workload reads or uses buffered I/O, and the test file is smaller than the RAM.",
+        evidence="The target is a ZFS dataset or zvol with primarycache=all and the workload reads or uses buffered I/O; measured: at least 50% of the ARC's data lookups during the run were hits (invalid; 10%: warning); not measured: the test file is smaller than the ARC's maximum (c_max), or the RAM when that is unknown.",
         fix="zfs set primarycache=metadata on the dataset for the benchmark (and set it back), or use a test file larger than the RAM.",
-        severities=("warning",),
+        severities=("warning", "invalid"),
         preflight=True,
     ),
     "faster-than-device": CheckInfo(
@@ -167,14 +172,7 @@ def working_set(options: Options, storage: StorageInfo | None, files: Sequence["
 
 def zfs_of(storage: StorageInfo | None) -> ZfsInfo | None:
     """The ZFS dataset under the target (a filesystem, or the zvol of a block target)."""
-    if storage is None:
-        return None
-    if storage.filesystem is not None:
-        return storage.filesystem.zfs
-    for dev in top_devices(storage):
-        if dev.zvol is not None:
-            return dev.zvol
-    return None
+    return storage.zfs if storage is not None else None
 
 
 def _round_up_size(n: float) -> str:
@@ -331,19 +329,50 @@ def has_false(options: Options, key: str) -> bool:
 # --------------------------------------------------------------------------- zfs-arc
 
 
-def _zfs_arc(options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence["FileState"] = ()) -> Finding | None:
+def _zfs_arc(
+    options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence["FileState"] = (), backend: Any = None
+) -> Finding | None:
     zfs = zfs_of(storage)
-    if zfs is None or mem_bytes is None or not uses_kernel_io(options):
+    if zfs is None or not uses_kernel_io(options):
         return None
     cache = (zfs.primarycache or "all").lower()
     if cache != "all":
         return None
     if not (buffered(options) or reads(options)):
         return None
+    measured = getattr(backend, "zfs", None) if backend is not None else None
+    ratio = measured.arc_hit_ratio if measured is not None else None
+    arc_max = (measured.arc_max_bytes if measured is not None else None) or (zfs.arc.max_bytes if zfs.arc is not None else None)
+    limit = arc_max or (ZFS_ARC_RAM_FRACTION * mem_bytes if mem_bytes else None)
+    limit_text = f"the ARC's maximum ({fmt_bytes(arc_max)})" if arc_max else f"the RAM ({fmt_bytes(mem_bytes)})"
     ws = working_set(options, storage, files)
-    if ws is None or ws[0] >= ZFS_ARC_RAM_FRACTION * mem_bytes:
-        return None
+    fits = ws is not None and limit is not None and ws[0] < limit
     shown = f"primarycache={zfs.primarycache}" if zfs.primarycache else "primarycache unknown, ZFS's default is all"
+    fix = (
+        f"zfs set primarycache=metadata {zfs.dataset} for the benchmark (set it back afterwards), "
+        f"or make the test file larger than {'the ARC' if arc_max else 'the RAM'} "
+        f"(size={_round_up_size((limit or mem_bytes or 0) * 1.25)})"
+    )
+    if ratio is not None and reads(options) and measured.arc_hits is not None:
+        hits_text = f"{ratio * 100:.1f}% of the data lookups during the run were ARC hits ({measured.arc_hits} hits, {measured.arc_misses} misses)"
+        if ratio >= ARC_HIT_INVALID_RATIO:
+            return finding(
+                "zfs-arc",
+                "invalid",
+                f"ZFS dataset {zfs.dataset} ({shown}) answered the reads from memory: {hits_text}; the figure is the ARC's, not the pool's",
+                fix,
+            )
+        if ratio >= ARC_HIT_WARN_RATIO:
+            return finding(
+                "zfs-arc",
+                "warning",
+                f"ZFS dataset {zfs.dataset} ({shown}) served part of the reads from memory: {hits_text}",
+                fix,
+            )
+        return None  # measured: the ARC did not answer the reads
+    if not fits:
+        return None
+    assert ws is not None
     parts = []
     if reads(options):
         parts.append("reads can come from the ARC instead of the disks")
@@ -354,9 +383,8 @@ def _zfs_arc(options: Options, storage: StorageInfo | None, mem_bytes: int | Non
         "zfs-arc",
         "warning",
         f"ZFS dataset {zfs.dataset} caches file data in the ARC ({shown}) and the {fmt_bytes(ws[0])} test file "
-        f"({ws[1]}) fits in the RAM ({fmt_bytes(mem_bytes)}): {' and '.join(parts)}{direct_note}",
-        f"zfs set primarycache=metadata {zfs.dataset} for the benchmark (set it back afterwards), "
-        f"or make the test file larger than the RAM (size={_round_up_size(mem_bytes * 1.25)})",
+        f"({ws[1]}) fits in {limit_text}: {' and '.join(parts)}{direct_note}",
+        fix,
     )
 
 
@@ -451,7 +479,7 @@ def check(ctx: "CheckContext") -> list[Finding]:
         _memory_target(ctx.options, ctx.storage),
         _small_file(ctx.options, ctx.storage, ctx.mem_bytes, files),
         _page_cache(ctx),
-        _zfs_arc(ctx.options, ctx.storage, ctx.mem_bytes, files),
+        _zfs_arc(ctx.options, ctx.storage, ctx.mem_bytes, files, ctx.backend),
         _faster_than_device(ctx),
     ]
     return [f for f in found if f is not None]

@@ -87,7 +87,7 @@ INFO = {
     "compressible-data": CheckInfo(
         title="Compressible or deduplicable data",
         explanation="fio's buffer options make the written data compressible or deduplicable, so on storage that compresses or deduplicates the device receives only a fraction of the bytes and the figure measures data reduction, not the device.",
-        evidence="zero_buffers=1, buffer_compress_percentage, buffer_pattern, dedupe_percentage, or scramble_buffers=0 without refill_buffers, on btrfs with compress/compress-force or ZFS with compression/dedup (warning; info where the storage does not compress but a device or array might); invalid when the filesystem's used space or the file's allocated size grew by less than half the bytes written.",
+        evidence="zero_buffers=1, buffer_compress_percentage, buffer_pattern, dedupe_percentage, or scramble_buffers=0 without refill_buffers, on btrfs with compress/compress-force or ZFS with compression/dedup (warning; info where the storage does not compress but a device or array might); invalid when the filesystem's used space or the file's allocated size grew by less than half the bytes written, or (ZFS) the dataset's compressratio after the run is 2x or more.",
         fix="Drop those options and set refill_buffers=1 to write incompressible data; keep them only to study compression on purpose.",
         severities=("info", "warning", "invalid"),
         preflight=True,
@@ -122,7 +122,14 @@ def data_reasons(options: Options) -> tuple[list[str], bool]:
         reasons.append(f"buffer_compress_percentage={pct}")
         compressible = True
     if has(options, "buffer_pattern") and text(options, "buffer_pattern"):
-        reasons.append(f"buffer_pattern={text(options, 'buffer_pattern')} (one pattern repeated)")
+        said = ""
+        if has(options, "buffer_compress_percentage") and pct == 0:
+            said = " whatever buffer_compress_percentage=0 says"
+        if flag(options, "refill_buffers"):
+            said += (" and" if said else "") + " however often refill_buffers refills the buffers"
+        reasons.append(
+            f"buffer_pattern={text(options, 'buffer_pattern')} (one pattern repeated in every block: it makes the data compressible{said})"
+        )
         compressible = True
     dedupe = integer(options, "dedupe_percentage", default=0) or 0
     if dedupe > 0:
@@ -187,10 +194,31 @@ def _fallocate_none(options: Options) -> bool:
 # --------------------------------------------------------------------------- evidence
 
 
+def _zfs_evidence(ctx: "CheckContext") -> str | None:
+    """The dataset's compressratio after the run and the test file's allocated vs apparent size
+    (ZFS counts a file's compressed blocks once fio closed it, buffered or not)."""
+    zfs = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
+    ratio = zfs.compressratio_after if zfs is not None else None
+    shrunk = [f for f in ctx.files_after if f.apparent_bytes >= MIN_EVIDENCE_BYTES and f.allocated_bytes < REDUCED_SPACE_MAX_RATIO * f.apparent_bytes]
+    if ratio is None or ratio < 1 / REDUCED_SPACE_MAX_RATIO:
+        return None
+    text_ = f"the dataset's compressratio is {ratio:.2f}x after the run"
+    if shrunk:
+        f = shrunk[0]
+        text_ += (
+            f" and the {fmt_bytes(f.apparent_bytes)} test file takes {fmt_bytes(f.allocated_bytes)} on disk "
+            f"({fmt_pct(f.allocated_bytes, f.apparent_bytes)})"
+        )
+    return text_
+
+
 def _evidence(ctx: "CheckContext") -> str | None:
     """How the last repetition's space use shows data reduction, or None."""
     if not ctx.results:
         return None
+    zfs_evidence = _zfs_evidence(ctx)
+    if zfs_evidence:
+        return zfs_evidence
     if is_random(ctx.options) and flag(ctx.options, "norandommap"):
         return None  # random writes without a random map leave holes
     if not (is_direct(ctx.options) or flush_reasons(ctx.options)):

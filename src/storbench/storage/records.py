@@ -68,3 +68,11 @@ class StorageInfo:
                 return dev
         return None
 
+    @property
+    def zfs(self) -> ZfsInfo | None:
+        """The ZFS dataset under the target: its filesystem's, or the zvol a block target is."""
+        if self.filesystem is not None:
+            return self.filesystem.zfs
+        parents = {p for d in self.devices for p in d.parents}
+        return next((d.zvol for d in self.devices if d.kname not in parents and d.zvol is not None), None)
+

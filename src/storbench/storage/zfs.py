@@ -58,6 +58,8 @@ class ZfsVdev:
     name: str
     devices: tuple[str, ...]
     state: str | None = None
+    #: (device, state) for members that are not ONLINE (OFFLINE, FAULTED, UNAVAIL, REMOVED ...)
+    unhealthy: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -290,6 +292,9 @@ def parse_zfs_get(text: str) -> tuple[ZfsProperty, ...]:
 _ZPOOL_SECTIONS = {"logs": "log", "log": "log", "cache": "cache", "spares": "spare", "special": "special", "dedup": "dedup"}
 
 
+_IS_NUMBER = re.compile(r"[0-9]+")
+
+
 def _vdev_kind(name: str) -> str | None:
     """``mirror-0`` -> mirror, ``raidz2-1`` -> raidz2, ``raidz-0`` -> raidz1, ``draid2:4d:12c:1s-0`` -> draid2; None for a leaf."""
     m = re.fullmatch(r"(mirror|raidz[123]?|draid[123]?(?::[\w:]+)?|replacing|spare)-\d+", name)
@@ -325,8 +330,9 @@ def parse_zpool_status(text: str) -> tuple[ZpoolStatus, ...]:
         nonlocal current
         if current is not None:
             vdevs.append(
-                ZfsVdev(role=current["role"], kind=current["kind"], name=current["name"], devices=tuple(current["devices"]), state=current["state"])
-            )
+                ZfsVdev(role=current["role"], kind=current["kind"], name=current["name"], devices=tuple(current["devices"]),
+                        state=current["state"], unhealthy=tuple(current["unhealthy"]))
+            )  # fmt: skip
         current = None
 
     scan: str | None = None
@@ -382,14 +388,16 @@ def parse_zpool_status(text: str) -> tuple[ZpoolStatus, ...]:
         if rel <= 2:
             flush_vdev()
             if kind is not None and kind not in ("replacing", "spare"):
-                current = {"role": role, "kind": kind, "name": words[0], "devices": [], "state": dev_state}
+                current = {"role": role, "kind": kind, "name": words[0], "devices": [], "state": dev_state, "unhealthy": []}
             elif kind is not None:  # a replacing/spare group at top level: a single-device vdev being swapped
-                current = {"role": role, "kind": "disk", "name": words[0], "devices": [], "state": dev_state}
+                current = {"role": role, "kind": "disk", "name": words[0], "devices": [], "state": dev_state, "unhealthy": []}
             else:
                 vdevs.append(ZfsVdev(role=role, kind="disk", name=words[0], devices=(words[0],), state=dev_state))
             continue
         if current is not None and kind is None:
             current["devices"].append(words[0])
+            if dev_state and dev_state.upper() != "ONLINE" and not _IS_NUMBER.fullmatch(dev_state):
+                current["unhealthy"].append((words[0], dev_state))
     flush_pool()
     return tuple(pools)
 

@@ -568,6 +568,7 @@ class Store:
 def _extras_to_json(record: ResultRecord) -> dict[str, str | None]:
     """The 0002 columns: storage, activity, findings, space as versioned JSON (None stays NULL)."""
     from ..activity import activity_to_dict
+    from ..backend import backend_to_dict
     from ..storage import storage_to_dict
 
     def dump(value: Any) -> str | None:
@@ -583,6 +584,7 @@ def _extras_to_json(record: ResultRecord) -> dict[str, str | None]:
         ),
         "space_json": dump(dict(record.space) if record.space is not None else None),
         "series_json": dump(dict(record.series) if record.series is not None else None),
+        "backend_json": dump(backend_to_dict(record.backend) if record.backend is not None else None),
     }
 
 
@@ -597,6 +599,7 @@ def _storage_from_json(text: str) -> Any:
 
 def _extras_from_json(row: Any) -> dict[str, Any]:
     from ..activity import activity_from_dict
+    from ..backend import backend_from_dict
 
     def load(text: str | None) -> Any:
         return None if text is None else json.loads(text)
@@ -604,6 +607,7 @@ def _extras_from_json(row: Any) -> dict[str, Any]:
     storage_text = getattr(row, "storage_json", None)
     activity = load(getattr(row, "activity_json", None))
     findings = load(getattr(row, "findings_json", None))
+    backend = load(getattr(row, "backend_json", None))
     if findings is not None and int(findings.get("format_version", 1)) > 1:
         raise StoreError("stored findings have a newer format version; upgrade storbench")
     return {
@@ -612,6 +616,7 @@ def _extras_from_json(row: Any) -> dict[str, Any]:
         "findings": tuple(Finding(**f) for f in findings["findings"]) if findings else (),
         "space": load(getattr(row, "space_json", None)),
         "series": load(getattr(row, "series_json", None)),
+        "backend": backend_from_dict(backend) if backend is not None else None,
     }
 
 

@@ -94,6 +94,8 @@ results = Table(
     Column("findings_json", Text, nullable=True),
     Column("space_json", Text, nullable=True),
     Column("series_json", Text, nullable=True),
+    # 0004: what the storage back-end (a ZFS pool) reported during the run (JSON, versioned)
+    Column("backend_json", Text, nullable=True),
     Index("ix_results_run_id", "run_id"),
 )
 

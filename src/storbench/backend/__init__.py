@@ -1,0 +1,98 @@
+"""What the storage back-end itself reported while fio ran, beside the block devices' counters.
+
+A target's back-end is the system under its filesystem that keeps counters of its own: a ZFS
+pool (per-vdev and per-member I/O, the ARC, the pool's state; :mod:`.zfs`).  Each kind has a
+pure module (records and how they are computed) and a sampler (the edge that runs the
+commands while fio runs: :mod:`.zfs_sampler`).  :func:`sampler_for` picks the sampler for a
+storage description; :func:`backend_to_dict` / :func:`backend_from_dict` are the stored,
+versioned form.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..errors import StoreError
+from .zfs import PoolState, VdevIo, ZfsActivity
+
+#: Version of :func:`backend_to_dict`'s form.
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BackendActivity:
+    """What the back-ends under one target did during one fio run (None: not that kind)."""
+
+    zfs: ZfsActivity | None = None
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return self.zfs.problems if self.zfs is not None else ()
+
+
+def sampler_for(storage: Any) -> Any:
+    """A context manager sampling the back-end under ``storage`` (its ``activity()`` gives a
+    :class:`BackendActivity`), or None when nothing under it keeps counters storbench reads."""
+    zfs = getattr(storage, "zfs", None)
+    if zfs is not None:
+        from .zfs_sampler import ZfsSampler
+
+        return ZfsSampler(zfs)
+    return None
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    return value
+
+
+def backend_to_dict(activity: BackendActivity) -> dict[str, Any]:
+    return {"format_version": FORMAT_VERSION, **_encode(activity)}
+
+
+def _tuple(value: Any) -> tuple:
+    return tuple(_tuple(v) if isinstance(v, list) else v for v in value)
+
+
+def _zfs_from(data: Mapping[str, Any]) -> ZfsActivity:
+    def state(d: Any) -> PoolState | None:
+        if d is None:
+            return None
+        return PoolState(state=d.get("state"), scan=d.get("scan"), vdev_states=_tuple(d.get("vdev_states", [])))
+
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(ZfsActivity):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name in ("before", "after"):
+            kwargs[f.name] = state(value)
+        elif f.name == "vdevs":
+            kwargs[f.name] = tuple(VdevIo(**v) for v in value)
+        elif isinstance(value, list):
+            kwargs[f.name] = _tuple(value)
+        else:
+            kwargs[f.name] = value
+    return ZfsActivity(**kwargs)
+
+
+def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
+    """Inverse of :func:`backend_to_dict`; :class:`StoreError` for a newer version or a malformed dict."""
+    if not isinstance(data, Mapping):
+        raise StoreError("stored back-end activity is malformed: expected an object")
+    version = data.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise StoreError(f"stored back-end activity has format version {version!r}, this storbench reads up to {FORMAT_VERSION}")
+    try:
+        zfs = _zfs_from(data["zfs"]) if data.get("zfs") is not None else None
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise StoreError(f"stored back-end activity is malformed: {exc}") from None
+    return BackendActivity(zfs=zfs)
+
+
+__all__ = ["BackendActivity", "FORMAT_VERSION", "backend_from_dict", "backend_to_dict", "sampler_for"]
