@@ -127,7 +127,9 @@ def test_setup_tables_round_trip():
         ('[setup.a]\nmkfs = "none"\nmount_options = "noatime"', "mount_options: applies to mkfs ext4, xfs and btrfs, not 'none'"),
         ('[setup.a]\nmkfs = "btrfs"\nmount_options = "compress=zstd, noatime"', "mount_options: must be one comma-separated string without spaces"),
         ('[setup.a]\nmkfs = "ext4"\nzfs = { dataset_options = { recordsize = "16k" } }', "[setup.a] zfs: applies only to mkfs = \"zfs\""),
-        ('[setup.a]\nmkfs = "zfs"\nzfs = { vdev = "mirror" }', "zfs.vdev: 'mirror' is not possible: a study builds each setup on its one scratch device"),
+        ('[setup.a]\nmkfs = "zfs"\nzfs = { vdev = "mirrors" }', "zfs.vdev: 'mirrors' is not a layout storbench builds (allowed: 'disk', 'mirror', 'mirror-of-mirrors', 'raidz1', 'raidz2')"),
+        ('[setup.a]\nmkfs = "ext4"\nprofile = "raid1"', "[setup.a] profile: applies only to mkfs = \"btrfs\", not 'ext4'"),
+        ('[setup.a]\nmkfs = "btrfs"\nprofile = "raid5"', "[setup.a] profile: 'raid5' is not allowed (allowed: 'single', 'raid1', 'raid10')"),
         ('[setup.a]\nmkfs = "zfs"\nzfs = { dataset_options = { mountpoint = "/x" } }', "zfs.dataset_options.mountpoint: is set by storbench"),
         ('[setup.a]\nmkfs = "zfs"\nzfs = { dataset_options = { "Record Size" = "16k" } }', "is not a ZFS property name"),
         ('[setup.a]\nmkfs = "ext4"\ndevice = { write_cache = "off" }', "device.write_cache: 'off' is not allowed (allowed: 'write back', 'write through')"),
@@ -282,6 +284,7 @@ class FakeSystem:
         self.system = mx.System(
             run=self.run, which=lambda name: f"/usr/sbin/{name}", sys_root=str(tmp_path / "sys"), dev_root=str(self.dev_root),
             serve=self.serve, is_mount=lambda p: p in self.mounted, pool_name=lambda: "storbench-test",
+            zfs_implementation=lambda: "OpenZFS",
         )  # fmt: skip
 
     def run(self, argv):
@@ -410,6 +413,7 @@ zfs = { pool_options = { ashift = 12 }, dataset_options = { recordsize = "16k", 
     assert setup.status == "complete" and setup.stored == 2
     mnt = fake.calls[[c[:2] for c in fake.calls].index(["zfs", "create"])][3].split("=", 1)[1]
     assert fake.commands() == [
+        "zpool status -x",  # ZFS answers, before anything is touched
         f"losetup -f --show --direct-io=on {tmp_path / 'loop.img'}",
         "wipefs -a -q /dev/loop99",
         "zpool create -f -o cachefile=none -o ashift=12 -O mountpoint=none storbench-test /dev/loop99",
@@ -638,7 +642,11 @@ def test_command_line_mistakes(cli, tmp_path):
     cases = [
         ([*loop, *WORKLOAD_ARGS], "give the setups with either --fs LIST or --setups FILE"),
         ([*loop, "--fs", "ext4", "--setups", "x.toml"], "give the setups with either --fs LIST or --setups FILE"),
-        (["--device", "/dev/loop0", *loop, "--fs", "ext4"], "give either --device or --loop-file, not both"),
+        (["--device", "/dev/loop0", *loop, "--fs", "ext4"], "give one of --device, --devices, --loop-file and --loop-files, not --device and --loop-file"),
+        (["--devices", "/dev/loop0,/dev/loop1", "--destroy-data", "/dev/loop0", "--fs", "zfs-mirror"], "--destroy-data must name every device exactly as given; missing: /dev/loop1"),
+        (["--loop-files", "2", "--fs", "zfs-mirror"], "--loop-files needs --loop-size"),
+        (["--loop-files", "2", "--loop-size", "128m", "--fs", "zfs-raid10"], "setup 'zfs-raid10' (zfs mirror-of-mirrors) needs 4 scratch devices, the study has 2"),
+        (["--loop-files", "1", "--loop-size", "128m", "--fs", "btrfs-raid1"], "setup 'btrfs-raid1' (btrfs raid1) needs 2 scratch devices, the study has 1"),
         (["--loop-file", "x.img", "--fs", "ext4"], "--loop-file needs --loop-size"),
         (["--loop-file", "x.img", "--loop-size", "10m", "--fs", "ext4"], "--loop-size 10m is too small: give at least 64m"),
         (["--loop-file", "x.img", "--loop-size", "200m", "--fs", "xfs"], "mkfs.xfs needs at least 300 MB"),

@@ -739,7 +739,7 @@ def show(app: App, run_ref, as_json, raw):
             app.out(f"# result {rec.result_id}: workload {rec.workload}")
             app.out(rec.raw_output)
         return
-    from .render.terminal import format_findings, format_stats
+    from .render.terminal import format_backend, format_findings, format_stats
     from .storage import format_storage
 
     for line in format_run_header(info):
@@ -756,6 +756,11 @@ def show(app: App, run_ref, as_json, raw):
     if stats_lines:
         app.out("statistics over repetitions:")
         for line in stats_lines:
+            app.out(line)
+    backend_lines = format_backend(records)
+    if backend_lines:
+        app.out("what the storage back-end did (last repetition of each workload):")
+        for line in backend_lines:
             app.out(line)
     findings = format_findings(records)
     if findings:

@@ -79,7 +79,10 @@ from .runner import Repeat
 from .setups import (
     TOOL_PACKAGES,
     Setup,
+    SetupError,
     check_zfs_properties,
+    devices_needed,
+    expected_vdevs,
     mkfs_argv,
     mount_argv,
     setup_from_table,
@@ -111,16 +114,31 @@ class SetupFailed(StorbenchError):
 
 @dataclass(frozen=True)
 class Scratch:
-    """Where setups are built: a device the user gave, a loop file storbench makes, or none
-    (every setup is an image on a given directory)."""
+    """Where setups are built: devices the user gave, loop files storbench makes, or none
+    (every setup is an image on a given directory).
+
+    ``device``: ``paths`` are the devices as given (``--device`` or ``--devices``; ``path`` is
+    the first).  ``loop``: one file at ``path`` (``--loop-file``), or ``count`` new files in a
+    directory storbench makes under ``path`` (``--loop-files N``), each ``size`` large.
+    """
 
     kind: str  # "device" | "loop" | "none"
-    path: str | None = None  # the device as given (--device), or the loop file
-    size: str | None = None  # the loop file's size (fio form)
+    path: str | None = None
+    size: str | None = None  # a loop file's size (fio form)
     destroy: tuple[str, ...] = ()  # --destroy-data values (never stored)
+    paths: tuple[str, ...] = ()  # kind "device": every device, in order
+    count: int = 0  # kind "loop" with --loop-files: how many files
+
+    @property
+    def device_count(self) -> int:
+        if self.kind == "device":
+            return len(self.paths) or (1 if self.path else 0)
+        if self.kind == "loop":
+            return self.count or 1
+        return 0
 
     def meta(self) -> dict:
-        return {"kind": self.kind, "path": self.path, "size": self.size}
+        return {"kind": self.kind, "path": self.path, "size": self.size, "paths": list(self.paths), "count": self.count}
 
 
 @dataclass(frozen=True)
@@ -232,6 +250,45 @@ class System:
     serve: Callable[..., Any] = start_server
     is_mount: Callable[[str], bool] = os.path.ismount
     pool_name: Callable[[], str] = lambda: f"storbench-{secrets.token_hex(4)}"
+    #: "OpenZFS" (the kernel module is loaded), "zfs-fuse" (its daemon's socket exists) or None
+    zfs_implementation: Callable[[], str | None] = lambda: zfs_implementation()
+
+
+#: zfs-fuse's daemon socket; the kernel module shows under /sys/module.
+ZFS_FUSE_SOCKET = "/var/run/zfs/zfs_socket"
+
+
+def zfs_implementation(sys_root: str = "/sys", socket_path: str = ZFS_FUSE_SOCKET) -> str | None:
+    """Which ZFS answers the ``zpool``/``zfs`` commands here."""
+    if os.path.isdir(os.path.join(sys_root, "module", "zfs")):
+        return "OpenZFS"
+    if os.path.exists(socket_path):
+        return "zfs-fuse"
+    return None
+
+
+def _check_zfs(setups: Sequence[Setup], system: System) -> None:
+    """Before anything is touched: ZFS answers, and it can build what the setups ask
+    (zfs-fuse has no zvols: ``zfs create -V`` aborts with "Function not implemented")."""
+    zfs_setups = [s for s in setups if s.mkfs == "zfs"]
+    if not zfs_setups:
+        return
+    impl = system.zfs_implementation()
+    if impl == "zfs-fuse":
+        zvol = next((s for s in zfs_setups if s.image is not None and s.image.format == "zvol"), None)
+        if zvol is not None:
+            raise UsageError(
+                f"setup {zvol.name!r} asks for a zvol, but the ZFS here is zfs-fuse, which has no zvols "
+                "(zfs create -V fails: Function not implemented); use image = { format = \"raw\" } or \"qcow2\" on a dataset; "
+                "nothing was changed"
+            )
+    rc, out, err = system.run(["zpool", "status", "-x"])
+    if rc == 127:
+        return  # _check_tools names the missing package
+    if rc != 0:
+        words = _last_words(err, out) or f"exit status {rc}"
+        hint = "start zfs-fuse" if impl == "zfs-fuse" or os.path.exists(ZFS_FUSE_SOCKET) else "load the zfs module (modprobe zfs) or start zfs-fuse"
+        raise UsageError(f"setup {zfs_setups[0].name!r} needs ZFS, which is not answering (zpool status -x: {words}); {hint}; nothing was changed")
 
 
 # --------------------------------------------------------------------------- signals
@@ -291,11 +348,25 @@ class Built:
 class Builder:
     """Builds one setup on the scratch device, registering each undo step first."""
 
-    def __init__(self, system: System, tmpdir: str, device: str | None, keep_files: bool) -> None:
+    def __init__(self, system: System, tmpdir: str, device: str | Sequence[str] | None, keep_files: bool) -> None:
         self.system = system
         self.tmpdir = tmpdir
-        self.device = device
+        self.devices: list[str] = [device] if isinstance(device, str) else list(device or [])
         self.keep_files = keep_files
+
+    @property
+    def device(self) -> str | None:
+        """The first scratch device (what one-device setups are built on)."""
+        return self.devices[0] if self.devices else None
+
+    def devices_for(self, setup: Setup) -> list[str]:
+        """The scratch devices ``setup`` is built on (the first N of the study's)."""
+        if not setup.uses_scratch:
+            return []
+        try:
+            return self.devices[: devices_needed(setup, len(self.devices))]
+        except SetupError as exc:
+            raise SetupFailed(str(exc)) from None
 
     # ------------------------------------------------------------ commands
 
@@ -342,9 +413,8 @@ class Builder:
             return  # never created, or gone already
         self.run(zpool_destroy_argv(pool))
 
-    def _wipe(self) -> None:
-        assert self.device is not None
-        self.run(wipe_argv(self.device))
+    def _wipe(self, device: str) -> None:
+        self.run(wipe_argv(device))
 
     def _remove_image(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -366,18 +436,23 @@ class Builder:
         describe_path: str | None = None
         target: Target | None = None
         zvol: str | None = None
+        used: list[str] = []
         if setup.uses_scratch:
             if dev is None:
                 raise SetupFailed(f"setup {setup.name!r} is built on a scratch device: give --device or --loop-file")
-            self.run(wipe_argv(dev), done)
-            if not self.keep_files:  # leave the device blank (with --keep-files: the last setup stays for a look)
-                td.add(f"wipefs -a {dev}", self._wipe)
+            used = self.devices_for(setup)
+            for d in used:
+                self.run(wipe_argv(d), done)
+                if not self.keep_files:  # leave the device blank (with --keep-files: the last setup stays for a look)
+                    td.add(f"wipefs -a {d}", lambda d=d: self._wipe(d))
         if setup.mkfs in ("ext4", "xfs", "btrfs"):
             assert dev is not None
-            self.run(mkfs_argv(setup, dev), done)
+            self.run(mkfs_argv(setup, used), done)
             mnt = self._mountpoint(setup, td)
             td.add(f"umount {mnt}", lambda: self._umount(mnt))
             self.run(mount_argv(setup, dev, mnt), done)
+            if setup.profile is not None:
+                self._check_btrfs(setup, mnt, used)
             holder = describe_path = mnt
             target = Target(kind="dir", path=mnt)
         elif setup.mkfs == "zfs":
@@ -387,8 +462,8 @@ class Builder:
             mnt = None if zvol_setup else self._mountpoint(setup, td)
             pool = self.system.pool_name()
             td.add(f"zpool destroy {pool}", lambda: self._destroy_pool(pool))
-            self.run(zpool_create_argv(setup, pool, dev), done)
-            self._check_pool(pool, dev)
+            self.run(zpool_create_argv(setup, pool, used), done)
+            self._check_pool(pool, setup, used)
             if zvol_setup:
                 dataset = f"{pool}/image"
                 self.run(zfs_create_argv(setup, dataset, None), done)
@@ -468,16 +543,36 @@ class Builder:
             target=Target(kind="nbd", path=sock), describe_path=path, notes=notes, export_size=image.size, image=meta,
         )  # fmt: skip
 
-    def _check_pool(self, pool: str, dev: str) -> None:
-        """The pool is what was asked: one single-device vdev."""
+    def _check_pool(self, pool: str, setup: Setup, devices: Sequence[str]) -> None:
+        """``zpool status`` shows exactly the asked layout: the vdevs, their kinds and members."""
         from .storage import parse_zpool_status
 
-        out = self.run(["zpool", "status", "-P", pool])
+        rc, out, _err = self.system.run(["zpool", "status", "-P", pool])
+        if rc != 0:  # zfs-fuse's zpool status has no -P: its leaves are bare names (loop1)
+            out = self.run(["zpool", "status", pool])
         pools = parse_zpool_status(out)
         data = [v for p in pools if p.pool == pool for v in p.vdevs if v.role == "data"]
-        if len(data) != 1 or data[0].kind != "disk":
+        got = [(v.kind, len(v.devices)) for v in data]
+        want = expected_vdevs(setup, devices)
+        names = {os.path.basename(d) for d in devices} | set(devices)
+        members = [d for v in data for d in v.devices]
+        if got != want or not all(m in names or os.path.basename(m) in names for m in members):
             shape = ", ".join(f"{v.kind} {v.name}" for v in data) or "no data vdev"
-            raise SetupFailed(f"zpool {pool} was created as {shape}, not one vdev of {dev}")
+            asked = " + ".join(f"{k} of {n}" if k != "disk" else "one vdev" for k, n in want)
+            raise SetupFailed(f"zpool {pool} was created as {shape}, not {asked} of {', '.join(devices)}")
+
+    def _check_btrfs(self, setup: Setup, mnt: str, devices: Sequence[str]) -> None:
+        """``btrfs filesystem df`` shows the asked profile for data and metadata."""
+        from .storage import parse_btrfs_fi_df
+
+        out = self.run(["btrfs", "filesystem", "df", "-b", mnt])
+        profiles = {s.kind: s.profile.upper() for s in parse_btrfs_fi_df(out)}
+        want = (setup.profile or "single").upper()
+        if profiles.get("Data") != want or profiles.get("Metadata") != want:
+            raise SetupFailed(
+                f"btrfs on {', '.join(devices)} has data {profiles.get('Data', '?')} and metadata "
+                f"{profiles.get('Metadata', '?')}, not {want} as setup {setup.name!r} asked"
+            )
 
     def _check_dataset(self, setup: Setup, dataset: str) -> None:
         """Every property asked for took effect (``zfs get -Hp``)."""
@@ -544,6 +639,9 @@ def _check_scratch_plan(setups: Sequence[Setup], scratch: Scratch) -> None:
     if any(s.uses_scratch for s in setups) and scratch.kind == "none":
         first = next(s for s in setups if s.uses_scratch)
         raise UsageError(f"setup {first.name!r} is built on a scratch device: give --device DEV --destroy-data DEV or --loop-file PATH --loop-size SIZE")
+    for s in setups:
+        if s.uses_scratch:
+            devices_needed(s, scratch.device_count)  # refuses, in one line, a setup needing more devices
     if scratch.kind == "loop":
         size = parse_size(scratch.size or "0")
         if size < MIN_LOOP_BYTES:
@@ -575,6 +673,22 @@ def check_scratch_device(path: str, destroy: Sequence[str], *, db_path: str | No
             ) from None
         raise
     return ScratchDevice(path=facts.realpath, kname=facts.kname)
+
+
+def _loop_files(scratch: Scratch, td: Teardown, keep_files: bool) -> list[str]:
+    """The loop file (``--loop-file``), or the paths of ``count`` new files in a directory
+    storbench makes under ``scratch.path`` (``--loop-files N``; removed with them)."""
+    if not scratch.count:
+        return [os.path.abspath(scratch.path or "")]
+    parent = os.path.abspath(scratch.path or ".")
+    with _critical():
+        try:
+            folder = tempfile.mkdtemp(prefix=".storbench-loops-", dir=parent)
+        except OSError as exc:
+            raise TargetError(f"cannot make the loop files' directory in {parent}: {exc.strerror or exc}") from None
+        if not keep_files:
+            td.add(f"remove {folder}", lambda: _rmdir(folder))
+    return [os.path.join(folder, f"disk{i}.img") for i in range(scratch.count)]
 
 
 def _attach_loop(scratch: Scratch, system: System, td: Teardown, observe: Observer, keep_files: bool) -> ScratchDevice:
@@ -707,7 +821,10 @@ def stored_study(store: Any, label: str) -> tuple[Study, Scratch]:
         study = meta.get("study") if isinstance(meta, dict) else None
         if isinstance(study, dict) and study.get("label") == label:
             sm = study.get("scratch") or {}
-            scratch = Scratch(kind=sm.get("kind", "none"), path=sm.get("path"), size=sm.get("size"))
+            scratch = Scratch(
+                kind=sm.get("kind", "none"), path=sm.get("path"), size=sm.get("size"),
+                paths=tuple(sm.get("paths") or ()), count=int(sm.get("count") or 0),
+            )  # fmt: skip
             return Study.from_meta(study), scratch
     raise UsageError(f"no study labelled {label!r} is stored (see 'storbench list --label-prefix {label}/')")
 
@@ -762,6 +879,7 @@ def run_study(
     say = say or (lambda text: None)
     _check_tools(study.setups, scratch, system.which)
     _check_scratch_plan(study.setups, scratch)
+    _check_zfs(study.setups, system)
     existing = study_runs(store, study.label)
     if existing and not resume:
         raise UsageError(
@@ -774,28 +892,40 @@ def run_study(
     failure: StorbenchError | None = None
     with signals.as_interrupt():
         try:
-            device = ScratchDevice(path=None, kname=None)
+            devices: list[ScratchDevice] = []
             if scratch.kind == "device":
-                device = check_scratch_device(scratch.path or "", scratch.destroy, db_path=db_path, sys_root=system.sys_root)
+                devices = [
+                    check_scratch_device(p, scratch.destroy, db_path=db_path, sys_root=system.sys_root)
+                    for p in (scratch.paths or (scratch.path or "",))
+                ]
+                real = [d.path for d in devices]
+                if len(set(real)) != len(real):
+                    raise UsageError(f"--devices names one device twice ({', '.join(scratch.paths)}); give each once")
             with _critical():
                 tmpdir = tempfile.mkdtemp(prefix="storbench-matrix-")
                 scratch_td.add(f"remove {tmpdir}", lambda: _remove_tmpdir(tmpdir, system))
             if scratch.kind == "loop":
-                device = _attach_loop(scratch, system, scratch_td, observe, study.keep_files)
-                dio = loop_direct_io(device.kname or "", system.sys_root)
-                how = {True: "direct I/O", False: "NO direct I/O: results include the host page cache", None: "direct I/O unknown"}[dio]
-                say(f"scratch device: {device.path} (loop device over {os.path.abspath(scratch.path or '')}, {how})")
+                files = _loop_files(scratch, scratch_td, study.keep_files)
+                for path in files:
+                    dev = _attach_loop(Scratch(kind="loop", path=path, size=scratch.size), system, scratch_td, observe, study.keep_files)
+                    devices.append(dev)
+                    dio = loop_direct_io(dev.kname or "", system.sys_root)
+                    how = {True: "direct I/O", False: "NO direct I/O: results include the host page cache", None: "direct I/O unknown"}[dio]
+                    say(f"scratch device: {dev.path} (loop device over {path}, {how})")
             elif scratch.kind == "device":
-                say(f"scratch device: {device.path}")
-            observe("scratch-ready", {"device": device.path, "kname": device.kname, "tmpdir": tmpdir})
+                for dev in devices:
+                    say(f"scratch device: {dev.path}")
+            device = devices[0] if devices else ScratchDevice(path=None, kname=None)
+            observe("scratch-ready", {"device": device.path, "kname": device.kname, "tmpdir": tmpdir,
+                                      "devices": [d.path for d in devices]})  # fmt: skip
             ctx = _Context(
                 study=study, scratch=scratch, store=store, executor=executor, reporter=reporter, clock=clock,
                 system=system, observe=observe, telemetry=telemetry or runner_mod.SystemTelemetry(), argv=argv,
                 fio_version=executor.version(), existing=existing, say=say,
             )  # fmt: skip
-            builder = Builder(system, tmpdir, device.path, study.keep_files)
+            builder = Builder(system, tmpdir, [d.path for d in devices if d.path], study.keep_files)
             for index, setup in enumerate(study.setups):
-                outcome = _run_setup(ctx, builder, device, setup, index)
+                outcome = _run_setup(ctx, builder, devices, setup, index)
                 outcomes.append(outcome)
         except KeyboardInterrupt as exc:
             interrupted = f"interrupted ({signals.how(exc)})"
@@ -859,7 +989,8 @@ def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | No
     return specs
 
 
-def _run_setup(ctx: _Context, builder: Builder, device: ScratchDevice, setup: Setup, index: int) -> SetupOutcome:
+def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice], setup: Setup, index: int) -> SetupOutcome:
+    device = devices[0] if devices else ScratchDevice(path=None, kname=None)
     study, store = ctx.study, ctx.store
     label = setup_label(study.label, setup.name)
     total = len(study.setups)
@@ -894,15 +1025,19 @@ def _run_setup(ctx: _Context, builder: Builder, device: ScratchDevice, setup: Se
         if setup.device is not None:
             if device.kname is None:
                 raise SetupFailed(f"setup {setup.name!r} has device settings but there is no scratch device")
-            kname = device.kname
-            with _critical():
-                original = apply_settings(kname, setup.device, ctx.system.sys_root)
-                settings_td.add(
-                    f"restore {kname} settings",
-                    lambda: restore_settings(kname, original, ctx.system.sys_root),
-                )
-            applied_now = ", ".join(f"{f}={getattr(setup.device, f)!r}" for f in setup.device.changed())
-            built = dataclasses.replace(built, notes=built.notes + (f"device {kname}: {applied_now} (restored afterwards)",))
+            used = builder.devices_for(setup)
+            for dev in devices:
+                if dev.path not in used or dev.kname is None:
+                    continue
+                kname = dev.kname
+                with _critical():
+                    original = apply_settings(kname, setup.device, ctx.system.sys_root)
+                    settings_td.add(
+                        f"restore {kname} settings",
+                        lambda kname=kname, original=original: restore_settings(kname, original, ctx.system.sys_root),
+                    )
+                applied_now = ", ".join(f"{f}={getattr(setup.device, f)!r}" for f in setup.device.changed())
+                built = dataclasses.replace(built, notes=built.notes + (f"device {kname}: {applied_now} (restored afterwards)",))
         ctx.observe("setup-ready", {"setup": setup.name, "target": built.target, "device": device.path, "kname": device.kname})
         for note in built.notes[1:]:
             ctx.say(f"  {note}")

@@ -223,7 +223,9 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     ``cpu`` and ``sync`` (only when fio reported it); per direction ``total_ios``;
     ``findings`` (``[{"check", "severity", "message", "fix"}]``) and, when given,
     ``stats``: per direction and metric the statistics over the repetitions of this
-    workload in this run (``{"read": {"iops": {"n", "mean", "stderr", "ci95", "cv", ...}}}``).
+    workload in this run (``{"read": {"iops": {"n", "mean", "stderr", "ci95", "cv", ...}}}``);
+    ``backend`` (only when sampled): what the storage back-end reported during the run
+    (``{"format_version", "zfs": {"pool", "vdevs", "arc_hit_ratio", "before", "after", ...}}``).
     """
     out = {
         "run": rec.run_id,
@@ -245,6 +247,10 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     }
     if stats is not None:
         out["stats"] = {d: dict(m) for d, m in stats.items()}
+    if rec.backend is not None:
+        from .backend import backend_to_dict
+
+        out["backend"] = backend_to_dict(rec.backend)
     return out
 
 

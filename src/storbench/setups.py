@@ -48,9 +48,11 @@ Keys of a setup (anything else is an error naming the key and what is allowed):
                    measurement) unless the options contain their own ``-E``.
 ``mount_options``  one ``mount -o`` string (``"compress-force=zstd,noatime"``); not for zfs/none.
 ``zfs``            zfs only: ``pool_options`` (``zpool create -o``), ``dataset_options`` (``zfs create -o``
-                   for the dataset or zvol) and ``vdev``.  The pool is always one vdev of the one scratch
-                   device, so ``vdev`` may only be ``"disk"`` (the default); mirrors and raidz need devices
-                   a study does not have.
+                   for the dataset or zvol) and ``vdev``: ``"disk"`` (the default: one device),
+                   ``"mirror"`` (2 devices), ``"mirror-of-mirrors"`` (4: two mirrors striped, RAID 10),
+                   ``"raidz1"`` / ``"raidz2"`` (every device of the study; at least 3 / 4).
+``profile``        btrfs only: the data and metadata profile, ``"single"`` (the default: one device),
+                   ``"raid1"`` (2 devices) or ``"raid10"`` (4); ``mkfs.btrfs -d P -m P`` over them.
 ``device``         settings of the scratch device while this setup is measured (see
                    :mod:`storbench.devsettings`): ``write_cache`` (``"write back"``/``"write through"``),
                    ``scheduler`` (a name the device lists), ``read_ahead_kb`` (whole number).  Restored after.
@@ -68,8 +70,14 @@ Keys of a setup (anything else is an error naming the key and what is allowed):
 
 ``--fs LIST`` shorthands (:func:`setups_from_fs_list`): ``ext4``, ``xfs``, ``btrfs``,
 ``btrfs-zstd`` / ``btrfs-lzo`` / ``btrfs-zlib`` (btrfs mounted with ``compress-force=ALG``),
-``zfs``, ``zfs-lz4`` / ``zfs-zstd`` / ``zfs-off`` (dataset ``compression=ALG``) and
-``none`` / ``raw`` (the raw device).
+``zfs``, ``zfs-lz4`` / ``zfs-zstd`` / ``zfs-off`` (dataset ``compression=ALG``), the
+multi-device layouts ``zfs-mirror``, ``zfs-raid10`` (mirror of mirrors), ``zfs-raidz1``,
+``zfs-raidz2``, ``btrfs-raid1``, ``btrfs-raid10``, and ``none`` / ``raw`` (the raw device).
+
+A study has one or more scratch devices (``--device``/``--devices``, ``--loop-file``/
+``--loop-files``); a one-device setup uses the first, a multi-device one the first N
+(:func:`devices_needed`); a setup that needs more than the study has is refused before
+anything is touched.
 
 Everything here is pure: text in, frozen records and argument lists out.  The
 commands a setup needs are built here (``*_argv``) and run by the matrix.
@@ -112,7 +120,11 @@ __all__ = [
     "qemu_img_create_argv",
     "qemu_nbd_argv",
     "check_zfs_properties",
+    "devices_needed",
+    "expected_vdevs",
     "TOOL_PACKAGES",
+    "ZFS_VDEVS",
+    "BTRFS_PROFILES",
 ]
 
 #: What ``mkfs`` may be.
@@ -161,7 +173,13 @@ TOOL_PACKAGES: Mapping[str, str] = {
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ZFS_PROP_RE = re.compile(r"^[a-z][a-z0-9_.:]*$")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
-_SETUP_KEYS: tuple[str, ...] = ("description", "mkfs", "mkfs_options", "mount_options", "zfs", "device", "image")
+_SETUP_KEYS: tuple[str, ...] = ("description", "mkfs", "mkfs_options", "mount_options", "zfs", "profile", "device", "image")
+
+#: ZFS vdev layouts of a setup and the devices each needs (raidz: at least that many; it
+#: takes every device of the study).
+ZFS_VDEVS: Mapping[str, int] = {"disk": 1, "mirror": 2, "mirror-of-mirrors": 4, "raidz1": 3, "raidz2": 4}
+#: btrfs data/metadata profiles of a setup and the devices each needs.
+BTRFS_PROFILES: Mapping[str, int] = {"single": 1, "raid1": 2, "raid10": 4}
 _ZFS_KEYS: tuple[str, ...] = ("pool_options", "dataset_options", "vdev")
 _DEVICE_KEYS: tuple[str, ...] = ("write_cache", "scheduler", "read_ahead_kb")
 
@@ -229,6 +247,27 @@ class Setup:
     device: DeviceSettings | None = None
     image: ImageSpec | None = None
     description: str | None = None
+    profile: str | None = None  # btrfs: data and metadata profile (None = mkfs.btrfs's default for one device)
+
+    @property
+    def min_devices(self) -> int:
+        """Scratch devices this setup needs at least (0: an image on a given directory)."""
+        if not self.uses_scratch:
+            return 0
+        if self.zfs is not None:
+            return ZFS_VDEVS[self.zfs.vdev]
+        if self.profile is not None:
+            return BTRFS_PROFILES[self.profile]
+        return 1
+
+    @property
+    def layout_words(self) -> str | None:
+        """``zfs mirror-of-mirrors`` / ``btrfs raid10``; None for one-device setups."""
+        if self.zfs is not None and self.zfs.vdev != "disk":
+            return f"zfs {self.zfs.vdev}"
+        if self.profile is not None and self.profile != "single":
+            return f"btrfs {self.profile}"
+        return None
 
     @property
     def uses_scratch(self) -> bool:
@@ -248,6 +287,8 @@ class Setup:
         elif self.mkfs != "none":
             fs = self.mkfs + (f" ({' '.join(self.mkfs_options)})" if self.mkfs_options else "")
             parts.append(fs)
+        if self.layout_words:
+            parts.append(self.layout_words.split(" ", 1)[1])
         if self.mount_options:
             parts.append(f"mount -o {self.mount_options}")
         if self.zfs is not None:
@@ -398,13 +439,10 @@ def setup_from_table(name: str, table: Any, label: str = "setup") -> Setup:
         vdev = "disk"
         if "vdev" in zt:
             vdev = _text(where, "zfs.vdev", zt["vdev"])
-            if vdev not in ("disk", "single"):
-                raise where.error(
-                    "zfs.vdev",
-                    f"{vdev!r} is not possible: a study builds each setup on its one scratch device, so the pool is "
-                    "one single-device vdev (allowed: 'disk')",
-                )
-            vdev = "disk"
+            if vdev == "single":
+                vdev = "disk"
+            if vdev not in ZFS_VDEVS:
+                raise where.error("zfs.vdev", f"{vdev!r} is not a layout storbench builds (allowed: {_allowed(tuple(ZFS_VDEVS))})")
         zfs = ZfsLayout(
             pool_options=_zfs_props(where, "zfs.pool_options", zt.get("pool_options", {})),
             dataset_options=_zfs_props(where, "zfs.dataset_options", zt.get("dataset_options", {})),
@@ -412,6 +450,17 @@ def setup_from_table(name: str, table: Any, label: str = "setup") -> Setup:
         )
     elif mkfs == "zfs":
         zfs = ZfsLayout()
+
+    profile = None
+    if "profile" in table:
+        if mkfs != "btrfs":
+            raise where.error("profile", f"applies only to mkfs = \"btrfs\", not {mkfs!r}"
+                              + (" (use zfs = { vdev = \"mirror\" })" if mkfs == "zfs" else ""))
+        profile = _choice(where, "profile", table["profile"], tuple(BTRFS_PROFILES))
+        if profile == "single":
+            profile = None
+        if profile is not None and any(o in ("-d", "-m", "--data", "--metadata") for o in mkfs_options):
+            raise where.error("mkfs_options", "sets the profile that profile = ... sets already; give one of them")
 
     device = None
     if "device" in table:
@@ -444,7 +493,7 @@ def setup_from_table(name: str, table: Any, label: str = "setup") -> Setup:
 
     return Setup(
         name=name, mkfs=mkfs, mkfs_options=mkfs_options, mount_options=mount_options, zfs=zfs,
-        device=device, image=image, description=description,
+        device=device, image=image, description=description, profile=profile,
     )
 
 
@@ -526,8 +575,18 @@ def load_setups_file(path: str) -> tuple[Setup, ...]:
 
 _BTRFS_ALGS = ("zstd", "lzo", "zlib")
 _ZFS_ALGS = ("lz4", "zstd", "gzip", "zle", "off")
+#: ``--fs`` names of the multi-device layouts.
+_LAYOUT_SHORTHANDS: Mapping[str, tuple[str, str]] = {
+    "zfs-mirror": ("zfs", "mirror"),
+    "zfs-raid10": ("zfs", "mirror-of-mirrors"),
+    "zfs-raidz1": ("zfs", "raidz1"),
+    "zfs-raidz2": ("zfs", "raidz2"),
+    "btrfs-raid1": ("btrfs", "raid1"),
+    "btrfs-raid10": ("btrfs", "raid10"),
+}
 FS_SHORTHANDS: tuple[str, ...] = (
-    "ext4", "xfs", "btrfs", *(f"btrfs-{a}" for a in _BTRFS_ALGS), "zfs", *(f"zfs-{a}" for a in _ZFS_ALGS), "none", "raw",
+    "ext4", "xfs", "btrfs", *(f"btrfs-{a}" for a in _BTRFS_ALGS), "zfs", *(f"zfs-{a}" for a in _ZFS_ALGS),
+    *_LAYOUT_SHORTHANDS, "none", "raw",
 )
 
 
@@ -547,7 +606,13 @@ def setups_from_fs_list(text: str) -> tuple[Setup, ...]:
     for name in names:
         if name not in FS_SHORTHANDS:
             raise SetupError(f"--fs: unknown filesystem {name!r} (allowed: {', '.join(FS_SHORTHANDS)})")
-        if name in ("none", "raw"):
+        if name in _LAYOUT_SHORTHANDS:
+            fs, layout = _LAYOUT_SHORTHANDS[name]
+            if fs == "zfs":
+                out.append(Setup(name=name, mkfs="zfs", zfs=ZfsLayout(vdev=layout)))
+            else:
+                out.append(Setup(name=name, mkfs="btrfs", profile=layout))
+        elif name in ("none", "raw"):
             out.append(Setup(name=name, mkfs="none"))
         elif name.startswith("btrfs-"):
             out.append(Setup(name=name, mkfs="btrfs", mount_options=f"compress-force={name.split('-', 1)[1]}"))
@@ -570,8 +635,12 @@ def setup_to_table(setup: Setup) -> dict[str, Any]:
         table["mkfs_options"] = list(setup.mkfs_options)
     if setup.mount_options:
         table["mount_options"] = setup.mount_options
-    if setup.zfs is not None and (setup.zfs.pool_options or setup.zfs.dataset_options):
+    if setup.zfs is not None and (setup.zfs.pool_options or setup.zfs.dataset_options or setup.zfs.vdev != "disk"):
         table["zfs"] = {"pool_options": dict(setup.zfs.pool_options), "dataset_options": dict(setup.zfs.dataset_options)}
+        if setup.zfs.vdev != "disk":
+            table["zfs"]["vdev"] = setup.zfs.vdev
+    if setup.profile is not None:
+        table["profile"] = setup.profile
     if setup.device is not None:
         table["device"] = {f: getattr(setup.device, f) for f in setup.device.changed()}
     if setup.image is not None:
@@ -614,8 +683,31 @@ def wipe_argv(device: str) -> list[str]:
     return ["wipefs", "-a", "-q", device]
 
 
-def mkfs_argv(setup: Setup, device: str) -> list[str]:
-    """``mkfs.X -q FORCE [defaults] OPTIONS DEVICE`` for ext4/xfs/btrfs."""
+def devices_needed(setup: Setup, available: int) -> int:
+    """How many of the study's ``available`` devices ``setup`` is built on (the first ones):
+    its minimum, or every device for raidz.  Raises :class:`SetupError` (one line) when the
+    study has too few."""
+    need = setup.min_devices
+    if need > available:
+        what = setup.layout_words or setup.mkfs
+        flags = f"--loop-files {need} --loop-size SIZE, or --devices with {need} devices (each named by --destroy-data)"
+        raise SetupError(
+            f"setup {setup.name!r} ({what}) needs {need} scratch device{'s' if need != 1 else ''}, the study has "
+            f"{available}: give {flags}; nothing was changed"
+        )
+    if setup.zfs is not None and setup.zfs.vdev.startswith("raidz"):
+        return available
+    return need
+
+
+def _as_list(devices: str | Sequence[str]) -> list[str]:
+    return [devices] if isinstance(devices, str) else list(devices)
+
+
+def mkfs_argv(setup: Setup, device: str | Sequence[str]) -> list[str]:
+    """``mkfs.X -q FORCE [defaults] OPTIONS DEVICE...`` for ext4/xfs/btrfs (btrfs: every device
+    of its profile, ``-d P -m P``)."""
+    devices = _as_list(device)
     if setup.mkfs == "ext4":
         base = ["mkfs.ext4", "-q", "-F"]
         if "-E" not in setup.mkfs_options:
@@ -624,23 +716,50 @@ def mkfs_argv(setup: Setup, device: str) -> list[str]:
         base = ["mkfs.xfs", "-q", "-f"]
     elif setup.mkfs == "btrfs":
         base = ["mkfs.btrfs", "-q", "-f"]
+        if setup.profile is not None:
+            base += ["-d", setup.profile, "-m", setup.profile]
     else:
         raise ValueError(f"mkfs_argv: setup {setup.name!r} has mkfs {setup.mkfs!r}, which is not made with mkfs.X")
-    return [*base, *setup.mkfs_options, device]
+    if setup.mkfs != "btrfs" and len(devices) != 1:
+        raise ValueError(f"mkfs_argv: {setup.mkfs} goes on one device, not {len(devices)}")
+    return [*base, *setup.mkfs_options, *devices]
 
 
 def mount_argv(setup: Setup, device: str, mountpoint: str) -> list[str]:
     return ["mount", *(["-o", setup.mount_options] if setup.mount_options else []), device, mountpoint]
 
 
-def zpool_create_argv(setup: Setup, pool: str, device: str) -> list[str]:
-    """A one-device pool that the system never imports on its own (``cachefile=none``)
-    and whose root dataset is not mounted (``-O mountpoint=none``)."""
+def zpool_vdev_spec(vdev: str, devices: Sequence[str]) -> list[str]:
+    """``mirror A B`` / ``mirror A B mirror C D`` / ``raidz1 A B C`` / ``A`` for ``zpool create``."""
+    if vdev == "disk":
+        return [devices[0]]
+    if vdev == "mirror":
+        return ["mirror", *devices[:2]]
+    if vdev == "mirror-of-mirrors":
+        return ["mirror", *devices[:2], "mirror", *devices[2:4]]
+    return [vdev, *devices]  # raidz1 / raidz2: every device
+
+
+def expected_vdevs(setup: Setup, devices: Sequence[str]) -> list[tuple[str, int]]:
+    """(kind, member count) of each data vdev ``zpool status`` must show after :func:`zpool_create_argv`."""
+    vdev = (setup.zfs or ZfsLayout()).vdev
+    if vdev == "disk":
+        return [("disk", 1)]
+    if vdev == "mirror":
+        return [("mirror", 2)]
+    if vdev == "mirror-of-mirrors":
+        return [("mirror", 2), ("mirror", 2)]
+    return [(vdev, len(devices))]
+
+
+def zpool_create_argv(setup: Setup, pool: str, device: str | Sequence[str]) -> list[str]:
+    """A pool of the setup's vdev layout that the system never imports on its own
+    (``cachefile=none``) and whose root dataset is not mounted (``-O mountpoint=none``)."""
     layout = setup.zfs or ZfsLayout()
     argv = ["zpool", "create", "-f", "-o", "cachefile=none"]
     for k, v in layout.pool_options:
         argv += ["-o", f"{k}={v}"]
-    return [*argv, "-O", "mountpoint=none", pool, device]
+    return [*argv, "-O", "mountpoint=none", pool, *zpool_vdev_spec(layout.vdev, _as_list(device))]
 
 
 def zfs_create_argv(setup: Setup, dataset: str, mountpoint: str | None) -> list[str]:

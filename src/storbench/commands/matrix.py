@@ -26,31 +26,45 @@ class _StudyReporter(_CliReporter):
         self.console.print(text, highlight=False, markup=False)
 
 
-def _scratch(device, destroy, loop_file, loop_size):
+def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."):
     from ..matrix import Scratch, loop_size as check_loop_size
 
-    if device and loop_file:
-        raise UsageError("give either --device or --loop-file, not both")
-    if device:
+    given = [name for name, v in (("--device", device), ("--devices", devices), ("--loop-file", loop_file), ("--loop-files", loop_files)) if v]
+    if len(given) > 1:
+        raise UsageError(f"give one of --device, --devices, --loop-file and --loop-files, not {' and '.join(given)}")
+    if device or devices:
         if loop_size:
-            raise UsageError("--loop-size goes with --loop-file, not --device")
-        return Scratch(kind="device", path=device, destroy=tuple(destroy))
+            raise UsageError("--loop-size goes with --loop-file or --loop-files, not --device/--devices")
+        paths = (device,) if device else tuple(p.strip() for p in devices.split(","))
+        if any(not p for p in paths):
+            raise UsageError(f"--devices {devices!r}: give a comma-separated list of devices, e.g. /dev/sdb,/dev/sdc")
+        missing = [p for p in paths if p not in destroy]
+        if missing and destroy:
+            raise UsageError(
+                f"--destroy-data must name every device exactly as given; missing: {', '.join(missing)} "
+                f"(pass --destroy-data {missing[0]})"
+            )
+        return Scratch(kind="device", path=paths[0], destroy=tuple(destroy), paths=paths)
     if destroy:
-        raise UsageError("--destroy-data goes with --device (a loop file is storbench's own and needs no consent)")
-    if loop_file:
+        raise UsageError("--destroy-data goes with --device or --devices (a loop file is storbench's own and needs no consent)")
+    if loop_file or loop_files:
         if not loop_size:
-            raise UsageError("--loop-file needs --loop-size, e.g. --loop-size 4g")
+            raise UsageError(f"{'--loop-file' if loop_file else '--loop-files'} needs --loop-size, e.g. --loop-size 4g")
+        if loop_files:
+            return Scratch(kind="loop", path=os.path.abspath(cwd), size=check_loop_size(loop_size), count=loop_files)
         return Scratch(kind="loop", path=os.path.abspath(loop_file), size=check_loop_size(loop_size))
     if loop_size:
-        raise UsageError("--loop-size goes with --loop-file")
+        raise UsageError("--loop-size goes with --loop-file or --loop-files")
     return Scratch(kind="none")
 
 
 @cli.command()
 @click.option("--device", metavar="DEV", help="Scratch block device to build every setup on (its data is destroyed).")
-@click.option("--destroy-data", "destroy", metavar="DEV", multiple=True, help="Allow wiping --device: repeat it exactly.")
+@click.option("--devices", metavar="A,B,...", help="Several scratch devices (mirrors, raidz, btrfs raid1/raid10); each must be named by --destroy-data.")
+@click.option("--destroy-data", "destroy", metavar="DEV", multiple=True, help="Allow wiping --device (or each of --devices): repeat it exactly.")
 @click.option("--loop-file", metavar="PATH", help="Build on a loop device over this new file (created, removed afterwards).")
-@click.option("--loop-size", metavar="SIZE", help="Size of --loop-file, e.g. 4g (xfs needs at least 300 MB).")
+@click.option("--loop-files", type=click.IntRange(min=1, max=16), metavar="N", help="Build on N loop devices over N new files here (created, removed afterwards).")
+@click.option("--loop-size", metavar="SIZE", help="Size of --loop-file (or of each --loop-files file), e.g. 4g (xfs needs at least 300 MB).")
 @click.option("--fs", "fs_list", metavar="LIST", help="Setups by filesystem: e.g. ext4,xfs,btrfs,btrfs-zstd,zfs,none.")
 @click.option("--setups", "setups_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML file of [setup.NAME] tables (see docs/setups.md).")
 @click.option("--suite", "suite_name", metavar="NAME", help="Suite to run on every setup (default: quick).")
@@ -68,7 +82,7 @@ def _scratch(device, destroy, loop_file, loop_size):
 @click.option("--json", "as_json", is_flag=True, help="Print the study's setups and stored results as JSON.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def matrix(ctx, device, destroy, loop_file, loop_size, fs_list, setups_file, suite_name, workload_names, suite_file, size,
+def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_list, setups_file, suite_name, workload_names, suite_file, size,
            runtime, sweeps, repeat, label, resume, keep_files, report_path, no_report, as_json, progress):  # fmt: skip
     """Run the same workloads on several storage setups of one scratch device, one after another.
 
@@ -82,7 +96,7 @@ def matrix(ctx, device, destroy, loop_file, loop_size, fs_list, setups_file, sui
     from .. import runner
 
     app: App = ctx.obj
-    scratch = _scratch(device, destroy, loop_file, loop_size)
+    scratch = _scratch(device, devices, destroy, loop_file, loop_files, loop_size, app.env.cwd)
     if resume is not None:
         given = [
             name for name in ("fs_list", "setups_file", "suite_name", "workload_names", "suite_file", "size", "runtime", "sweeps", "repeat", "label", "keep_files")
@@ -96,6 +110,12 @@ def matrix(ctx, device, destroy, loop_file, loop_size, fs_list, setups_file, sui
         if scratch.kind == "none" and stored_scratch.kind == "loop":
             scratch = stored_scratch  # a loop file is storbench's own: the same again
         elif scratch.kind == "none" and stored_scratch.kind == "device":
+            paths = stored_scratch.paths or (stored_scratch.path,)
+            if len(paths) > 1:
+                raise UsageError(
+                    f"study {resume!r} ran on devices {','.join(paths)}: give --devices {','.join(paths)} "
+                    + " ".join(f"--destroy-data {p}" for p in paths) + " again (consent to wipe is never stored)"
+                )
             raise UsageError(
                 f"study {resume!r} ran on device {stored_scratch.path}: give --device {stored_scratch.path} "
                 f"--destroy-data {stored_scratch.path} again (consent to wipe is never stored)"

@@ -178,3 +178,21 @@ def format_suites(suites: Sequence[Suite]) -> list[str]:
             lines.append(f"      {opts}")
         lines.append("")
     return lines
+
+
+def format_backend(records: Sequence[ResultRecord]) -> list[str]:
+    """What the back-end under each target (a ZFS pool) did, per workload (its last repetition)."""
+    from ..backend.zfs import format_zfs_activity
+
+    last: dict[tuple[str | None, str], ResultRecord] = {}
+    for rec in records:
+        if rec.backend is not None and rec.host in (None, "all"):
+            last[(rec.target, rec.workload)] = rec
+    lines: list[str] = []
+    for (_target, workload), rec in last.items():
+        if rec.backend.zfs is not None:
+            body = format_zfs_activity(rec.backend.zfs)
+            if body:
+                lines.append(f"{workload}:")
+                lines.extend(f"  {line}" for line in body)
+    return lines
