@@ -103,6 +103,8 @@ XFS_MIN_BYTES = 300 * 1000 * 1000
 MIN_LOOP_BYTES = 64 * 1024 * 1024
 ZVOL_APPEAR_TIMEOUT_S = 30.0
 UMOUNT_TRIES = 5
+#: How long a pool that says "pool is busy" is retried before its teardown fails.
+POOL_BUSY_TIMEOUT_S = 20.0
 
 
 class SetupFailed(StorbenchError):
@@ -411,7 +413,18 @@ class Builder:
         rc, _, _ = self.system.run(["zpool", "list", "-H", "-o", "name", pool])
         if rc != 0:
             return  # never created, or gone already
-        self.run(zpool_destroy_argv(pool))
+        deadline = time.monotonic() + POOL_BUSY_TIMEOUT_S
+        delay = 0.2
+        while True:
+            rc, out, err = self.system.run(zpool_destroy_argv(pool))
+            if rc == 0:
+                return
+            words = _last_words(err, out) or f"exit status {rc}"
+            # zfs-fuse keeps a dataset busy for a second or so after its last file is closed
+            if "busy" not in words or time.monotonic() > deadline:
+                raise SetupFailed(f"{' '.join(zpool_destroy_argv(pool))} failed: {words}")
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
     def _wipe(self, device: str) -> None:
         self.run(wipe_argv(device))

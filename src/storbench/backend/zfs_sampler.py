@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from typing import Any
 
 from ..storage.probe.zfs import read_arcstats
@@ -23,6 +24,8 @@ from . import BackendActivity
 from .zfs import zfs_activity
 
 COMMAND_TIMEOUT_S = 10.0
+#: After fio ends, wait for zpool iostat's next report plus this margin (at most one interval more).
+TRAILING_MARGIN_S = 0.25
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
@@ -55,6 +58,7 @@ class ZfsSampler:
         self._before: tuple[ZpoolStatus | None, Any, float | None] = (None, None, None)
         self._after: tuple[ZpoolStatus | None, Any, float | None] = (None, None, None)
         self._iostat_text = ""
+        self._started = 0.0
 
     # ----------------------------------------------------------------- readings
 
@@ -92,6 +96,7 @@ class ZfsSampler:
         if self._before[0] is None:
             return self
         self._out = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self._started = time.monotonic()
         try:
             self._proc = subprocess.Popen(
                 ["zpool", "iostat", "-v", self.zfs.pool, str(self.interval_s)],
@@ -109,6 +114,12 @@ class ZfsSampler:
 
     def _stop_iostat(self) -> None:
         proc = self._proc
+        if proc is not None and proc.poll() is None:
+            # let the report that covers the run's last second (and the pool's write-back of it) come out
+            elapsed = time.monotonic() - self._started
+            next_report = (int(elapsed // self.interval_s) + 1) * self.interval_s
+            with contextlib.suppress(KeyboardInterrupt):
+                time.sleep(min(next_report - elapsed + TRAILING_MARGIN_S, self.interval_s + TRAILING_MARGIN_S))
         if proc is not None:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGTERM)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from storbench.model import Finding
 
 from ._common import CheckInfo, engine, finding, is_direct, repetitions_text, size, text, top_devices
-from .cache import read_shortfalls, shortfall_text, zfs_of
+from .cache import ARC_HIT_INVALID_RATIO, read_shortfalls, shortfall_text, zfs_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -104,8 +104,8 @@ def _ignored(ctx: "CheckContext") -> Finding | None:
     reps = repetitions_text([s.index for s in found], len(ctx.results))
     zfs = zfs_of(ctx.storage)
     measured = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
-    if zfs is not None and measured is not None and measured.arc_hit_ratio is not None:
-        return None  # zfs-arc names the cause with the ARC's own counts from the run
+    if zfs is not None and measured is not None and (measured.arc_hit_ratio or 0) >= ARC_HIT_INVALID_RATIO:
+        return None  # zfs-arc says it is invalid too, and names the cause with the ARC's own counts
     if zfs is not None:
         why = (
             f"ZFS ({zfs.dataset}) accepts direct=1 but, before OpenZFS 2.3, serves it like buffered I/O "

@@ -284,6 +284,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
                 activity.append(fig)
         out.append(
             {
+                "pools": pool_activity(cmp, mine),
                 "name": workload,
                 "anchor": f"w{i}",
                 "headline": METRIC_LABELS[headline],
@@ -294,6 +295,37 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
                 "activity": activity,
             }
         )
+    return out
+
+
+def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+    """Per configuration (its last repetition of the workload): what each vdev and member of its
+    ZFS pool did (zpool iostat -v), the ARC's hit ratio and the pool's state."""
+    from ..render.units import fmt_bytes
+
+    out = []
+    for c in cmp.configs:
+        recs = [r for r in mine.get(c.key, []) if r.backend is not None and r.backend.zfs is not None]
+        if not recs:
+            continue
+        z = recs[-1].backend.zfs
+        rows = [
+            {
+                "name": v.name, "role": v.role,
+                "read": f"{v.read_ops:,.0f} ops, {fmt_bytes(v.read_bytes)}", "write": f"{v.write_ops:,.0f} ops, {fmt_bytes(v.write_bytes)}",
+            }
+            for v in z.vdevs
+        ]  # fmt: skip
+        state = []
+        for when, st in (("before", z.before), ("after", z.after)):
+            if st is not None and not st.healthy:
+                state.append(f"{when} the run: {st.state}" + (f", {st.scan_active} in progress" if st.scan_active else "")
+                             + "".join(f", {n} {s}" for n, s in st.vdev_states))  # fmt: skip
+        arc = None
+        if z.arc_hit_ratio is not None:
+            arc = f"{z.arc_hit_ratio * 100:.1f}% ARC hits ({z.arc_hits:,} hits, {z.arc_misses:,} misses)"
+        out.append({"config": c.name, "pool": z.pool, "seconds": z.seconds, "rows": rows, "arc": arc, "state": state,
+                    "compressratio": f"{z.compressratio_after:.2f}x" if z.compressratio_after is not None else None})  # fmt: skip
     return out
 
 

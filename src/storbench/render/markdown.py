@@ -24,6 +24,7 @@ from .html import (
     figure_cell,
     finding_digest,
     invalid_workloads,
+    pool_activity,
     job_files,
 )
 
@@ -227,6 +228,16 @@ def format_markdown_report(
         out += ["", f"mean ± sd over runs — the difference to the baseline and the verdict. "
                 f"{LEADER_SIGNIFICANT} best and significantly ahead of all; {LEADER_BEST_MEAN} best mean only.", ""]  # fmt: skip
         out += chart(percentile_chart_png(cmp, by_config, workload), f"{workload}: latency percentiles")
+        mine = {c.key: [r for r in by_config.get(c.key, []) if r.workload == workload] for c in cmp.configs}
+        for p in pool_activity(cmp, mine):
+            extra = "".join(f"; {x}" for x in (p["arc"], p["compressratio"] and f"compressratio {p['compressratio']}") if x)
+            extra += "".join(f"; **{md(s)}**" for s in p["state"])
+            out += [f"ZFS pool activity of {md(p['config'])} (pool {md(p['pool'])}, {p['seconds']} s of zpool iostat -v{md(extra)}):", "",
+                    "| vdev / device | read | write |", "|---|---:|---:|"]  # fmt: skip
+            for r in p["rows"]:
+                indent = {"pool": "", "vdev": "&nbsp;&nbsp;", "device": "&nbsp;&nbsp;&nbsp;&nbsp;"}[r["role"]]
+                out.append(f"| {indent}{md(r['name'])} | {r['read']} | {r['write']} |")
+            out.append("")
 
     out += ["## Findings", ""]
     findings = finding_digest(cmp, by_config)

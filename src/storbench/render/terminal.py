@@ -10,7 +10,7 @@ from ..model import DIRECTIONS, DirectionStats, JobResult, ResultRecord, RunInfo
 from ..metrics import direction_figures, iter_directions, repetition_stats
 from ..model import SEVERITIES
 from ..stats import summarize
-from .units import fmt_bw, fmt_bytes, fmt_iops, fmt_ns
+from .units import fmt_bw, fmt_iops, fmt_ns
 
 
 def _p99(d: DirectionStats) -> float | None:
