@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 SOCKET = "/var/run/zfs/zfs_socket"
+KSTAT = "/zfs-kstat"  # zfs-fuse mounts its kstats (the ARC's counters) here
 LEFTOVERS = ("/var/lib/zfs/zpool.cache", "/run/lock/zfs/zfs_lock")
 
 
@@ -72,13 +73,12 @@ class Daemon:
         return True
 
     def ensure(self) -> None:
-        """Bring the daemon back after a test killed it on purpose."""
+        """Bring the daemon back after a test killed it on purpose (dead mounts it left go first)."""
         if not responds():
-            if self.pid is not None and self.alive():
-                self.kill()
+            self.kill()
             self.start()
 
-    def kill(self, sig: int = signal.SIGTERM) -> None:
+    def kill(self, sig: int = signal.SIGTERM, *, unmount: bool = True) -> None:
         if self.pid is None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -90,9 +90,11 @@ class Daemon:
             os.kill(self.pid, signal.SIGKILL)
             while self.alive():
                 time.sleep(0.05)
-        # a FUSE daemon that died leaves its mounts behind as dead endpoints: take them away
-        for target in fuse_zfs_mounts():
-            run(["umount", "-l", target], check=False)
+        if unmount:  # a FUSE daemon that died leaves its mounts behind as dead endpoints: take them away
+            for target in fuse_zfs_mounts():
+                run(["umount", "-l", target], check=False)
+            if self.ours and KSTAT in run(["findmnt", "-rn", "-o", "TARGET"], check=False).stdout.split():
+                run(["umount", "-l", KSTAT], check=False)  # zfs-fuse's kstat filesystem outlives it
 
     def stop(self) -> None:
         if not self.ours:

@@ -393,9 +393,18 @@ class Builder:
         return path
 
     def _rmdir_mountpoint(self, path: str) -> None:
+        if _mount_fstype(path) == "fuse.zfs" and not self._zfs_answers():
+            # the ZFS daemon (zfs-fuse) died: its mount is left behind, dead, on our own mountpoint
+            rc, out, err = self.system.run(["umount", "-l", path])
+            if rc != 0:
+                raise SetupFailed(f"umount -l {path} failed: {_last_words(err, out)}; the dead ZFS mount is still there")
         if self.system.is_mount(path):
             raise SetupFailed(f"{path} is still mounted; not removed")
         _rmdir(path)
+
+    def _zfs_answers(self) -> bool:
+        rc, _out, _err = self.system.run(["zpool", "status", "-x"])
+        return rc == 0
 
     def _umount(self, path: str) -> None:
         last = ""
@@ -601,6 +610,22 @@ class Builder:
         problems = check_zfs_properties(setup, dataset, got)
         if problems:
             raise SetupFailed(f"ZFS did not apply setup {setup.name!r} as asked: {'; '.join(problems)}")
+
+
+def _mount_fstype(path: str, mounts: str = "/proc/self/mounts") -> str | None:
+    """The filesystem type mounted at ``path`` (the last mount there), from the kernel's table."""
+    try:
+        with open(mounts, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    target = os.path.abspath(path)
+    found = None
+    for line in lines:
+        f = line.split()
+        if len(f) >= 3 and f[1].replace("\\040", " ") == target:
+            found = f[2]
+    return found
 
 
 def _rmdir(path: str) -> None:
