@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import StoreError
+from ..storage.codec import encode_dataclasses
 from .zfs import PoolState, VdevIo, ZfsActivity
 
 #: Version of :func:`backend_to_dict`'s form.
@@ -43,16 +44,8 @@ def sampler_for(storage: Any) -> Any:
     return None
 
 
-def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple):
-        return [_encode(v) for v in value]
-    return value
-
-
 def backend_to_dict(activity: BackendActivity) -> dict[str, Any]:
-    return {"format_version": FORMAT_VERSION, **_encode(activity)}
+    return {"format_version": FORMAT_VERSION, **encode_dataclasses(activity)}
 
 
 def _tuple(value: Any) -> tuple:

@@ -15,6 +15,11 @@ from .records import StorageInfo
 FORMAT_VERSION = 1
 
 
+def encode_dataclasses(value: Any) -> Any:
+    """Frozen records (and tuples of them) as JSON-compatible dicts and lists, field by field."""
+    return _encode(value)
+
+
 def _encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
