@@ -56,16 +56,18 @@ validated when suites load (:mod:`storbench.suites`), and checked here again.
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
-from storbench.units import fio_duration, fio_size, parse_duration, parse_size
+from storbench.targets import engine_for_kind, kind_names, kind_of
+from storbench.targets import fio_filename  # noqa: F401  (re-exported: hosts, tests)
+from storbench.targets.nbd import nbd_uri  # noqa: F401  (re-exported: images, tests)
+from storbench.units import fio_duration, fio_size, parse_duration
 
 DEFAULT_TEST_FILE_NAME = "storbench.testfile"
-#: Kinds of :class:`~storbench.model.Target` a job can be built for.
-TARGET_KINDS: tuple[str, ...] = ("dir", "file", "block", "nbd")
+#: Kinds of :class:`~storbench.model.Target` a job can be built for (see :mod:`storbench.targets`).
+TARGET_KINDS: tuple[str, ...] = kind_names()
 
 #: Names of fio's runtime option (``timeout`` is its alias).
 RUNTIME_KEYS: tuple[str, ...] = ("runtime", "timeout")
@@ -144,25 +146,6 @@ def render_job_text(name: str, options: tuple[tuple[str, str | None], ...] | lis
     return "\n".join(lines) + "\n"
 
 
-def fio_filename(path: str) -> str:
-    """A path as fio's ``filename`` option reads it: ``:`` escaped as ``\\:``.
-
-    Raises :class:`TargetError` for paths a job file cannot carry.
-    """
-    if not path:
-        raise TargetError("empty target path")
-    if "\\" in path:
-        raise TargetError(f"target path {path!r} contains '\\', which fio's filename option treats as an escape")
-    if path != path.strip():
-        raise TargetError(f"target path {path!r} starts or ends with spaces, which fio strips")
-    if _CONTROL_RE.search(path) or ";" in path or "#" in path or "$" in path:
-        raise TargetError(
-            f"target path {path!r} contains a character fio job files cannot carry "
-            "(line break, ';', '#' or '$'); use a path without it"
-        )
-    return path.replace(":", "\\:")
-
-
 def _set(options: list[tuple[str, str | None]], keys: tuple[str, ...], key: str, value: str | None) -> None:
     """Replace the first option named one of ``keys`` in place (keeping its spelling), else append ``key``."""
     for i, (k, _) in enumerate(options):
@@ -217,8 +200,7 @@ def build_job(
     same inputs give the same text.
     """
     overrides = overrides or Overrides()
-    if target.kind not in TARGET_KINDS:
-        raise ValueError(f"unknown target kind {target.kind!r} (expected dir, file, block or nbd)")
+    kind = kind_of(target)
     if not target.path:
         raise TargetError("empty target path")
     options: list[tuple[str, str | None]] = list(workload.options)
@@ -229,8 +211,8 @@ def build_job(
             )
 
     notes: list[str] = []
-    if target.kind == "nbd":
-        options, notes = _nbd_engine(workload, options)
+    if kind.engine is not None:
+        options, notes = engine_for_kind(kind, workload, options)
     for i, (key, value) in enumerate(options):
         if key == "ioengine" and value == "auto":
             if ioengine is None:
@@ -243,7 +225,7 @@ def build_job(
 
     if overrides.size is not None:
         _set(options, ("size",), "size", fio_size(overrides.size))
-    elif target.kind == "dir" and not _has(options, "size"):
+    elif kind.needs_size and not _has(options, "size"):
         options.append(("size", fio_size(overrides.default_size)))
 
     if overrides.runtime is not None:
@@ -255,18 +237,10 @@ def build_job(
             raise SuiteError(f"extra fio option {key!r} is set by storbench (it decides where the I/O goes)")
         _set(options, (key,), key, value)
 
-    test_files: tuple[str, ...] = ()
-    if target.kind == "nbd":
-        notes += _nbd_size(options, export_size)
-        options.append(("uri", nbd_uri(target.path)))
-    elif target.kind == "dir":
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", test_file_name):
-            raise ValueError(f"invalid test file name {test_file_name!r}")
-        path = posixpath.join(target.path, test_file_name)
-        test_files = (path,)
-        options.append(("filename", fio_filename(path)))
-    else:
-        options.append(("filename", fio_filename(target.path)))
+    placed = kind.place(target, options, test_file_name=test_file_name, export_size=export_size)
+    options.extend(placed.options)
+    notes += placed.notes
+    test_files = placed.test_files
 
     frozen = tuple(options)
     comments = "".join(f"# storbench: {note}\n" for note in notes)
@@ -277,56 +251,3 @@ def build_job(
         test_files=test_files,
         options=frozen,
     )
-
-
-# --------------------------------------------------------------------------- nbd targets
-
-
-def nbd_uri(socket_path: str) -> str:
-    """fio's ``uri`` for an NBD export on a unix socket (the default, unnamed export)."""
-    if not socket_path.startswith("/"):
-        raise TargetError(f"NBD socket {socket_path!r} must be an absolute path")
-    if _CONTROL_RE.search(socket_path) or any(c in socket_path for c in ";#$&?% "):
-        raise TargetError(f"NBD socket path {socket_path!r} holds a character an NBD URI or a fio job file cannot carry")
-    return f"nbd+unix:///?socket={socket_path}"
-
-
-def _nbd_engine(
-    workload: Workload, options: list[tuple[str, str | None]]
-) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """``ioengine=nbd`` in place of the workload's engine (or appended), with a note when one was replaced."""
-    notes: list[str] = []
-    if any(k == "uri" for k, _ in options):
-        raise SuiteError(
-            f"workload {workload.name!r}: option 'uri' is set by storbench on an NBD target (it decides where the I/O goes)"
-        )
-    engines = [v for k, v in options if k == "ioengine"]
-    replaced = [v for v in engines if v != "nbd"]
-    if replaced:
-        notes.append(f"ioengine={replaced[-1]} replaced by nbd: the target is an NBD export, fio's nbd engine is its client")
-    out = [(k, v) for k, v in options if k != "ioengine"]
-    # keep the engine where the workload put it
-    index = next((i for i, (k, _) in enumerate(options) if k == "ioengine"), None)
-    if index is None:
-        out.append(("ioengine", "nbd"))
-    else:
-        before = sum(1 for k, _ in options[:index] if k != "ioengine")
-        out.insert(before, ("ioengine", "nbd"))
-    return out, notes
-
-
-def _nbd_size(options: list[tuple[str, str | None]], export_size: str | None) -> list[str]:
-    """The export's size where no size is given; capped at it where more is asked."""
-    if export_size is None:
-        return []
-    export = fio_size(export_size)
-    current = next((v for k, v in options if k == "size"), None)
-    if current is None:
-        options.append(("size", export))
-        return []
-    if current.endswith("%"):
-        return []
-    if parse_size(current) > parse_size(export):
-        _set(options, ("size",), "size", export)
-        return [f"size={current} capped at the NBD export's size {export}"]
-    return []

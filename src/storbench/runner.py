@@ -84,13 +84,6 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
 # --------------------------------------------------------------------------- targets
 
 
-def _read_only_fs(path: str) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
 def target_identity(target: Target) -> tuple[int, int] | None:
     """(device, inode) of a directory or file target, None when it is gone.
 
@@ -109,40 +102,16 @@ def target_identity(target: Target) -> tuple[int, int] | None:
 def resolve_target(
     path: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = (), *, db_path: str | None = None
 ) -> Target:
-    """Check a ``--target`` PATH and say what kind it is (one-line TargetError otherwise).
+    """Check a ``--target`` and say what kind it is (one-line TargetError otherwise).
 
-    ``destroy`` are the devices the user named with ``--destroy-data``; ``workloads``
-    are what will run there (a block device may be written only when named, see
-    :mod:`storbench.guard`); ``db_path`` is the results database (a path or a
-    ``sqlite:///`` URL), whose device is never written.
+    ``destroy`` are what the user named with ``--destroy-data``; ``workloads``
+    are what will run there (a block device or an export may be written only when
+    named, see :mod:`storbench.guard` and :mod:`storbench.targets`); ``db_path`` is the
+    results database (a path or a ``sqlite:///`` URL), whose device is never written.
     """
-    if not os.path.exists(path):
-        raise TargetError(f"target {path!r} does not exist (give an existing directory or regular file)")
-    real = os.path.realpath(path)
-    if os.path.isdir(real):
-        if not os.access(real, os.W_OK | os.X_OK):
-            if _read_only_fs(real):
-                raise TargetError(
-                    f"target {path!r} is not writable: its filesystem is mounted read-only, and storbench must "
-                    "create its test file there (remount it read-write or give another --target)"
-                )
-            raise TargetError(f"target {path!r} is a directory that is not writable by this user")
-        return Target(kind="dir", path=os.path.abspath(path))
-    if os.path.isfile(real):
-        if not os.access(real, os.R_OK | os.W_OK):
-            raise TargetError(f"target {path!r} is a file that is not readable and writable by this user")
-        return Target(kind="file", path=os.path.abspath(path))
-    import stat
+    from .targets import resolve
 
-    if stat.S_ISBLK(os.stat(real).st_mode):
-        from .guard import check_block_target, gather_device_facts, workload_writes
-
-        writing = [w.name for w in workloads if workload_writes(w.options)]
-        facts = gather_device_facts(path, db_path=db_path, probe_exclusive=bool(writing))
-        check_block_target(facts, writes=bool(writing), destroy=tuple(destroy), writing=writing)
-        # fio gets the device that was checked, not a name that could be re-pointed later
-        return Target(kind="block", path=facts.realpath)
-    raise TargetError(f"target {path!r} is neither a directory nor a regular file")
+    return resolve(path, destroy, workloads, db_path=db_path)
 
 
 @contextlib.contextmanager
@@ -287,9 +256,9 @@ class SystemTelemetry:
         self.interval_s = interval_s
 
     def describe(self, target: Target, fio_version: str):
-        from .storage import describe_target
+        from .targets import kind_of
 
-        return describe_target(target.path, fio_version=fio_version)
+        return kind_of(target).describe(target, fio_version)
 
     def sampler(self, storage):
         from .activity import ActivitySampler
@@ -320,10 +289,10 @@ def _fs_used(path: str) -> int | None:
     return (st.f_blocks - st.f_bfree) * st.f_frsize
 
 
-def _space_paths(spec: JobSpec) -> tuple[list[str], str]:
-    files = list(spec.test_files) if spec.test_files else ([spec.target.path] if spec.target.kind == "file" else [])
-    where = spec.target.path if spec.target.kind == "dir" else os.path.dirname(spec.target.path)
-    return files, where
+def _space_paths(spec: JobSpec) -> tuple[list[str], str] | None:
+    from .targets import kind_of
+
+    return kind_of(spec.target).space_paths(spec.target, spec.test_files)
 
 
 def _syncfs(path: str) -> None:
@@ -344,12 +313,15 @@ def _syncfs(path: str) -> None:
 
 
 def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
-    files, where = _space_paths(spec)
-    if flush and spec.target.kind != "block":
+    paths = _space_paths(spec)
+    if paths is None:  # a block device, a remote export: no local filesystem to measure
+        return {"files": [], "fs_used": None}
+    files, where = paths
+    if flush:
         _syncfs(where)
     return {
         "files": [s for s in (_file_state(p) for p in files) if s is not None],
-        "fs_used": _fs_used(where) if spec.target.kind != "block" else None,
+        "fs_used": _fs_used(where),
     }
 
 

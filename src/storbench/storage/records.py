@@ -8,7 +8,7 @@ from .block import DeviceInfo
 from .host import HostInfo
 from .localfs import BtrfsInfo, Ext4Info, XfsInfo
 from .mounts import mount_option
-from .network import NetworkInfo
+from .network import ExportInfo, NetworkInfo
 from .zfs import ZfsInfo
 
 
@@ -56,11 +56,13 @@ class StorageInfo:
     """
 
     target: str
-    target_kind: str  # "dir", "file" or "block"
+    target_kind: str  # "dir", "file", "block" or "nbd"
     filesystem: FilesystemInfo | None
     devices: tuple[DeviceInfo, ...]
     host: HostInfo | None = None
     notes: tuple[str, ...] = ()
+    #: a network block export reached without a mount (``target_kind`` ``nbd``)
+    export: ExportInfo | None = None
 
     def device(self, kname: str) -> DeviceInfo | None:
         for dev in self.devices:

@@ -1,0 +1,81 @@
+"""Target kinds: where a workload's I/O goes, one module per kind.
+
+======================  ======================================================================
+``local``               ``dir`` (storbench's test file inside) and ``file`` (an existing file);
+                        mounted shares (NFS, SMB, sshfs, GlusterFS FUSE) are directories too
+``block``               ``block``: a block device, writes guarded (:mod:`storbench.guard`)
+``nbd``                 ``nbd``: an NBD export through fio's nbd engine (``nbd://``, ``nbd+unix://``,
+                        or the unix socket of an image ``storbench matrix`` serves)
+======================  ======================================================================
+
+Each kind (:class:`~storbench.targets.base.TargetKind`) says how a ``--target`` of its
+sort is checked (:meth:`resolve`, the edge), which fio options place a job on it
+(:meth:`place`, pure), what the storage description describes and which space to
+measure.  Adding a kind is one module and one line in :data:`KINDS`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Sequence
+
+from storbench.errors import TargetError
+from storbench.model import Target, Workload
+
+from .base import Placement, ResolveContext, TargetKind, engine_for_kind, fio_filename
+from .block import BLOCK
+from .local import DIR, FILE
+from .nbd import NBD
+
+#: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
+KINDS: tuple[TargetKind, ...] = (NBD, DIR, FILE, BLOCK)
+_BY_NAME = {k.name: k for k in KINDS}
+
+
+def kind_of(target: Target) -> TargetKind:
+    try:
+        return _BY_NAME[target.kind]
+    except KeyError:
+        raise ValueError(f"unknown target kind {target.kind!r} (expected {', '.join(_BY_NAME)})") from None
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(_BY_NAME)
+
+
+def resolve(spec: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = (), *, db_path: str | None = None) -> Target:
+    """Check a ``--target`` and say what kind it is (one-line :class:`TargetError` otherwise)."""
+    ctx = ResolveContext(destroy=tuple(destroy), workloads=tuple(workloads), db_path=db_path)
+    for kind in KINDS:
+        if kind.claims(spec):
+            return kind.resolve(spec, ctx)
+    if not os.path.exists(spec):
+        if "://" in spec:
+            scheme = spec.split("://", 1)[0]
+            raise TargetError(
+                f"target {spec!r}: {scheme}:// is not a kind of target storbench knows "
+                f"(give a directory, a file, a block device, or {', '.join(p for k in KINDS for p in k.prefixes[:2])}...)"
+            )
+        raise TargetError(f"target {spec!r} does not exist (give an existing directory or regular file)")
+    real = os.path.realpath(spec)
+    if os.path.isdir(real):
+        return DIR.resolve(spec, ctx)
+    if os.path.isfile(real):
+        return FILE.resolve(spec, ctx)
+    if stat.S_ISBLK(os.stat(real).st_mode):
+        return BLOCK.resolve(spec, ctx)
+    raise TargetError(f"target {spec!r} is neither a directory nor a regular file")
+
+
+__all__ = [
+    "KINDS",
+    "Placement",
+    "ResolveContext",
+    "TargetKind",
+    "engine_for_kind",
+    "fio_filename",
+    "kind_names",
+    "kind_of",
+    "resolve",
+]

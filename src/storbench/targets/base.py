@@ -1,0 +1,147 @@
+"""What every target kind is: the :class:`TargetKind` interface and the helpers kinds share.
+
+A kind answers, for one sort of ``--target``:
+
+* **what it is** (:attr:`TargetKind.name`, :meth:`TargetKind.claims`: ``nbd://...``, a path);
+* **how it is checked** (:meth:`TargetKind.resolve`: the edge; refusals are one
+  :class:`~storbench.errors.TargetError` line naming the rule and how to proceed);
+* **which fio options it sets** (:meth:`TargetKind.place`: pure; ``filename`` for files
+  and devices, ``ioengine`` and ``uri`` for an NBD export, ...);
+* **how it is described** (:meth:`TargetKind.describe_path`: what the storage
+  description describes) and **laid out and cleaned up** (:meth:`TargetKind.test_files`
+  via :meth:`place`, :meth:`TargetKind.space_paths`).
+
+:func:`storbench.targets.kind_of` finds the kind of a :class:`~storbench.model.Target`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from storbench.errors import SuiteError, TargetError
+from storbench.model import Target, Workload
+
+Options = list[tuple[str, "str | None"]]
+
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def fio_filename(path: str) -> str:
+    """A path as fio's ``filename`` option reads it: ``:`` escaped as ``\\:``.
+
+    Raises :class:`TargetError` for paths a job file cannot carry.
+    """
+    if not path:
+        raise TargetError("empty target path")
+    if "\\" in path:
+        raise TargetError(f"target path {path!r} contains '\\', which fio's filename option treats as an escape")
+    if path != path.strip():
+        raise TargetError(f"target path {path!r} starts or ends with spaces, which fio strips")
+    if _CONTROL_RE.search(path) or ";" in path or "#" in path or "$" in path:
+        raise TargetError(
+            f"target path {path!r} contains a character fio job files cannot carry "
+            "(line break, ';', '#' or '$'); use a path without it"
+        )
+    return path.replace(":", "\\:")
+
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one job's I/O goes: the options a kind adds (after the workload's), the files
+    storbench creates and must remove, and notes for the job file's header comment."""
+
+    options: tuple[tuple[str, str | None], ...] = ()
+    test_files: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResolveContext:
+    """What checking a target may depend on: the ``--destroy-data`` values, the workloads
+    that will run on it (do they write?), and the results database (never written)."""
+
+    destroy: tuple[str, ...] = ()
+    workloads: tuple[Workload, ...] = field(default_factory=tuple)
+    db_path: str | None = None
+
+
+class TargetKind:
+    """One kind of target.  Subclasses override what differs; the defaults fit a path
+    that fio opens with ``filename=`` (a regular file or a block device)."""
+
+    #: the :attr:`Target.kind` word
+    name: str = ""
+    #: ``--target`` prefixes that name this kind (URI kinds); empty for path kinds
+    prefixes: tuple[str, ...] = ()
+    #: the engine fio must use (the kind's own client: nbd, rbd, rados, gfapi); None: the workload's
+    engine: str | None = None
+    #: options only this kind sets (a workload setting them is refused)
+    own_options: frozenset[str] = frozenset()
+    #: a job here always gets a size (``--size``, the workload's, else the default size)
+    needs_size: bool = False
+    #: the I/O goes through the local filesystem (space, syncfs and the page cache apply)
+    local_path: bool = True
+    #: what the kind is, in a sentence ("an NBD export")
+    noun: str = "a target"
+
+    def claims(self, spec: str) -> bool:
+        return bool(self.prefixes) and spec.startswith(self.prefixes)
+
+    def resolve(self, spec: str, ctx: ResolveContext) -> Target:  # pragma: no cover - every kind overrides
+        raise NotImplementedError
+
+    def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
+        return Placement(options=(("filename", fio_filename(target.path)),))
+
+    def describe_path(self, target: Target) -> str | None:
+        """The path whose storage the description describes; None: nothing local to describe."""
+        return target.path
+
+    def describe(self, target: Target, fio_version: str | None) -> object:
+        """The storage description (:class:`storbench.storage.StorageInfo`) of ``target`` (edge)."""
+        from storbench.storage import describe_target
+
+        path = self.describe_path(target)
+        return describe_target(path, fio_version=fio_version) if path is not None else None
+
+    def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
+        """(files to stat, directory whose filesystem's used space to read); None: not local."""
+        import os
+
+        return (list(test_files) or [target.path], os.path.dirname(target.path))
+
+
+def engine_for_kind(kind: TargetKind, workload: Workload, options: Options) -> tuple[Options, list[str]]:
+    """``ioengine=<the kind's engine>`` in place of the workload's engine (or appended), with a
+    note when one was replaced; a workload that sets an option the kind owns is refused."""
+    assert kind.engine is not None
+    for key, _ in options:
+        if key in kind.own_options:
+            raise SuiteError(
+                f"workload {workload.name!r}: option {key!r} is set by storbench on an {kind.name.upper()} target "
+                "(it decides where the I/O goes)"
+            )
+    notes: list[str] = []
+    engines = [v for k, v in options if k == "ioengine"]
+    replaced = [v for v in engines if v != kind.engine]
+    if replaced:
+        notes.append(
+            f"ioengine={replaced[-1]} replaced by {kind.engine}: the target is {kind.noun}, fio's {kind.engine} engine is its client"
+        )
+    out = [(k, v) for k, v in options if k != "ioengine"]
+    index = next((i for i, (k, _) in enumerate(options) if k == "ioengine"), None)
+    if index is None:
+        out.append(("ioengine", kind.engine))
+    else:
+        before = sum(1 for k, _ in options[:index] if k != "ioengine")
+        out.insert(before, ("ioengine", kind.engine))
+    return out, notes
+
+
+def check_uri_text(what: str, text: str) -> None:
+    """A URI or name that goes into a job file line: no control characters, ``;``, ``#``, ``$`` or spaces."""
+    if _CONTROL_RE.search(text) or any(c in text for c in ";#$ ") or text.lstrip().startswith(("[", "]")):
+        raise TargetError(f"{what} {text!r} holds a character a fio job file cannot carry (';', '#', '$', a space or a control character)")
