@@ -87,7 +87,8 @@ def _settings(info: StorageInfo, *, whole_chain: bool = True) -> dict[str, str]:
             for key in _ZFS_SETTINGS:
                 out[f"filesystem.zfs.{key}"] = _text(getattr(fs.zfs, key))
         if fs.network is not None:
-            for key in ("server", "share", "protocol_version", "transport", "rsize_bytes", "wsize_bytes"):
+            for key in ("server", "share", "protocol_version", "transport", "rsize_bytes", "wsize_bytes", "protocol", "client",
+                        "cache_options", "writes_wait_for_server"):
                 out[f"filesystem.network.{key}"] = _text(getattr(fs.network, key))
     out["devices.chain"] = _chain_shape(info.devices)
     if whole_chain:

@@ -176,6 +176,13 @@ def _filesystem_lines(fs: FilesystemInfo) -> list[str]:
             parts.append(f"rsize={format_bytes(n.rsize_bytes)}")
         if n.wsize_bytes:
             parts.append(f"wsize={format_bytes(n.wsize_bytes)}")
+        if n.protocol:
+            parts.append(f"protocol {n.protocol} ({n.client or '?'} client)")
+        if n.cache_options:
+            parts.append("client options " + ",".join(n.cache_options))
+        if n.writes_wait_for_server is not None:
+            parts.append(("writes wait for the server" if n.writes_wait_for_server else "writes acknowledged by the client")
+                         + f": {n.write_ack_option}")  # fmt: skip
         lines.append(f"{fs.fstype}: " + ", ".join(parts))
     return lines
 
@@ -202,6 +209,13 @@ def format_storage(info: StorageInfo) -> list[str]:
         lines.extend(_filesystem_lines(fs))
     elif chain:
         lines.append(f"block device {chain}")
+    if info.export is not None:
+        e = info.export
+        bits = [f"server {e.server or '?'}", f"export {e.export!r}" if e.export is not None else "export ?", f"size {format_bytes(e.size_bytes)}"]
+        if e.read_only is not None:
+            bits.append("read-only" if e.read_only else "read-write")
+        bits.extend(e.details)
+        lines.append(f"{e.protocol} export {e.uri}: " + ", ".join(bits))
     for dev in info.devices:
         if dev.zvol is not None:
             lines.extend(_zfs_lines(dev.zvol))

@@ -12,8 +12,33 @@ from .mounts import mount_option
 
 #: Filesystems whose data lives on another machine; their mount source names the server.
 NETWORK_FSTYPES: frozenset[str] = frozenset(
-    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "sshfs", "9p", "ceph", "glusterfs", "fuse.glusterfs"}
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "sshfs", "9p", "ceph", "glusterfs", "fuse.glusterfs",
+     "fuse.smbnetfs", "fuse.ceph-fuse", "fuse.rclone"}
 )
+#: (protocol, client) of each network filesystem type.
+PROTOCOLS: dict[str, tuple[str, str]] = {
+    "nfs": ("nfs", "kernel"),
+    "nfs4": ("nfs", "kernel"),
+    "cifs": ("smb", "kernel"),
+    "smb3": ("smb", "kernel"),
+    "smbfs": ("smb", "kernel"),
+    "fuse.smbnetfs": ("smb", "smbnetfs"),
+    "fuse.rclone": ("smb", "rclone"),
+    "fuse.sshfs": ("sftp", "sshfs"),
+    "sshfs": ("sftp", "sshfs"),
+    "9p": ("9p", "kernel"),
+    "ceph": ("cephfs", "kernel"),
+    "fuse.ceph-fuse": ("cephfs", "ceph-fuse"),
+    "glusterfs": ("glusterfs", "kernel"),
+    "fuse.glusterfs": ("glusterfs", "glusterfs"),
+}
+#: Client-side caching options worth recording, per protocol.
+_CACHE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "nfs": ("sync", "async", "ac", "noac", "actimeo", "acregmin", "acregmax", "lookupcache", "fsc", "nocto", "hard", "soft", "timeo"),
+    "smb": ("cache", "actimeo", "nostrictsync", "forcedirectio"),
+    "sftp": ("sync_write", "cache", "kernel_cache", "auto_cache", "dir_cache", "writeback_cache", "direct_io", "max_conns"),
+    "glusterfs": ("direct-io-mode", "attribute-timeout", "entry-timeout"),
+}
 
 
 @dataclass(frozen=True)
@@ -26,6 +51,15 @@ class NetworkInfo:
     transport: str | None = None  # proto= (nfs)
     rsize_bytes: int | None = None
     wsize_bytes: int | None = None
+    protocol: str | None = None  # "nfs", "smb", "sftp" (sshfs), "glusterfs", "cephfs", "9p"
+    client: str | None = None  # "kernel", "smbnetfs", "sshfs", "glusterfs" (FUSE), ...
+    #: the client's caching options as given (mount options, or the FUSE daemon's own -o options)
+    cache_options: tuple[str, ...] = ()
+    #: does a write return only once the server has it?  False: acknowledged by the client first
+    #: (sshfs without sync_write, NFS without sync, SMB cache=loose); None: not known
+    writes_wait_for_server: bool | None = None
+    #: the option that decides it, as the user would change it ("sshfs -o sync_write not given")
+    write_ack_option: str | None = None
 
 
 def parse_network_source(fstype: str, source: str, options: Sequence[str] = ()) -> tuple[str | None, str | None]:
@@ -50,8 +84,51 @@ def parse_network_source(fstype: str, source: str, options: Sequence[str] = ()) 
     return None, source or None
 
 
-def network_info_from_mount(fstype: str, source: str, options: Sequence[str]) -> NetworkInfo:
+def split_fuse_options(argv: Sequence[str]) -> tuple[str, ...]:
+    """Every ``-o a,b=c`` option of a FUSE daemon's command line (``sshfs -o sync_write ...``)."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "-o" and i + 1 < len(argv):
+            out.extend(o for o in argv[i + 1].split(",") if o)
+        elif arg.startswith("-o") and len(arg) > 2:
+            out.extend(o for o in arg[2:].split(",") if o)
+    return tuple(out)
+
+
+def _write_ack(protocol: str | None, client: str | None, options: Sequence[str]) -> tuple[bool | None, str | None]:
+    if client == "sshfs":
+        if mount_option(options, "sync_write") is not None:
+            return True, "sshfs -o sync_write"
+        return False, "sshfs without -o sync_write (writes are acknowledged before the server has them)"
+    if protocol == "nfs" and client == "kernel":
+        if mount_option(options, "sync") is not None:
+            return True, "nfs mount option sync"
+        return False, "nfs without the sync mount option (async, the default: the client gathers writes until close or fsync)"
+    if protocol == "smb" and client == "kernel":
+        cache = mount_option(options, "cache")
+        if cache == "none":
+            return True, "cifs cache=none"
+        return False, f"cifs cache={cache or 'strict'}{' (the default)' if not cache else ''}: buffered writes are cached by the client"
+    return None, None
+
+
+def network_info_from_mount(
+    fstype: str, source: str, options: Sequence[str], *, mountpoint: str | None = None, target: str | None = None,
+    daemon_argv: Sequence[str] = (),
+) -> NetworkInfo:
+    """What a network mount says of itself; ``daemon_argv`` is its FUSE daemon's command line (whose
+    ``-o`` options the kernel's mount table does not show), ``target`` the path under the mount
+    (smbnetfs shows every server and share under one mount: ``MOUNT/SERVER/SHARE/...``)."""
     server, share = parse_network_source(fstype, source, options)
+    protocol, client = PROTOCOLS.get(fstype, (None, None))
+    if fstype == "fuse.smbnetfs" and mountpoint and target:
+        rel = target[len(mountpoint):].strip("/").split("/") if target.startswith(mountpoint) else []
+        server = rel[0] if rel and rel[0] else None
+        share = rel[1] if len(rel) > 1 else None
+    all_options = tuple(options) + split_fuse_options(daemon_argv)
+    wanted = _CACHE_OPTIONS.get(protocol or "", ())
+    cache = tuple(o for o in all_options if o.partition("=")[0] in wanted)
+    waits, why = _write_ack(protocol, client, all_options)
     return NetworkInfo(
         server=server,
         share=share,
@@ -59,8 +136,12 @@ def network_info_from_mount(fstype: str, source: str, options: Sequence[str]) ->
         transport=mount_option(options, "proto") or None,
         rsize_bytes=_int(mount_option(options, "rsize")),
         wsize_bytes=_int(mount_option(options, "wsize")),
+        protocol=protocol,
+        client=client,
+        cache_options=cache,
+        writes_wait_for_server=waits,
+        write_ack_option=why,
     )
-
 
 
 @dataclass(frozen=True)

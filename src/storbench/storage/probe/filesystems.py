@@ -6,10 +6,10 @@ import dataclasses
 
 from ..localfs import EXT_FSTYPES
 from ..mounts import FindmntEntry, split_source
-from ..network import NETWORK_FSTYPES, network_info_from_mount
+from ..network import NETWORK_FSTYPES
 from ..records import FilesystemInfo
 from ..zfs import ZFS_FSTYPES
-from . import localfs, zfs
+from . import localfs, network, zfs
 from .base import _Probe
 
 
@@ -26,5 +26,5 @@ def describe_filesystem(probe: _Probe, entry: FindmntEntry, target: str) -> File
     elif kind in ZFS_FSTYPES:
         fs = dataclasses.replace(fs, zfs=zfs.describe_dataset(probe, source, implementation=zfs.implementation_of(kind)))
     elif kind in NETWORK_FSTYPES:
-        fs = dataclasses.replace(fs, network=network_info_from_mount(kind, source, entry.options))
+        fs = dataclasses.replace(fs, network=network.describe_network(probe, entry, target, source))
     return fs

@@ -1,0 +1,266 @@
+"""Real servers for the network-storage tests, bound to 127.0.0.1 and stopped by their PIDs.
+
+* :class:`Sshfs`: a private ``sshd`` (own host key, key authentication, a free port) and an
+  ``sshfs`` mount of a directory it exports;
+* :class:`Samba`: ``smbd`` from a private configuration (port 445 on 127.0.0.1 only: the
+  smbnetfs client always dials 445) and the ``smbnetfs`` FUSE client;
+* :class:`Nbdkit`: ``nbdkit`` serving a file or memory on a free port, with optional filters
+  (``delay``, ``error``).
+
+Each is a context manager; nothing is written outside its work directory except what the
+daemons insist on (``/run/sshd`` for sshd, created and removed here when missing).  See
+../shared/BACKENDS.md for the traps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Sequence
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout_s:g} s")
+
+
+def stop_pid(pid: int, timeout_s: float = 10.0) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def is_mounted(path: Path) -> bool:
+    out = subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True).stdout.split()
+    return str(path) in out
+
+
+def fuse_unmount(path: Path) -> None:
+    for argv in (["fusermount3", "-u", str(path)], ["fusermount", "-u", str(path)], ["umount", "-l", str(path)]):
+        if not is_mounted(path):
+            return
+        if shutil.which(argv[0]):
+            subprocess.run(argv, capture_output=True)
+            time.sleep(0.2)
+
+
+class Sshfs:
+    """A private sshd on 127.0.0.1 and an sshfs mount of ``export`` at ``mnt``."""
+
+    def __init__(self, workdir: Path, *, sync_write: bool = False) -> None:
+        self.dir = workdir
+        self.export = workdir / "export"
+        self.mnt = workdir / "mnt"
+        self.port = free_port()
+        self.sync_write = sync_write
+        self.sshd: subprocess.Popen | None = None
+        self.sshfs_pid: int | None = None
+        self.made_run_sshd = False
+
+    def __enter__(self) -> "Sshfs":
+        d = self.dir
+        self.export.mkdir(parents=True)
+        self.mnt.mkdir()
+        os.chmod(d, 0o700)
+        for key in ("hostkey", "id_ed25519"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)], check=True)
+        shutil.copy(d / "id_ed25519.pub", d / "authorized_keys")
+        (d / "sshd_config").write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {d / 'hostkey'}\nPidFile {d / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {d / 'authorized_keys'}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nSubsystem sftp /usr/lib/openssh/sftp-server\n"
+        )
+        if not os.path.isdir("/run/sshd"):
+            os.mkdir("/run/sshd", 0o755)
+            self.made_run_sshd = True
+        try:
+            self.sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(d / "sshd_config"), "-E", str(d / "sshd.log")])
+            wait_for_port(self.port)
+            opts = f"IdentityFile={d / 'id_ed25519'},StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes"
+            if self.sync_write:
+                opts += ",sync_write"
+            subprocess.run(["sshfs", "-p", str(self.port), "-o", opts, f"root@127.0.0.1:{self.export}", str(self.mnt)], check=True, timeout=30)
+            out = subprocess.run(["pgrep", "-o", "-f", f"^sshfs -p {self.port} "], capture_output=True, text=True).stdout.strip()
+            self.sshfs_pid = int(out) if out else None
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def kill_server(self) -> None:
+        if self.sshd is not None and self.sshd.poll() is None:
+            self.sshd.kill()
+            self.sshd.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        fuse_unmount(self.mnt)
+        if self.sshfs_pid is not None:
+            stop_pid(self.sshfs_pid)
+        if self.sshd is not None and self.sshd.poll() is None:
+            self.sshd.terminate()
+            self.sshd.wait(timeout=10)
+        if self.made_run_sshd:
+            with contextlib.suppress(OSError):
+                os.rmdir("/run/sshd")
+
+
+class Samba:
+    """smbd from a private configuration on 127.0.0.1:445, share ``bench``, and smbnetfs at ``mnt``."""
+
+    PASSWORD = "storbench-test"
+
+    def __init__(self, workdir: Path, share_path: Path | None = None) -> None:
+        self.dir = workdir
+        self.share = share_path or workdir / "share"
+        self.mnt = workdir / "mnt"
+        self.smbd: subprocess.Popen | None = None
+        self.smbnetfs_pid: int | None = None
+
+    @property
+    def share_dir(self) -> Path:
+        """Where the share appears under the smbnetfs mount."""
+        return self.mnt / "127.0.0.1" / "bench"
+
+    def __enter__(self) -> "Samba":
+        s = self.dir
+        for sub in ("private", "lock", "state", "cache", "pid", "ncalrpc", "log", "mnt", "home/.smb"):
+            (s / sub).mkdir(parents=True, exist_ok=True)
+        self.share.mkdir(parents=True, exist_ok=True)
+        conf = s / "smb.conf"
+        conf.write_text(
+            "[global]\n  server role = standalone server\n  interfaces = lo\n  bind interfaces only = yes\n"
+            "  disable netbios = yes\n  smb ports = 445\n  server min protocol = SMB2\n"
+            f"  private dir = {s}/private\n  lock directory = {s}/lock\n  state directory = {s}/state\n"
+            f"  cache directory = {s}/cache\n  pid directory = {s}/pid\n  ncalrpc dir = {s}/ncalrpc\n"
+            f"  binddns dir = {s}/private/bind-dns\n  passdb backend = tdbsam:{s}/private/passdb.tdb\n"
+            f"  log file = {s}/log/log.%m\n  logging = file\n  load printers = no\n  printcap name = /dev/null\n"
+            "  disable spoolss = yes\n  rpc start on demand helpers = false\n"
+            f"[bench]\n  path = {self.share}\n  read only = no\n  valid users = root\n  force user = root\n"
+        )
+        subprocess.run(["smbpasswd", "-c", str(conf), "-a", "-s", "root"], input=f"{self.PASSWORD}\n{self.PASSWORD}\n",
+                       text=True, check=True, capture_output=True)  # fmt: skip
+        home = s / "home"
+        (home / ".smb" / "smb.conf").write_text(
+            "[global]\n  client min protocol = SMB2\n  disable netbios = yes\n"
+            f"  lock directory = {home}/lock\n  state directory = {home}/state\n  cache directory = {home}/cache\n"
+            f"  private dir = {home}/private\n"
+        )
+        (home / ".smb" / "smbnetfs.conf").write_text(
+            f'smb_query_browsers "false"\nuse_libsecret "false"\nauth "127.0.0.1" "root" "{self.PASSWORD}"\n'
+            'host "127.0.0.1" visible=true\n'
+        )
+        for f in (home / ".smb").iterdir():
+            os.chmod(f, 0o600)
+        try:
+            # a session of its own: smbd signals its whole process group when it stops
+            self.smbd = subprocess.Popen(["smbd", "-F", "--no-process-group", "-s", str(conf)], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, start_new_session=True)
+            wait_for_port(445)
+            env = dict(os.environ, HOME=str(home))
+            subprocess.run(["smbnetfs", str(self.mnt), "-o", f"log_file={s}/log/smbnetfs.log"], env=env, check=True, timeout=30)
+            out = subprocess.run(["pgrep", "-o", "-f", f"^smbnetfs {self.mnt}"], capture_output=True, text=True).stdout.strip()
+            self.smbnetfs_pid = int(out) if out else None
+            deadline = time.monotonic() + 15
+            while not self.share_dir.is_dir():
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{self.share_dir} did not appear")
+                time.sleep(0.1)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def kill_server(self) -> None:
+        if self.smbd is not None and self.smbd.poll() is None:
+            self.smbd.kill()
+            self.smbd.wait()
+        self._stop_helpers(signal.SIGKILL)
+
+    def _stop_helpers(self, sig: int = signal.SIGTERM) -> None:
+        # smbd may start samba-dcerpcd, which outlives it (re-parented): stop ours by its config path
+        out = subprocess.run(["pgrep", "-f", "--", f"--configfile={self.dir / 'smb.conf'}"], capture_output=True, text=True).stdout.split()
+        for pid in out:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), sig)
+            stop_pid(int(pid))
+
+    def __exit__(self, *exc: object) -> None:
+        fuse_unmount(self.mnt)
+        if self.smbnetfs_pid is not None:
+            stop_pid(self.smbnetfs_pid)
+        if self.smbd is not None and self.smbd.poll() is None:
+            self.smbd.terminate()
+            try:
+                self.smbd.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.smbd.kill()
+                self.smbd.wait()
+        self._stop_helpers()
+
+
+class Nbdkit:
+    """nbdkit on 127.0.0.1:PORT serving ``plugin_args`` (``["memory", "64M"]``, ``["file", PATH]``)."""
+
+    def __init__(self, workdir: Path, plugin_args: Sequence[str], filters: Sequence[str] = (), params: Sequence[str] = ()) -> None:
+        self.dir = workdir
+        self.plugin_args = list(plugin_args)
+        self.filters = list(filters)
+        self.params = list(params)
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"nbd://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "Nbdkit":
+        self.dir.mkdir(parents=True, exist_ok=True)
+        argv = ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(self.port), *(f"--filter={f}" for f in self.filters), *self.plugin_args, *self.params]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.dir / "nbdkit.log", "wb"))
+        try:
+            wait_for_port(self.port)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def kill_server(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
