@@ -223,6 +223,22 @@ def _pool_degraded() -> CheckContext:
     return clean(storage=zfs(primarycache="metadata"), backend=backend)
 
 
+#: sshfs as started in tests/servers.py (recorded from /proc/PID/cmdline): no -o sync_write
+SSHFS_ARGV = ("sshfs", "-p", "35001", "-o", "IdentityFile=/srv/lab/ssh/id_ed25519,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes",
+              "root@127.0.0.1:/srv/lab/ssh/export", "/srv/lab/ssh/mnt")  # fmt: skip
+
+
+def _sshfs_write() -> CheckContext:
+    from storbench.storage import network_info_from_mount
+
+    opts = ("rw", "nosuid", "nodev", "relatime", "user_id=0", "group_id=0")  # findmnt, shared/fixtures/backends/sshfs-findmnt-statf.txt
+    net = network_info_from_mount("fuse.sshfs", "root@127.0.0.1:/srv/lab/ssh/export", opts, mountpoint="/srv/lab/ssh/mnt",
+                                  target="/srv/lab/ssh/mnt", daemon_argv=SSHFS_ARGV)  # fmt: skip
+    fs = FilesystemInfo(mountpoint="/srv/lab/ssh/mnt", source="root@127.0.0.1:/srv/lab/ssh/export", fstype="fuse.sshfs", options=opts, network=net)
+    st = StorageInfo(target="/srv/lab/ssh/mnt", target_kind="dir", filesystem=fs, devices=())
+    return clean(options={**CLEAN_OPTIONS, "rw": "randwrite"}, storage=st, activity=())
+
+
 def _hdd_fast() -> CheckContext:
     r = load(REFERENCE)  # 9,834 random 4k IOPS
     return clean(options=opts(), results=(r,), storage=storage(devices=(HDD,)), activity=(activity("sda", read=64 * MiB),))
@@ -367,6 +383,7 @@ CASES: dict[str, Case] = {
     "iodepth-no-effect": Case(_sync_depth, "warning", ("iodepth=8", "psync", "100.0% of I/O at depth 1")),
     "randrepeat-on": Case(_randrepeat_default, "info", ("randrepeat not set", "randread")),
     "impossible-latency": Case(_libaio_fsync, "invalid", ("sync latency maximum 312.3 s", "about 1 s", "libaio")),
+    "share-write-ack": Case(_sshfs_write, "warning", ("fuse.sshfs share from 127.0.0.1 at /srv/lab/ssh/mnt", "sshfs without -o sync_write", "randwrite figure"), "sshfs -o sync_write"),
     "pool-not-healthy": Case(_pool_degraded, "warning", ("ZFS pool tank", "before the run the pool was DEGRADED", "mirror-0 was DEGRADED", "loop2 was OFFLINE"), "zpool online tank"),
 }
 

@@ -367,6 +367,8 @@ def execute(
                 if key not in storage_by_target:
                     identity_by_target[key] = target_identity(spec.target)
                     storage_by_target[key] = telemetry.describe(spec.target, fio_version)
+                    if local:
+                        storage_by_target[key] = _lay_out_where_fio_cannot(specs, spec.target, storage_by_target[key], reporter)
                 storage = storage_by_target[key]
                 records: list[ResultRecord] = list(previous.get((spec.workload.name, spec.target.display), ()))
                 if records and _settled(repeat, records, spec.workload.headline):
@@ -418,6 +420,42 @@ def execute(
         if not keep_files and not getattr(executor, "remote", False):  # remote files: see ClientFio
             remove_test_files(specs)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+
+
+def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage: Any, reporter: Any) -> Any:
+    """On a network filesystem that refuses to grow a file with ftruncate (smbnetfs), write the
+    test file storbench shares across the run's workloads itself, as large as the largest needs
+    (see :mod:`storbench.layout`); the storage description gets a note saying so."""
+    fs = getattr(storage, "filesystem", None)
+    if target.kind != "dir" or fs is None or getattr(fs, "network", None) is None:
+        return storage
+    from .layout import grows_by_truncate, write_file
+    from .units import parse_size
+
+    ok, why = grows_by_truncate(target.path)
+    if ok:
+        return storage
+    sizes: dict[str, int] = {}
+    for spec in specs:
+        if spec.target != target:
+            continue
+        size = dict(spec.options).get("size")
+        if not size or size.endswith("%"):
+            continue
+        for path in spec.test_files:
+            sizes[path] = max(sizes.get(path, 0), parse_size(size))
+    notes = []
+    for path, nbytes in sizes.items():
+        write_file(path, nbytes)
+        from .render.units import fmt_bytes
+
+        notes.append(
+            f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), which fio's layout needs: "
+            f"storbench wrote the {fmt_bytes(nbytes)} test file {path} itself"
+        )
+    for note in notes:
+        reporter.note(note)
+    return dataclasses.replace(storage, notes=tuple(storage.notes) + tuple(notes)) if notes else storage
 
 
 def _target_changed(target: Target, when: str) -> str:

@@ -22,6 +22,7 @@ Where each check lives (one module per family of pitfall):
 ``randrepeat``     randrepeat-on
 ``impossible``     impossible-latency
 ``pool``           pool-not-healthy (a ZFS pool degraded, scrubbing or resilvering)
+``share``          share-write-ack (a network share acknowledging writes before the server has them)
 =================  ==========================================================================
 
 Entry points: :func:`run_checks` (after a repetition, over all repetitions so far),
@@ -58,6 +59,7 @@ from . import (
     pool,
     queue,
     randrepeat,
+    share,
     sparse,
     variation,
     writecache,
@@ -172,9 +174,10 @@ FAMILIES = (
     randrepeat,
     impossible,
     pool,
+    share,
 )
 #: The families that also run before a run (they need no measurement).
-PREFLIGHT_FAMILIES = (cache, compression, writecache, pool)
+PREFLIGHT_FAMILIES = (cache, compression, writecache, pool, share)
 
 #: Every check id with its title, explanation, evidence, fix and severities.
 CHECKS: Mapping[str, CheckInfo] = MappingProxyType({cid: info for fam in FAMILIES for cid, info in fam.INFO.items()})

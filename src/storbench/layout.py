@@ -1,0 +1,65 @@
+"""Laying out test files where fio cannot (edge).
+
+fio lays out a new test file by growing it with ``ftruncate`` and then writing it.  Some
+filesystems refuse to grow a file that way: through smbnetfs (SMB over FUSE) ``ftruncate`` on a
+file opened write-only (as fio opens one to lay it out) returns EIO after about 4 s of retries, and fio fails with ``err=5/file:filesetup.c:195,
+func=ftruncate``.  On a network filesystem storbench therefore tries ``ftruncate`` on a small
+probe file first; where it is refused, storbench writes the test file itself (random data
+in 1 MiB writes, then ``fsync``), and fio finds it laid out already.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+
+CHUNK_BYTES = 1024 * 1024
+PROBE_NAME = ".storbench-truncate-probe"
+
+
+def grows_by_truncate(directory: str) -> tuple[bool, str | None]:
+    """(whether ``ftruncate`` can grow a new file in ``directory``, the error when not)."""
+    path = os.path.join(directory, PROBE_NAME)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # as fio opens a file it lays out
+    except OSError:
+        return True, None  # cannot even create a file: fio will say why, in its own words
+    try:
+        os.ftruncate(fd, 64 * 1024)
+        return True, None
+    except OSError as exc:
+        if exc.errno in (errno.EIO, errno.EOPNOTSUPP, errno.EPERM, errno.EINVAL, errno.ENOSYS):
+            return False, os.strerror(exc.errno)
+        raise
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def write_file(path: str, size_bytes: int, *, seed: int = 0) -> int:
+    """Write ``size_bytes`` of incompressible data to ``path`` (creating it; keeping what is
+    beyond), then fsync; the bytes written.  A file already that large is left alone."""
+    try:
+        if os.stat(path).st_size >= size_bytes:
+            return 0
+    except FileNotFoundError:
+        pass
+    rng = random.Random(seed)
+    written = 0
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while written < size_bytes:
+            n = min(CHUNK_BYTES, size_bytes - written)
+            buf = rng.randbytes(n)
+            view = memoryview(buf)
+            while view:
+                done = os.write(fd, view)
+                view = view[done:]
+            written += n
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return written
