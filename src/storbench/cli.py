@@ -266,9 +266,19 @@ class _Request:
     destroy: tuple[str, ...]
     #: --host/--hosts: storbench.hosts.Host records (empty: a local run)
     hosts: tuple = ()
+    #: --prefill: one sequential write over each target's test area before its workloads
+    prefill: bool = False
+
+    @property
+    def guarded_workloads(self) -> tuple:
+        """What will write to the targets: the workloads, and the prefill pass when asked for."""
+        from .runner import PREFILL_WORKLOAD
+
+        return tuple(self.workloads) + ((PREFILL_WORKLOAD,) if self.prefill else ())
 
     def meta(self) -> dict:
         return {
+            **({"prefill": True} if self.prefill else {}),
             **({"hosts": [h.to_meta() for h in self.hosts]} if self.hosts else {}),
             "workloads": [_workload_to_meta(w) for w in self.workloads],
             "targets": list(self.target_paths),
@@ -296,6 +306,7 @@ class _Request:
                 telemetry=bool(meta.get("telemetry", True)),
                 destroy=tuple(meta.get("destroy_data", [])),
                 hosts=_hosts_from_meta(meta.get("hosts", [])),
+                prefill=bool(meta.get("prefill", False)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if "setup" in meta or "study" in meta:
@@ -313,8 +324,9 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
 @click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
-@click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory, file or block device to test (repeatable). Default: a scratch directory here.")
-@click.option("--destroy-data", "destroy", metavar="DEVICE", multiple=True, help="Allow write workloads on this exact block device, destroying its data.")
+@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device or NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH) to test (repeatable). Default: a scratch directory here.")
+@click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device or export, destroying its data.")
+@click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
 @click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
 @click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML inventory of fio servers ([host.NAME] address, port, target, label); see docs/many-hosts.md.")
 @click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
@@ -334,7 +346,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -347,7 +359,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, host_valu
         raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
     if resume is not None:
         given = [
-            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy")
+            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]
         if given:
@@ -397,7 +409,10 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, host_valu
         telemetry=not no_telemetry,
         destroy=tuple(destroy),
         hosts=hosts,
+        prefill=prefill,
     )
+    if prefill and hosts:
+        raise UsageError("--prefill runs here, before the workloads; it cannot be used with --host/--hosts")
     if dry_run:
         _dry_run(app, request)
         return
@@ -434,7 +449,7 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
     if request.hosts:
         return _remote_targets(request)
     return tuple(
-        runner.resolve_target(t, destroy=request.destroy, workloads=request.workloads, db_path=app.db_url)
+        runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url)
         for t in request.target_paths
     )
 
@@ -557,6 +572,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                 repeat=request.repeat,
                 telemetry=_telemetry(request, store, remote=preflight is not None),
                 previous=previous,
+                prefill=request.prefill,
             )
         except StorbenchError as exc:
             store.finish_run(run_id, "incomplete", reason=str(exc))

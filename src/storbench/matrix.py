@@ -811,9 +811,9 @@ class _SetupTelemetry:
     def sampler(self, storage):
         return self.inner.sampler(storage)
 
-    def backend_sampler(self, storage):
+    def backend_sampler(self, storage, target=None, area_bytes=None):
         inner = getattr(self.inner, "backend_sampler", None)
-        return inner(storage) if inner is not None else None
+        return inner(storage, target, area_bytes) if inner is not None else None
 
 
 class _ImageSink:

@@ -17,11 +17,12 @@ import shutil
 import signal
 import socket
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from . import __version__, signals
-from .errors import FioParseError, Interrupted, TargetError
+from .errors import FioParseError, Interrupted, TargetError, UsageError
 from .fio.json import parse_fio_json
 from .fio.progress import Status
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
@@ -266,11 +267,11 @@ class SystemTelemetry:
         devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
         return ActivitySampler(devices, interval_s=self.interval_s)
 
-    def backend_sampler(self, storage):
-        """What the back-end under the target (a ZFS pool) reports during the run; None: nothing to read."""
+    def backend_sampler(self, storage, target=None, area_bytes=None):
+        """What the back-ends under the target (a ZFS pool, an NBD export) report around the run; None: nothing to read."""
         from .backend import sampler_for
 
-        return sampler_for(storage)
+        return sampler_for(storage, target, area_bytes)
 
 
 def _file_state(path: str) -> tuple[str, int, int] | None:
@@ -341,6 +342,7 @@ def execute(
     repeat: Repeat = Repeat(),
     telemetry: Telemetry | None = None,
     previous: Mapping[tuple[str, str], Sequence[ResultRecord]] | None = None,
+    prefill: bool = False,
 ) -> RunOutcome:
     """Run every job spec in order (each repeated as ``repeat`` says), storing each
     result the moment it exists, with the storage description, the device activity
@@ -349,6 +351,8 @@ def execute(
     Raises :class:`Interrupted` on Ctrl-C/SIGTERM after cleaning up; results
     stored before the interrupt stay stored.  ``previous`` holds the results a
     resumed run already has, by (workload, target): those repetitions are not run again.
+    ``prefill``: before the first workload on each target, one sequential write pass over
+    its test area (:data:`PREFILL_WORKLOAD`, not stored as a result; a note says what it did).
     """
     telemetry = telemetry or NoTelemetry()
     previous = previous or {}
@@ -369,6 +373,8 @@ def execute(
                     storage_by_target[key] = telemetry.describe(spec.target, fio_version)
                     if local:
                         storage_by_target[key] = _lay_out_where_fio_cannot(specs, spec.target, storage_by_target[key], reporter)
+                    if prefill:
+                        storage_by_target[key] = _prefill(specs, spec.target, storage_by_target[key], executor, reporter)
                 storage = storage_by_target[key]
                 records: list[ResultRecord] = list(previous.get((spec.workload.name, spec.target.display), ()))
                 if records and _settled(repeat, records, spec.workload.headline):
@@ -420,6 +426,51 @@ def execute(
         if not keep_files and not getattr(executor, "remote", False):  # remote files: see ClientFio
             remove_test_files(specs)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+
+
+#: ``--prefill``: one sequential pass of incompressible 1 MiB writes over the test area.
+PREFILL_WORKLOAD = Workload(
+    name="prefill",
+    description="storbench --prefill: one sequential write pass over the test area before the workloads",
+    options=(("rw", "write"), ("bs", "1m"), ("ioengine", "psync"), ("refill_buffers", "1"), ("end_fsync", "1")),
+    headline="bw",
+    origin="storbench",
+)
+
+
+def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: Any, reporter: Any) -> Any:
+    """Run :data:`PREFILL_WORKLOAD` over the largest area the target's workloads use (its export
+    or device where they name no size); one-line :class:`TargetError` when it fails."""
+    sizes = [dict(s.options).get("size") for s in specs if s.target == target]
+    known = [s for s in sizes if s and not s.endswith("%")]
+    first = next(s for s in specs if s.target == target)
+    from .model import Overrides
+    from .units import parse_size
+
+    size = max(known, key=parse_size) if known else None  # None: the whole file, device or export
+    job = build_job(PREFILL_WORKLOAD, target, Overrides(size=size), test_file_name=_test_file_name(first))
+    started = time.monotonic()
+    inv = executor.run(job.job_text, lambda status: None)
+    result = None
+    try:
+        result = parse_fio_json(inv.output_text)
+    except FioParseError:
+        pass
+    reason = fio_failure_reason(inv, result)
+    if reason is not None:
+        raise TargetError(f"--prefill of {target.display} failed: {reason}")
+    written = sum(j.directions["write"].io_bytes for j in result.jobs if "write" in j.directions) if result else 0
+    from .render.units import fmt_bytes
+
+    note = f"--prefill: wrote {fmt_bytes(written)} of {target.display} sequentially (1 MiB writes) in {time.monotonic() - started:.1f} s before the workloads"
+    reporter.note(note)
+    return dataclasses.replace(storage, notes=tuple(storage.notes) + (note,)) if storage is not None else storage
+
+
+def _test_file_name(spec: JobSpec) -> str:
+    from .jobfile import DEFAULT_TEST_FILE_NAME
+
+    return os.path.basename(spec.test_files[0]) if spec.test_files else DEFAULT_TEST_FILE_NAME
 
 
 def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage: Any, reporter: Any) -> Any:
@@ -527,7 +578,9 @@ def _measure_once(
     remote = bool(getattr(executor, "remote", False))  # client/server: the target is on other hosts
     before = measure_space(spec) if not remote else None
     backend_sampler = getattr(telemetry, "backend_sampler", None)
-    backend_cm = (backend_sampler(storage) if backend_sampler is not None and not remote else None) or contextlib.nullcontext(None)
+    backend_cm = (
+        backend_sampler(storage, spec.target, _area_bytes(spec)) if backend_sampler is not None and not remote else None
+    ) or contextlib.nullcontext(None)
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
         inv = executor.run(spec.job_text, on_status)
     activity = sampler.series() if sampler is not None else None
@@ -603,6 +656,19 @@ def _measure_once(
     slow = straggler_findings(spec.workload.name, spec.workload.headline, [(r.host, r.fio) for r in per_host])
     aggregate = dataclasses.replace(aggregate, findings=_findings(spec, aggregate, previous, telemetry) + tuple(slow))
     return aggregate, per_host, failures
+
+
+def _area_bytes(spec: JobSpec) -> int | None:
+    """The bytes of the target a job uses (its ``size=``), when storbench can tell."""
+    from .units import parse_size
+
+    size = dict(spec.options).get("size")
+    if not size or size.endswith("%"):
+        return None
+    try:
+        return parse_size(size)
+    except (UsageError, ValueError):
+        return None
 
 
 def per_host_results(

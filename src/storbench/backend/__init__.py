@@ -1,7 +1,8 @@
 """What the storage back-end itself reported while fio ran, beside the block devices' counters.
 
 A target's back-end is the system under its filesystem that keeps counters of its own: a ZFS
-pool (per-vdev and per-member I/O, the ARC, the pool's state; :mod:`.zfs`).  Each kind has a
+pool (per-vdev and per-member I/O, the ARC, the pool's state; :mod:`.zfs`), an NBD export
+(its allocation map before the run: what was never written; :mod:`.nbd`).  Each kind has a
 pure module (records and how they are computed) and a sampler (the edge that runs the
 commands while fio runs: :mod:`.zfs_sampler`).  :func:`sampler_for` picks the sampler for a
 storage description; :func:`backend_to_dict` / :func:`backend_from_dict` are the stored,
@@ -16,6 +17,7 @@ from typing import Any, Mapping
 
 from ..errors import StoreError
 from ..storage.codec import encode_dataclasses
+from .nbd import NbdActivity
 from .zfs import PoolState, VdevIo, ZfsActivity
 
 #: Version of :func:`backend_to_dict`'s form.
@@ -27,21 +29,54 @@ class BackendActivity:
     """What the back-ends under one target did during one fio run (None: not that kind)."""
 
     zfs: ZfsActivity | None = None
+    nbd: NbdActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return self.zfs.problems if self.zfs is not None else ()
+        return (self.zfs.problems if self.zfs is not None else ()) + (self.nbd.problems if self.nbd is not None else ())
 
 
-def sampler_for(storage: Any) -> Any:
-    """A context manager sampling the back-end under ``storage`` (its ``activity()`` gives a
-    :class:`BackendActivity`), or None when nothing under it keeps counters storbench reads."""
+class _Samplers:
+    """Several samplers around one run, as one (entered in order, left in reverse)."""
+
+    def __init__(self, samplers: list[Any]) -> None:
+        self.samplers = samplers
+
+    def __enter__(self) -> "_Samplers":
+        for s in self.samplers:
+            s.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s in reversed(self.samplers):
+            s.__exit__(*exc)
+
+    def activity(self) -> BackendActivity:
+        parts: dict[str, Any] = {}
+        for s in self.samplers:
+            got = s.activity()
+            parts.update({k: v for k, v in (("zfs", got.zfs), ("nbd", got.nbd)) if v is not None})
+        return BackendActivity(**parts)
+
+
+def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None) -> Any:
+    """A context manager sampling the back-ends under ``storage`` and ``target`` (its
+    ``activity()`` gives a :class:`BackendActivity`), or None when none keeps anything
+    storbench reads: a ZFS pool under the storage, an NBD export as the target."""
+    samplers: list[Any] = []
     zfs = getattr(storage, "zfs", None)
     if zfs is not None:
         from .zfs_sampler import ZfsSampler
 
-        return ZfsSampler(zfs)
-    return None
+        samplers.append(ZfsSampler(zfs))
+    if target is not None and getattr(target, "kind", None) == "nbd":
+        from .nbd_sampler import NbdSampler
+        from ..targets.nbd import nbd_uri
+
+        samplers.append(NbdSampler(nbd_uri(target.path), area_bytes))
+    if not samplers:
+        return None
+    return samplers[0] if len(samplers) == 1 else _Samplers(samplers)
 
 
 def backend_to_dict(activity: BackendActivity) -> dict[str, Any]:
@@ -83,9 +118,11 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
         raise StoreError(f"stored back-end activity has format version {version!r}, this storbench reads up to {FORMAT_VERSION}")
     try:
         zfs = _zfs_from(data["zfs"]) if data.get("zfs") is not None else None
+        nbd = data.get("nbd")
+        nbd = NbdActivity(**{**nbd, "problems": tuple(nbd.get("problems", ()))}) if nbd is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs)
+    return BackendActivity(zfs=zfs, nbd=nbd)
 
 
 __all__ = ["BackendActivity", "FORMAT_VERSION", "backend_from_dict", "backend_to_dict", "sampler_for"]

@@ -41,13 +41,17 @@ MIN_FILE_BYTES = 1 * MiB
 
 INFO = {
     "sparse-read": CheckInfo(
-        title="Reads from a sparse file",
-        explanation="Most of the file being read was never written, and reading a hole returns zeros without touching the device (even with direct=1), so the figure measures the kernel, not the storage.",
-        evidence="A read workload and, before the run, a test file whose allocated size (st_blocks x 512) is less than half its size (invalid; warning on storage that compresses, where compression also shrinks the allocation).",
-        fix="Write the whole file before reading it (let fio lay it out, or a sequential fio write pass over it); never benchmark reads on a file made with truncate.",
+        title="Reads of never-written data",
+        explanation="Most of the file or export being read was never written, and a hole (or an extent an NBD server knows is zero) is answered without touching the device (even with direct=1), so the figure measures the kernel or the server, not the storage.",
+        evidence="A read workload and, before the run, a test file whose allocated size (st_blocks x 512) is less than half its size (invalid; warning on storage that compresses, where compression also shrinks the allocation), or an NBD export whose allocation map (nbdinfo --map) calls at least half of the area read holes or zeros (invalid).",
+        fix="Write the whole area before reading it: --prefill, or a sequential fio write pass over it; never benchmark reads on a file made with truncate or on a fresh image.",
         severities=("warning", "invalid"),
     ),
 }
+
+
+#: An NBD export whose map calls at least this share of the area read unwritten: the reads measured nothing.
+SPARSE_EXPORT_MIN_RATIO = 0.5
 
 
 def sparse_files(ctx: "CheckContext") -> list["FileState"]:
@@ -97,6 +101,27 @@ def _sparse_read(ctx: "CheckContext") -> Finding | None:
     return finding("sparse-read", "warning" if compressing else "invalid", message, fix)
 
 
+def _unwritten_export(ctx: "CheckContext") -> Finding | None:
+    nbd = getattr(ctx.backend, "nbd", None) if ctx.backend is not None else None
+    if nbd is None or not reads(ctx.options) or nbd.unwritten_ratio is None or nbd.unwritten_ratio < SPARSE_EXPORT_MIN_RATIO:
+        return None
+    last = ctx.results[-1] if ctx.results else None
+    evidence = ""
+    if last is not None:
+        read = [s for j in jobs(last) if (s := j.directions.get("read")) is not None]
+        iops = sum(s.iops for s in read)
+        if iops:
+            evidence = f"; fio read {fmt_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS"
+    return finding(
+        "sparse-read",
+        "invalid",
+        f"the NBD export {nbd.uri} called {fmt_bytes(nbd.unwritten_before_bytes)} of the {fmt_bytes(nbd.area_bytes)} read area "
+        f"({fmt_pct(nbd.unwritten_before_bytes, nbd.area_bytes)}) holes or zeros before the run (nbdinfo --map): the server "
+        f"answers reads of never-written blocks without reading anything{evidence}",
+        "write the area first: run with --prefill (a sequential write pass before the workloads), or write it with a fio write job",
+    )
+
+
 def check(ctx: "CheckContext") -> list[Finding]:
-    found = _sparse_read(ctx)
-    return [found] if found is not None else []
+    found = [f for f in (_sparse_read(ctx), _unwritten_export(ctx)) if f is not None]
+    return found[:1]
