@@ -13,8 +13,22 @@ command -v hdparm >/dev/null 2>&1 || need+=(hdparm)
 # ZFS in user space (this kernel has no ZFS module): zfs-fuse 0.7, pool version 23; the tests
 # start its daemon themselves (tests/zfsfuse.py) and stop it by its PID
 command -v zfs-fuse >/dev/null 2>&1 || need+=(zfs-fuse)
+# network storage servers and clients, all started by the tests on 127.0.0.1 (tests/servers.py)
+command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
+command -v nbdinfo >/dev/null 2>&1 || need+=(libnbd-bin)
+command -v smbd >/dev/null 2>&1 || need+=(samba)
+command -v smbnetfs >/dev/null 2>&1 || need+=(smbnetfs)
+command -v smbpasswd >/dev/null 2>&1 || need+=(samba-common-bin)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v sshfs >/dev/null 2>&1 || need+=(sshfs)
 if ((${#need[@]})); then
   echo "installing test dependencies with apt-get: ${need[*]}"
+  # packaged daemons (smbd, sshd, zfs-fuse) must not start on install: the tests start their own
+  made_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && made_policy=1
+  fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi
