@@ -175,7 +175,7 @@ def format_measurements(measurements: Sequence[NetMeasurement]) -> list[str]:
 
 
 def is_network_fs(fstype: str | None) -> bool:
-    return bool(fstype) and (fstype in NETWORK_FSTYPES or fstype.startswith(("nfs", "fuse.sshfs", "smb")))
+    return bool(fstype) and (fstype in NETWORK_FSTYPES or fstype == "nbd" or fstype.startswith(("nfs", "fuse.sshfs", "smb")))
 
 
 def share_ceiling_findings(result: FioResult, fstype: str | None, ceiling_bits_per_s: float | None) -> list[Finding]:

@@ -218,11 +218,14 @@ def plan_jobs(
     plan: RunPlan, engine_for: Callable[[Target], str | None]
 ) -> list[JobSpec]:
     """All job specs of a plan, target by target, in suite order."""
+    from .targets import kind_of
+
     specs = []
     for target in plan.targets:
         engine = None
+        fixed = kind_of(target).engine is not None  # an NBD export: fio's nbd engine, nothing to probe
         for workload in plan.workloads:
-            if workload.option("ioengine") == "auto":
+            if workload.option("ioengine") == "auto" and not fixed:
                 if engine is None:
                     engine = engine_for(target)
                 specs.append(build_job(workload, target, plan.overrides, ioengine=engine))
@@ -756,12 +759,17 @@ def _share_ceiling(record: ResultRecord, telemetry: Any) -> tuple[Finding, ...]:
     ``storbench net``; the CLI attaches them), looked up by the share's server."""
     ceilings = getattr(telemetry, "net_ceilings", None)
     fs = getattr(record.storage, "filesystem", None)
+    export = getattr(record.storage, "export", None)
     server = getattr(getattr(fs, "network", None), "server", None)
-    if not ceilings or fs is None or not server:
+    what = fs.fstype if fs is not None else None
+    if server is None and export is not None and export.server and not export.server.startswith("/"):
+        server = export.server.rsplit(":", 1)[0].strip("[]")  # an NBD export over TCP: its host
+        what = "nbd"
+    if not ceilings or not server:
         return ()
     from .net import share_ceiling_findings
 
-    found = share_ceiling_findings(record.fio, fs.fstype, ceilings.get(server))
+    found = share_ceiling_findings(record.fio, what, ceilings.get(server))
     return tuple(dataclasses.replace(f, workload=record.workload) for f in found)
 
 
