@@ -115,7 +115,9 @@ class Sshfs:
         return self
 
     def kill_server(self) -> None:
+        """SIGKILL sshd and the session processes it forked (the one serving sshfs among them)."""
         if self.sshd is not None and self.sshd.poll() is None:
+            subprocess.run(["pkill", "-KILL", "-P", str(self.sshd.pid)], capture_output=True)
             self.sshd.kill()
             self.sshd.wait()
 
@@ -198,7 +200,9 @@ class Samba:
         return self
 
     def kill_server(self) -> None:
+        """SIGKILL smbd, the per-client smbd processes it forked, and its helpers."""
         if self.smbd is not None and self.smbd.poll() is None:
+            subprocess.run(["pkill", "-KILL", "-P", str(self.smbd.pid)], capture_output=True)
             self.smbd.kill()
             self.smbd.wait()
         self._stop_helpers(signal.SIGKILL)

@@ -117,3 +117,21 @@ def test_server_killed_mid_workload_and_a_failing_server(cli, tmp_path: Path):
     assert res.code == 1
     (err,) = [ln for ln in res.err.splitlines() if ln.startswith("storbench: error:")]
     assert f"workload 'rnd4k-q1t1-read' on {bad.uri}: io_u error" in err and "Input/output error" in err
+
+
+@pytest.mark.root
+@pytest.mark.skipif(shutil.which("qemu-nbd") is None, reason="needs qemu-utils")
+def test_matrix_fresh_qcow2_image_reads_nothing_until_prefilled(cli, tmp_path: Path):
+    setups = tmp_path / "img.toml"
+    setups.write_text('[setup.qcow2]\nmkfs = "ext4"\nimage = { format = "qcow2", size = "32m" }\n')
+    common = ("--setups", str(setups), "--workload", "rnd4k-q1t1-read", "--runtime", "1", "--no-report", "--json")
+    cold = cli("matrix", "--loop-file", str(tmp_path / "a.img"), "--loop-size", "128m", *common, "--label", "cold")
+    assert cold.code == 0, cold.err
+    (rec,) = json.loads(cold.out)["results"]
+    assert rec["backend"]["nbd"]["unwritten_before_bytes"] == 32 * 1024**2
+    assert [f["severity"] for f in rec["findings"] if f["check"] == "sparse-read"] == ["invalid"]
+    warm = cli("matrix", "--loop-file", str(tmp_path / "b.img"), "--loop-size", "128m", *common, "--prefill", "--label", "warm")
+    assert warm.code == 0, warm.err
+    (rec,) = json.loads(warm.out)["results"]
+    assert rec["backend"]["nbd"]["unwritten_before_bytes"] == 0
+    assert [f for f in rec["findings"] if f["check"] == "sparse-read"] == []

@@ -154,6 +154,7 @@ class Study:
     repeat: Repeat = field(default_factory=Repeat)
     suite: str | None = None
     keep_files: bool = False
+    prefill: bool = False  # one sequential write pass over each setup's test area before its workloads
 
     def meta(self, scratch: Scratch) -> dict:
         return {
@@ -170,6 +171,7 @@ class Study:
             "repeat": dataclasses.asdict(self.repeat),
             "suite": self.suite,
             "keep_files": self.keep_files,
+            "prefill": self.prefill,
             "scratch": scratch.meta(),
         }
 
@@ -195,6 +197,7 @@ class Study:
             return cls(
                 label=meta["label"], setups=tuple(setups), workloads=workloads, overrides=overrides,
                 repeat=Repeat(**meta["repeat"]), suite=meta.get("suite"), keep_files=bool(meta.get("keep_files")),
+                prefill=bool(meta.get("prefill", False)),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"this study cannot be resumed: its stored plan is incomplete ({exc})") from None
@@ -1090,7 +1093,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         outcome = runner_mod.execute(
             run_id, specs, executor=ctx.executor, sink=_ImageSink(store, built.image), reporter=ctx.reporter,
             label=label, clock=ctx.clock, keep_files=study.keep_files, repeat=study.repeat,
-            telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous,
+            telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous, prefill=study.prefill,
         )  # fmt: skip
     except Interrupted as exc:  # runner: "interrupted (SIGTERM) during workload 'x'; N result(s) were stored before it"
         interrupted = f"{str(exc).split(';', 1)[0]} of setup {setup.name!r}"

@@ -77,13 +77,14 @@ def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."
 @click.option("--label", metavar="STUDY", help="Name the study; each setup's run is labelled STUDY/SETUP (default: matrix-DATE-TIME).")
 @click.option("--resume", metavar="STUDY", help="Continue a study: skip complete setups, finish the others.")
 @click.option("--keep-files", is_flag=True, help="Keep the loop file (with the last setup on it), images in given directories and test files.")
+@click.option("--prefill", is_flag=True, help="Write each setup's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks (fresh images, new files).")
 @click.option("--report", "report_path", metavar="FILE", help="Where to write the HTML report (default: storbench-study-LABEL.html here).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--json", "as_json", is_flag=True, help="Print the study's setups and stored results as JSON.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
 def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_list, setups_file, suite_name, workload_names, suite_file, size,
-           runtime, sweeps, repeat, label, resume, keep_files, report_path, no_report, as_json, progress):  # fmt: skip
+           runtime, sweeps, repeat, label, resume, keep_files, prefill, report_path, no_report, as_json, progress):  # fmt: skip
     """Run the same workloads on several storage setups of one scratch device, one after another.
 
     Each setup (a filesystem with its mkfs and mount options, a ZFS pool, the raw
@@ -99,7 +100,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     scratch = _scratch(device, devices, destroy, loop_file, loop_files, loop_size, app.env.cwd)
     if resume is not None:
         given = [
-            name for name in ("fs_list", "setups_file", "suite_name", "workload_names", "suite_file", "size", "runtime", "sweeps", "repeat", "label", "keep_files")
+            name for name in ("fs_list", "setups_file", "suite_name", "workload_names", "suite_file", "size", "runtime", "sweeps", "repeat", "label", "keep_files", "prefill")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]  # fmt: skip
         if given:
@@ -122,6 +123,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             )
     else:
         study = _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files)
+        study = dataclasses.replace(study, prefill=prefill)
 
     executor = runner.SubprocessFio(app.env.fio_path)
     show_progress = app.env.show_progress if progress is None else progress
