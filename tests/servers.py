@@ -57,6 +57,24 @@ def stop_pid(pid: int, timeout_s: float = 10.0) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+def when_fio_runs(then, delay_s: float, timeout_s: float = 60.0):
+    """A started thread that calls ``then()`` ``delay_s`` after storbench's fio starts (join it)."""
+    import threading
+
+    def watch() -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if subprocess.run(["pgrep", "-f", "storbench-fio-.*/job.fio"], capture_output=True).returncode == 0:
+                time.sleep(delay_s)
+                then()
+                return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    return t
+
+
 def is_mounted(path: Path) -> bool:
     out = subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True).stdout.split()
     return str(path) in out

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import needs_fio
-from servers import Nbdkit
+from servers import Nbdkit, when_fio_runs
 
 pytestmark = [
     needs_fio,
@@ -80,25 +79,10 @@ def test_bad_nbd_targets_are_one_line(cli, target, words):
     assert words in res.err
 
 
-def _when_fio_runs(then, delay_s: float) -> threading.Thread:
-    def watch() -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if subprocess.run(["pgrep", "-f", "storbench-fio-.*/job.fio"], capture_output=True).returncode == 0:
-                time.sleep(delay_s)
-                then()
-                return
-            time.sleep(0.05)
-
-    t = threading.Thread(target=watch)
-    t.start()
-    return t
-
-
 def test_server_killed_mid_workload_and_a_failing_server(cli, tmp_path: Path):
     with Nbdkit(tmp_path / "nbd", ["memory", "64M"]) as n:
         one(cli("run", "--target", n.uri, "--workload", "seq1m-q1t1-read", *RUN, "--label", "before", "--json"))
-        watcher = _when_fio_runs(n.kill_server, 1.0)
+        watcher = when_fio_runs(n.kill_server, 1.0)
         started = time.monotonic()
         res = cli("run", "--target", n.uri, "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read", "--runtime", "4", "--no-report")
         watcher.join()

@@ -9,38 +9,22 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import needs_fio, needs_root
-from servers import Samba, Sshfs
+from servers import Samba, Sshfs, when_fio_runs
 
 pytestmark = [needs_fio, needs_root]
-
-
-def _when_fio_runs(then, delay_s: float) -> threading.Thread:
-    def watch() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if subprocess.run(["pgrep", "-f", "storbench-fio-.*/job.fio"], capture_output=True).returncode == 0:
-                time.sleep(delay_s)
-                then()
-                return
-            time.sleep(0.05)
-
-    t = threading.Thread(target=watch)
-    t.start()
-    return t
 
 
 def _killed_mid_run(cli, target: Path, kill) -> tuple[object, float]:
     before = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-write", "--size", "16m", "--runtime", "1",
                  "--no-report", "--label", "before")  # fmt: skip
     assert before.code == 0, before.err
-    watcher = _when_fio_runs(kill, 1.0)
+    watcher = when_fio_runs(kill, 1.0)
     started = time.monotonic()
     res = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read",
               "--size", "16m", "--runtime", "5", "--no-report")  # fmt: skip

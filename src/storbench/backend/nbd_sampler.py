@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
+
+from ..storage.probe.base import SubprocessRunner
 
 from . import BackendActivity
 from .nbd import NbdActivity, parse_nbdinfo_map, unwritten_bytes
@@ -12,13 +13,7 @@ TIMEOUT_S = 15.0
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
-    except FileNotFoundError:
-        return 127, "", f"{argv[0]}: command not found"
-    except subprocess.TimeoutExpired:
-        return 124, "", f"no answer within {TIMEOUT_S:g} s"
-    return p.returncode, p.stdout, p.stderr
+    return SubprocessRunner(TIMEOUT_S).run(argv)
 
 
 class NbdSampler:

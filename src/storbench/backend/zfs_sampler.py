@@ -18,6 +18,7 @@ import tempfile
 import time
 from typing import Any
 
+from ..storage.probe.base import SubprocessRunner
 from ..storage.probe.zfs import read_arcstats
 from ..storage.zfs import ZfsInfo, ZpoolStatus, parse_ratio, parse_zpool_iostat, parse_zpool_status
 from . import BackendActivity
@@ -29,16 +30,7 @@ TRAILING_MARGIN_S = 0.25
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
-    try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, errors="replace", timeout=COMMAND_TIMEOUT_S,
-            stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C", LANG="C"), check=False,
-        )  # fmt: skip
-    except FileNotFoundError:
-        return 127, "", f"{argv[0]}: command not found"
-    except subprocess.TimeoutExpired:
-        return 124, "", f"timed out after {COMMAND_TIMEOUT_S:g} s"
-    return proc.returncode, proc.stdout, proc.stderr
+    return SubprocessRunner(COMMAND_TIMEOUT_S).run(argv)
 
 
 def _first_line(text: str) -> str:

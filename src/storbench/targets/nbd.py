@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from typing import Sequence
 from urllib.parse import urlsplit
 
@@ -80,16 +79,10 @@ def capped_size(options: Options, export_size: str | None) -> list[str]:
 
 
 def nbdinfo(uri: str) -> tuple[int, str, str]:
-    try:
-        proc = subprocess.run(
-            ["nbdinfo", "--json", uri], capture_output=True, text=True, errors="replace", timeout=NBDINFO_TIMEOUT_S,
-            stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
-    except FileNotFoundError:
-        return 127, "", "nbdinfo: command not found"
-    except subprocess.TimeoutExpired:
-        return 124, "", f"no answer within {NBDINFO_TIMEOUT_S:g} s"
-    return proc.returncode, proc.stdout, proc.stderr
+    """``nbdinfo --json URI`` (argument list, a timeout): (returncode, stdout, stderr); 127 when missing."""
+    from storbench.storage import SubprocessRunner
+
+    return SubprocessRunner(NBDINFO_TIMEOUT_S).run(["nbdinfo", "--json", uri])
 
 
 class NbdKind(TargetKind):
