@@ -92,9 +92,10 @@ def fuse_unmount(path: Path) -> None:
 class Sshfs:
     """A private sshd on 127.0.0.1 and an sshfs mount of ``export`` at ``mnt``."""
 
-    def __init__(self, workdir: Path, *, sync_write: bool = False) -> None:
+    def __init__(self, workdir: Path, *, sync_write: bool = False, export: Path | None = None) -> None:
         self.dir = workdir
-        self.export = workdir / "export"
+        self.own_export = export is None
+        self.export = export or workdir / "export"
         self.mnt = workdir / "mnt"
         self.port = free_port()
         self.sync_write = sync_write
@@ -104,7 +105,9 @@ class Sshfs:
 
     def __enter__(self) -> "Sshfs":
         d = self.dir
-        self.export.mkdir(parents=True)
+        d.mkdir(parents=True, exist_ok=True)
+        if self.own_export:
+            self.export.mkdir(parents=True)
         self.mnt.mkdir()
         os.chmod(d, 0o700)
         for key in ("hostkey", "id_ed25519"):

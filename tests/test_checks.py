@@ -239,6 +239,22 @@ def _sshfs_write() -> CheckContext:
     return clean(options={**CLEAN_OPTIONS, "rw": "randwrite"}, storage=st, activity=())
 
 
+def _share_of_local_zfs() -> CheckContext:
+    """An sshfs share whose server is this machine, serving a zfs-fuse dataset (recorded zfs get)."""
+    from storbench.storage import network_info_from_mount, parse_zfs_get, zfs_info_from
+    from storbench.storage.zfs import ArcStats
+
+    props = parse_zfs_get((Path(__file__).parent / "data" / "zfs-fuse" / "sb-zfs-get-Hpo-all-filesystem.txt").read_text())
+    server_zfs = dataclasses.replace(zfs_info_from("tst/b", props, implementation="zfs-fuse"), arc=ArcStats(max_bytes=100 * MiB))
+    net = dataclasses.replace(
+        network_info_from_mount("fuse.sshfs", "root@127.0.0.1:/tmp/zx/mnt/b", ("rw",), daemon_argv=SSHFS_ARGV),
+        server_fstype="fuse.zfs", server_zfs=server_zfs,
+    )  # fmt: skip
+    fs = FilesystemInfo(mountpoint="/mnt/ssh", source="root@127.0.0.1:/tmp/zx/mnt/b", fstype="fuse.sshfs", network=net)
+    st = StorageInfo(target="/mnt/ssh", target_kind="dir", filesystem=fs, devices=())
+    return clean(storage=st, activity=())
+
+
 def _hdd_fast() -> CheckContext:
     r = load(REFERENCE)  # 9,834 random 4k IOPS
     return clean(options=opts(), results=(r,), storage=storage(devices=(HDD,)), activity=(activity("sda", read=64 * MiB),))
@@ -384,6 +400,7 @@ CASES: dict[str, Case] = {
     "randrepeat-on": Case(_randrepeat_default, "info", ("randrepeat not set", "randread")),
     "impossible-latency": Case(_libaio_fsync, "invalid", ("sync latency maximum 312.3 s", "about 1 s", "libaio")),
     "share-write-ack": Case(_sshfs_write, "warning", ("fuse.sshfs share from 127.0.0.1 at /srv/lab/ssh/mnt", "sshfs without -o sync_write", "randwrite figure"), "sshfs -o sync_write"),
+    "server-cache": Case(_share_of_local_zfs, "warning", ("fuse.sshfs share of /tmp/zx/mnt/b from 127.0.0.1", "ZFS dataset tst/b (primarycache=all)", "64.0 MiB test file fits its ARC (at most 100.0 MiB)"), "zfs set primarycache=metadata tst/b"),
     "pool-not-healthy": Case(_pool_degraded, "warning", ("ZFS pool tank", "before the run the pool was DEGRADED", "mirror-0 was DEGRADED", "loop2 was OFFLINE"), "zpool online tank"),
 }
 

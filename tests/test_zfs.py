@@ -127,3 +127,25 @@ def test_compression_trap_is_proven_with_the_datasets_own_figures(zfs, cli, tmp_
         assert "buffer_pattern=0xdeadbeef" in f["message"] and "whatever buffer_compress_percentage=0 says" in f["message"]
         assert f"the dataset's compressratio is {ratio:.2f}x after the run" in f["message"]
         assert "64.0 MiB test file takes" in f["message"] and "ZFS compression=on on sbtest/c128" in f["message"]
+
+
+@pytest.mark.skipif(__import__("shutil").which("sshfs") is None, reason="needs sshfs and openssh-server")
+def test_a_share_of_a_local_zfs_dataset_names_the_servers_cache(zfs, cli, tmp_path: Path):
+    """The published share study's trap: the server's ARC answered the share's reads."""
+    from servers import Sshfs
+
+    with pool(tmp_path, ("mirror",), disks=2) as p:
+        exported = p.dataset("share", primarycache="all")
+        with Sshfs(tmp_path / "ssh", export=exported) as ssh:
+            # 8 MiB: laying a file out through sshfs onto zfs-fuse runs at about 1 MiB/s here
+            res = cli("run", "--target", str(ssh.mnt), "--workload", "rnd4k-q1t1-read", "--size", "8m", "--runtime", "1", "--json", "--no-report")
+            shown = cli("show", "last")
+        assert res.code == 0, res.err
+        (rec,) = json.loads(res.out)
+        z = rec["backend"]["zfs"]
+        assert z["dataset"] == "sbtest/share" and z["arc_hit_ratio"] >= 0.5, z
+        (f,) = [f for f in rec["findings"] if f["check"] == "server-cache"]
+        assert f["severity"] == "invalid"
+        assert f"fuse.sshfs share of {exported} from 127.0.0.1: on the server it is ZFS dataset sbtest/share (primarycache=all)" in f["message"]
+        assert f"{z['arc_hit_ratio'] * 100:.1f}% of the server's ARC data lookups during the run were hits" in f["message"]
+        assert f"fuse.sshfs server (this machine): {exported} is on fuse.zfs" in shown.out

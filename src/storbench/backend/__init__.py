@@ -65,6 +65,9 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
     storbench reads: a ZFS pool under the storage, an NBD export as the target."""
     samplers: list[Any] = []
     zfs = getattr(storage, "zfs", None)
+    if zfs is None:  # a share whose server is this machine, on ZFS: the server's pool and ARC
+        network = getattr(getattr(storage, "filesystem", None), "network", None)
+        zfs = getattr(network, "server_zfs", None)
     if zfs is not None:
         from .zfs_sampler import ZfsSampler
 

@@ -8,7 +8,7 @@ sentence of what happened with the numbers that prove it, and the one-line fix.
 Where each check lives (one module per family of pitfall):
 
 =================  ==========================================================================
-``cache``          memory-filesystem, cache-small-file, page-cache, zfs-arc, faster-than-device
+``cache``          memory-filesystem, cache-small-file, page-cache, zfs-arc, server-cache, faster-than-device
 ``direct``         direct-rejected, direct-ignored
 ``compression``    compressible-data, btrfs-prealloc-uncompressed
 ``sparse``         sparse-read

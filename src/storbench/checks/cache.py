@@ -7,6 +7,7 @@ Checks (ids):
 * ``cache-small-file`` -- buffered I/O on a test file the page cache can hold.
 * ``page-cache`` -- fio read far more than the devices under the file did (buffered I/O).
 * ``zfs-arc`` -- ZFS caches data in the ARC and the file fits in RAM.
+* ``server-cache`` -- a share's server (this machine) caches the shared dataset in its ARC.
 * ``faster-than-device`` -- more IOPS or bandwidth than the device class can deliver.
 
 The first, second and fourth need no measurement and also run before a run
@@ -126,6 +127,14 @@ INFO: dict[str, CheckInfo] = {
         explanation="ZFS caches file data in its ARC (primarycache=all, the default) and the test file fits in RAM, so reads and buffered I/O can be served from memory; O_DIRECT does not bypass the ARC before OpenZFS 2.3.",
         evidence="The target is a ZFS dataset or zvol with primarycache=all and the workload reads or uses buffered I/O; measured: at least 50% of the ARC's data lookups during the run were hits (invalid; 10%: warning); not measured: the test file is smaller than the ARC's maximum (c_max), or the RAM when that is unknown.",
         fix="zfs set primarycache=metadata on the dataset for the benchmark (and set it back), or use a test file larger than the RAM.",
+        severities=("warning", "invalid"),
+        preflight=True,
+    ),
+    "server-cache": CheckInfo(
+        title="The share's server answered from its cache",
+        explanation="The share's server keeps the shared files in a cache (a ZFS ARC with primarycache=all), so reads over the share can be answered from the server's memory: the figure is the network and the server's RAM, not its disks.",
+        evidence="A read workload on a share whose server is this machine and whose shared directory is a ZFS dataset with primarycache=all; measured: at least 50% of the ARC's data lookups during the run were hits (invalid; 10%: warning); not measured: the test file is smaller than the server's ARC maximum.",
+        fix="On the server, zfs set primarycache=metadata on the shared dataset for the benchmark (set it back afterwards), or use a test file larger than the server's RAM.",
         severities=("warning", "invalid"),
         preflight=True,
     ),
@@ -388,6 +397,36 @@ def _zfs_arc(
     )
 
 
+# --------------------------------------------------------------------------- server-cache
+
+
+def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence["FileState"] = (), backend: Any = None) -> Finding | None:
+    fs = storage.filesystem if storage is not None else None
+    net = fs.network if fs is not None else None
+    zfs = net.server_zfs if net is not None else None
+    if zfs is None or not reads(options) or (zfs.primarycache or "all").lower() != "all":
+        return None
+    measured = getattr(backend, "zfs", None) if backend is not None else None
+    where = f"{fs.fstype} share of {net.share} from {net.server}: on the server it is ZFS dataset {zfs.dataset} (primarycache=all)"
+    fix = f"on the server, zfs set primarycache=metadata {zfs.dataset} for the benchmark (set it back afterwards), or use a test file larger than the server's RAM"
+    if measured is not None and measured.arc_hit_ratio is not None and measured.arc_hits is not None:
+        said = f"{measured.arc_hit_ratio * 100:.1f}% of the server's ARC data lookups during the run were hits ({measured.arc_hits} hits, {measured.arc_misses} misses)"
+        if measured.arc_hit_ratio >= ARC_HIT_INVALID_RATIO:
+            return finding("server-cache", "invalid", f"{where}; {said}: the server answered from memory, the figure is not its disks'", fix)
+        if measured.arc_hit_ratio >= ARC_HIT_WARN_RATIO:
+            return finding("server-cache", "warning", f"{where}; {said}: part of the reads came from the server's memory", fix)
+        return None
+    arc_max = zfs.arc.max_bytes if zfs.arc is not None else None
+    ws = working_set(options, storage, files)
+    if arc_max and ws is not None and ws[0] < arc_max:
+        return finding(
+            "server-cache", "warning",
+            f"{where}, and the {fmt_bytes(ws[0])} test file fits its ARC (at most {fmt_bytes(arc_max)}): reads can come from the server's memory",
+            fix,
+        )  # fmt: skip
+    return None
+
+
 # --------------------------------------------------------------------------- faster-than-device
 
 
@@ -469,7 +508,8 @@ def _faster_than_device(ctx: "CheckContext") -> Finding | None:
 
 
 def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes: int | None) -> list[Finding]:
-    found = [_memory_target(options, storage), _small_file(options, storage, mem_bytes), _zfs_arc(options, storage, mem_bytes)]
+    found = [_memory_target(options, storage), _small_file(options, storage, mem_bytes), _zfs_arc(options, storage, mem_bytes),
+             _server_cache(options, storage)]  # fmt: skip
     return [f for f in found if f is not None]
 
 
@@ -480,6 +520,7 @@ def check(ctx: "CheckContext") -> list[Finding]:
         _small_file(ctx.options, ctx.storage, ctx.mem_bytes, files),
         _page_cache(ctx),
         _zfs_arc(ctx.options, ctx.storage, ctx.mem_bytes, files, ctx.backend),
+        _server_cache(ctx.options, ctx.storage, files, ctx.backend),
         _faster_than_device(ctx),
     ]
     return [f for f in found if f is not None]

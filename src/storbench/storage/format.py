@@ -184,6 +184,10 @@ def _filesystem_lines(fs: FilesystemInfo) -> list[str]:
             parts.append(("writes wait for the server" if n.writes_wait_for_server else "writes acknowledged by the client")
                          + f": {n.write_ack_option}")  # fmt: skip
         lines.append(f"{fs.fstype}: " + ", ".join(parts))
+        if n.server_fstype:
+            lines.append(f"{fs.fstype} server (this machine): {n.share} is on {n.server_fstype}")
+        if n.server_zfs is not None:
+            lines.extend(f"server side: {line}" for line in _zfs_lines(n.server_zfs))
     return lines
 
 

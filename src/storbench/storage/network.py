@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ._util import _int
 from .mounts import mount_option
+from .zfs import ZfsInfo
 
 #: Filesystems whose data lives on another machine; their mount source names the server.
 NETWORK_FSTYPES: frozenset[str] = frozenset(
@@ -60,6 +61,10 @@ class NetworkInfo:
     writes_wait_for_server: bool | None = None
     #: the option that decides it, as the user would change it ("sshfs -o sync_write not given")
     write_ack_option: str | None = None
+    #: when the server is this machine: the filesystem type holding the shared path, and its
+    #: ZFS dataset (the server's ARC can answer the share's reads)
+    server_fstype: str | None = None
+    server_zfs: ZfsInfo | None = None
 
 
 def parse_network_source(fstype: str, source: str, options: Sequence[str] = ()) -> tuple[str | None, str | None]:

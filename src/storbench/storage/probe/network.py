@@ -7,10 +7,13 @@ found in ``/proc/PID/cmdline`` by the mountpoint it names.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import socket
 
 from ..mounts import FindmntEntry
 from ..network import NetworkInfo, network_info_from_mount
+from ..zfs import ZFS_FSTYPES
 from .base import _Probe
 
 #: The daemon program of each FUSE network filesystem type.
@@ -47,8 +50,31 @@ def fuse_daemon_argv(mountpoint: str, fstype: str, proc_root: str = "/proc") -> 
     return ()
 
 
+def is_this_machine(server: str | None) -> bool:
+    """Whether a share's server names this machine (loopback, or the host's own name)."""
+    if not server:
+        return False
+    host = server.strip("[]").lower()
+    if host in ("localhost", "127.0.0.1", "::1") or host.startswith("127."):
+        return True
+    names = {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return host in names
+
+
 def describe_network(probe: _Probe, entry: FindmntEntry, target: str, source: str) -> NetworkInfo:
     argv = fuse_daemon_argv(entry.target, entry.fstype)
     if entry.fstype in FUSE_DAEMONS and not argv:
         probe.note(f"{entry.fstype} at {entry.target}: its FUSE daemon was not found, so its own options are unknown")
-    return network_info_from_mount(entry.fstype, source, entry.options, mountpoint=entry.target, target=target, daemon_argv=argv)
+    info = network_info_from_mount(entry.fstype, source, entry.options, mountpoint=entry.target, target=target, daemon_argv=argv)
+    share = info.share
+    if is_this_machine(info.server) and share and share.startswith("/") and os.path.isdir(share):
+        # the server is this machine: what holds the shared directory (its cache can answer the share's reads)
+        from . import zfs as zfs_probe
+
+        served = probe.find_mount(share)
+        if served is not None:
+            server_zfs = None
+            if served.fstype in ZFS_FSTYPES:
+                server_zfs = zfs_probe.describe_dataset(probe, served.source, implementation=zfs_probe.implementation_of(served.fstype))
+            info = dataclasses.replace(info, server_fstype=served.fstype, server_zfs=server_zfs)
+    return info
