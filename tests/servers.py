@@ -289,3 +289,80 @@ class Nbdkit:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+class Gluster:
+    """glusterd from a private volfile on 127.0.0.1:24007 and a started one-brick volume ``gv0``.
+
+    The gluster CLI refuses 127.0.0.1 as a brick host; the machine's hostname (which resolves
+    to 127.0.0.1) is accepted, with ``force`` for a brick on the root filesystem.  glusterd
+    still makes /var/run/glusterd.socket, /var/run/gluster/ (the brick's socket) and
+    /var/log/glusterfs/: removed here when they were not there before.
+    """
+
+    VOLUME = "gv0"
+    LEFTOVERS = ("/var/run/glusterd.socket", "/var/run/gluster", "/var/log/glusterfs")
+
+    def __init__(self, workdir: Path) -> None:
+        self.dir = workdir
+        self.brick = workdir / "brick"
+        self.proc: subprocess.Popen | None = None
+        self.existed = {p: os.path.exists(p) for p in self.LEFTOVERS}
+
+    @property
+    def uri(self) -> str:
+        return f"gluster://127.0.0.1/{self.VOLUME}"
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["gluster", "--log-file=/dev/null", "--mode=script", *args], capture_output=True, text=True, check=check, timeout=60)
+
+    def __enter__(self) -> "Gluster":
+        g = self.dir
+        for sub in ("lib", "run", "log"):
+            (g / sub).mkdir(parents=True, exist_ok=True)
+        self.brick.mkdir(parents=True, exist_ok=True)
+        (g / "glusterd.vol").write_text(
+            "volume management\n    type mgmt/glusterd\n"
+            f"    option working-directory {g}/lib\n    option run-directory {g}/run\n    option logging-directory {g}/log\n"
+            "    option transport-type socket\n    option transport.socket.bind-address 127.0.0.1\n"
+            "    option transport.socket.listen-port 24007\n    option ping-timeout 0\n    option event-threads 1\n"
+            "    option max-port 60999\nend-volume\n"
+        )
+        try:
+            self.proc = subprocess.Popen(
+                ["glusterd", "-N", "-f", str(g / "glusterd.vol"), "-l", str(g / "log" / "glusterd.log"), "-S", str(g / "run" / "glusterd.socket")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+            wait_for_port(24007)
+            deadline = time.monotonic() + 30
+            while self.cli("pool", "list", check=False).returncode != 0:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("glusterd did not answer")
+                time.sleep(0.2)
+            self.cli("volume", "create", self.VOLUME, f"{socket.gethostname()}:{self.brick}", "force")
+            self.cli("volume", "start", self.VOLUME)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.cli("volume", "stop", self.VOLUME, "force", check=False)  # stops the brick's glusterfsd
+            self.cli("volume", "delete", self.VOLUME, check=False)
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        out = subprocess.run(["pgrep", "-f", "--", f"--brick-name {self.brick}"], capture_output=True, text=True).stdout.split()
+        for pid in out:
+            stop_pid(int(pid))
+        for path, existed in self.existed.items():
+            if not existed:
+                if os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)

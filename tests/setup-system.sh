@@ -21,6 +21,8 @@ command -v smbnetfs >/dev/null 2>&1 || need+=(smbnetfs)
 command -v smbpasswd >/dev/null 2>&1 || need+=(samba-common-bin)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v sshfs >/dev/null 2>&1 || need+=(sshfs)
+command -v glusterd >/dev/null 2>&1 || need+=(glusterfs-server)
+command -v gluster >/dev/null 2>&1 || need+=(glusterfs-cli)
 if ((${#need[@]})); then
   echo "installing test dependencies with apt-get: ${need[*]}"
   # packaged daemons (smbd, sshd, zfs-fuse) must not start on install: the tests start their own

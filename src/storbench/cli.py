@@ -324,7 +324,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
 @click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
-@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device or NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH) to test (repeatable). Default: a scratch directory here.")
+@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device, NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH) or GlusterFS volume (gluster://HOST/VOLUME) to test (repeatable). Default: a scratch directory here.")
 @click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device or export, destroying its data.")
 @click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
 @click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")

@@ -366,6 +366,7 @@ def execute(
     identity_by_target: dict[str, tuple[int, int] | None] = {}
     local = not getattr(executor, "remote", False)  # client/server: the target path is on other hosts
     current = "(before the first workload)"
+    artifacts_before = _artifacts(specs)
     try:
         with signals.as_interrupt():
             for index, spec in enumerate(specs):
@@ -428,6 +429,8 @@ def execute(
     finally:
         if not keep_files and not getattr(executor, "remote", False):  # remote files: see ClientFio
             remove_test_files(specs)
+            _remove_remote_test_files(specs, executor)
+        _remove_artifacts(artifacts_before)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
 
 
@@ -820,6 +823,43 @@ def check_free_space(specs: Sequence[JobSpec]) -> None:
             f"{fmt_bytes(total)} together (workload {where[largest]!r} needs {fmt_bytes(need[largest])} in "
             f"{os.path.dirname(largest)!r}); give a smaller --size or targets on different filesystems"
         )
+
+
+#: Removes a test file storbench cannot unlink itself (in a GlusterFS volume): fio reads 4 KiB and unlinks it.
+CLEANUP_WORKLOAD = Workload(
+    name="cleanup",
+    description="storbench: remove the test file from a target without a local path",
+    options=(("rw", "read"), ("bs", "4k"), ("io_size", "4k"), ("unlink", "1"), ("ioengine", "psync")),
+    origin="storbench",
+)
+
+
+def _remove_remote_test_files(specs: Sequence[JobSpec], executor: Any) -> None:
+    from .targets import kind_of
+
+    done: set[str] = set()
+    for spec in specs:
+        if spec.target.path in done or not kind_of(spec.target).remote_test_file:
+            continue
+        done.add(spec.target.path)
+        with signals.held():
+            with contextlib.suppress(Exception):  # a server that is gone: nothing to remove it from
+                executor.run(build_job(CLEANUP_WORKLOAD, spec.target, Overrides(size="4k")).job_text, lambda status: None)
+
+
+def _artifacts(specs: Sequence[JobSpec]) -> dict[str, bool]:
+    """The files fio's engines write outside their job directory, and whether each exists now."""
+    from .targets import kind_of
+
+    paths = {p for spec in specs for p in kind_of(spec.target).artifacts}
+    return {p: os.path.exists(p) for p in paths}
+
+
+def _remove_artifacts(before: Mapping[str, bool]) -> None:
+    for path, existed in before.items():
+        if not existed:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def remove_test_files(specs: Sequence[JobSpec]) -> None:

@@ -212,3 +212,29 @@ def nbd_server_of(uri: str) -> str | None:
         shown = f"[{host}]" if re.search(r":", host) else host
         return f"{shown}:{parts.port or 10809}"
     return None
+
+
+def parse_gluster_volume_info_xml(text: str, uri: str, server: str) -> ExportInfo:
+    """``gluster --xml volume info VOLUME`` -> :class:`ExportInfo` (type, bricks, options in ``details``);
+    ValueError with gluster's own words when it says no (``Volume does not exist``)."""
+    import xml.etree.ElementTree as ET
+
+    start = text.find("<?xml")
+    try:
+        root = ET.fromstring(text[start:] if start >= 0 else text)
+    except ET.ParseError as exc:
+        raise ValueError(f"not gluster's XML: {exc}") from None
+    if (root.findtext("opRet") or "0").strip() != "0":
+        raise ValueError((root.findtext("opErrstr") or "gluster said no").strip())
+    vol = root.find("./volInfo/volumes/volume")
+    if vol is None:
+        raise ValueError("no volume in gluster's answer")
+    name = vol.findtext("name")
+    details = [f"type={vol.findtext('typeStr')}", f"status={vol.findtext('statusStr')}",
+               f"bricks={vol.findtext('brickCount')}", f"replica={vol.findtext('replicaCount')}",
+               f"disperse={vol.findtext('disperseCount')}"]  # fmt: skip
+    for brick in vol.findall("./bricks/brick"):
+        details.append(f"brick={brick.findtext('name') or (brick.text or '').strip()}")
+    for opt in vol.findall("./options/option"):
+        details.append(f"{opt.findtext('name')}={opt.findtext('value')}")
+    return ExportInfo(protocol="glusterfs", uri=uri, server=server, export=name, details=tuple(details))

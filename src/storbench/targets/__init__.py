@@ -6,6 +6,7 @@
 ``block``               ``block``: a block device, writes guarded (:mod:`storbench.guard`)
 ``nbd``                 ``nbd``: an NBD export through fio's nbd engine (``nbd://``, ``nbd+unix://``,
                         or the unix socket of an image ``storbench matrix`` serves)
+``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
 ======================  ======================================================================
 
 Each kind (:class:`~storbench.targets.base.TargetKind`) says how a ``--target`` of its
@@ -25,11 +26,12 @@ from storbench.model import Target, Workload
 
 from .base import Placement, ResolveContext, TargetKind, engine_for_kind, fio_filename
 from .block import BLOCK
+from .gluster import GLUSTER
 from .local import DIR, FILE
 from .nbd import NBD
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, GLUSTER, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 

@@ -86,6 +86,10 @@ class TargetKind:
     local_path: bool = True
     #: what the kind is, in a sentence ("an NBD export")
     noun: str = "a target"
+    #: the test file lives where storbench cannot unlink it (a GlusterFS volume): removed with a fio job
+    remote_test_file: bool = False
+    #: files fio's engine writes outside the job's directory, removed when the run made them
+    artifacts: tuple[str, ...] = ()
 
     def claims(self, spec: str) -> bool:
         return bool(self.prefixes) and spec.startswith(self.prefixes)
