@@ -268,6 +268,9 @@ class _Request:
     hosts: tuple = ()
     #: --prefill: one sequential write over each target's test area before its workloads
     prefill: bool = False
+    #: --ceph-conf, --ceph-client: how rbd: and rados: targets reach their cluster
+    ceph_conf: str | None = None
+    ceph_client: str | None = None
 
     @property
     def guarded_workloads(self) -> tuple:
@@ -279,6 +282,8 @@ class _Request:
     def meta(self) -> dict:
         return {
             **({"prefill": True} if self.prefill else {}),
+            **({"ceph_conf": self.ceph_conf} if self.ceph_conf else {}),
+            **({"ceph_client": self.ceph_client} if self.ceph_client else {}),
             **({"hosts": [h.to_meta() for h in self.hosts]} if self.hosts else {}),
             "workloads": [_workload_to_meta(w) for w in self.workloads],
             "targets": list(self.target_paths),
@@ -307,6 +312,8 @@ class _Request:
                 destroy=tuple(meta.get("destroy_data", [])),
                 hosts=_hosts_from_meta(meta.get("hosts", [])),
                 prefill=bool(meta.get("prefill", False)),
+                ceph_conf=meta.get("ceph_conf"),
+                ceph_client=meta.get("ceph_client"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if "setup" in meta or "study" in meta:
@@ -324,8 +331,10 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
 @click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
-@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device, NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH) or GlusterFS volume (gluster://HOST/VOLUME) to test (repeatable). Default: a scratch directory here.")
-@click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device or export, destroying its data.")
+@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device, NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH), GlusterFS volume (gluster://HOST/VOLUME), RBD image (rbd:POOL/IMAGE) or RADOS pool (rados:POOL) to test (repeatable). Default: a scratch directory here.")
+@click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device, export, image or pool, destroying its data.")
+@click.option("--ceph-conf", metavar="PATH", type=click.Path(dir_okay=False), help="The Ceph cluster's ceph.conf for rbd: and rados: targets (default: $CEPH_CONF, else /etc/ceph/ceph.conf).")
+@click.option("--ceph-client", metavar="NAME", help="The Ceph client (user) for rbd: and rados: targets (default: admin).")
 @click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
 @click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
 @click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML inventory of fio servers ([host.NAME] address, port, target, label); see docs/many-hosts.md.")
@@ -346,7 +355,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -359,7 +368,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, prefill, 
         raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
     if resume is not None:
         given = [
-            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill")
+            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]
         if given:
@@ -410,7 +419,11 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, prefill, 
         destroy=tuple(destroy),
         hosts=hosts,
         prefill=prefill,
+        ceph_conf=ceph_conf,
+        ceph_client=ceph_client,
     )
+    if (ceph_conf or ceph_client) and hosts:
+        raise UsageError("--ceph-conf and --ceph-client are for rbd: and rados: targets reached from here; they cannot be used with --host/--hosts")
     if prefill and hosts:
         raise UsageError("--prefill runs here, before the workloads; it cannot be used with --host/--hosts")
     if dry_run:
@@ -449,7 +462,8 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
     if request.hosts:
         return _remote_targets(request)
     return tuple(
-        runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url)
+        runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url,
+                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client)  # fmt: skip
         for t in request.target_paths
     )
 
@@ -825,18 +839,21 @@ def suites(app: App, name, suite_file):
 
 
 @cli.command()
-@click.option("--target", "targets", metavar="PATH", multiple=True, help="Directory, file or device to examine (default: the current directory).")
+@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, device, export, volume, image or pool to examine (default: the current directory).")
 @click.option("--suite", "suite_name", metavar="NAME", default="quick", show_default=True, help="Judge the workloads of this suite.")
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
 @click.option("--size", metavar="SIZE", help="The test file size you plan to use.")
+@click.option("--ceph-conf", metavar="PATH", type=click.Path(dir_okay=False), help="The Ceph cluster's ceph.conf for rbd: and rados: targets.")
+@click.option("--ceph-client", metavar="NAME", help="The Ceph client for rbd: and rados: targets (default: admin).")
 @click.option("--json", "as_json", is_flag=True, help="Print the storage description and findings as JSON.")
 @pass_app
-def doctor(app: App, targets, suite_name, suite_file, size, as_json):
+def doctor(app: App, targets, suite_name, suite_file, size, ceph_conf, ceph_client, as_json):
     """Describe the storage under a target and run the checks that need no measurement."""
     from . import runner
     from .checks import PreflightContext, preflight
     from .jobfile import build_job
-    from .storage import describe_target, format_storage, storage_to_dict
+    from .storage import format_storage, storage_to_dict
+    from .targets import kind_of
 
     catalog = _catalog(suite_file)
     suite = catalog.suite(suite_name)
@@ -847,8 +864,8 @@ def doctor(app: App, targets, suite_name, suite_file, size, as_json):
         fio_version = None
     report = []
     for path in targets or (app.env.cwd,):
-        target = runner.resolve_target(path)
-        storage = describe_target(target.path, fio_version=fio_version)
+        target = runner.resolve_target(path, ceph_conf=ceph_conf, ceph_client=ceph_client)
+        storage = kind_of(target).describe(target, fio_version)
         # "auto" engines are judged as libaio: the checks care about sync vs async, not which
         options = {w.name: dict(build_job(w, target, overrides, ioengine="libaio").options) for w in suite.workloads}
         mem = storage.host.mem_bytes if storage.host else None

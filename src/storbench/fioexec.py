@@ -85,7 +85,8 @@ class SubprocessFio:
             self._version = out.stdout.strip() or "unknown"
         return self._version
 
-    def run(self, job_text: str, on_status: Callable[[Status], None]) -> FioInvocation:
+    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation:
+        """``env``: variables added to fio's environment (CEPH_CONF for the rbd engine)."""
         with tempfile.TemporaryDirectory(prefix="storbench-fio-") as tmp:
             job_path = os.path.join(tmp, "job.fio")
             out_path = os.path.join(tmp, "out.json")
@@ -110,6 +111,7 @@ class SubprocessFio:
                     cwd=tmp,  # relative log names in the job (write_bw_log=sb) land here
                     start_new_session=True,  # Ctrl-C reaches storbench, which stops fio itself
                     preexec_fn=_set_parent_death_signal,
+                    env={**os.environ, **env} if env else None,
                 )
                 stdout_parts: list[str] = []
                 reader = threading.Thread(

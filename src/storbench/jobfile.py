@@ -250,4 +250,5 @@ def build_job(
         job_text=comments + render_job_text(workload.name, frozen),
         test_files=test_files,
         options=frozen,
+        env=placed.env,
     )

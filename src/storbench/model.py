@@ -209,13 +209,19 @@ class Target:
     ``dir``: a directory, storbench creates its test file inside.
     ``file``: an existing regular file, used as is (never deleted).
     ``block``: a block device (guarded by storbench.guard).
-    ``nbd``: a qemu-nbd Unix socket serving a VM image (fio's nbd engine).
+    ``nbd``: an NBD export (a URI, or the Unix socket of a VM image storbench serves).
+    ``gluster``, ``rbd``, ``rados``: a GlusterFS volume, an RBD image, a RADOS pool.
     ``scratch``: storbench created the directory and removes it afterwards.
+    ``params``: what the kind needs besides the path (a Ceph kind's ``conf`` and ``client``).
     """
 
-    kind: str  # one of "dir", "file", "block", "nbd"
+    kind: str  # a storbench.targets kind name
     path: str
     scratch: bool = False
+    params: tuple[tuple[str, str], ...] = ()
+
+    def param(self, name: str) -> str | None:
+        return next((v for k, v in self.params if k == name), None)
 
     @property
     def display(self) -> str:
@@ -245,6 +251,8 @@ class JobSpec:
     job_text: str
     test_files: tuple[str, ...]  # files this job creates/uses that storbench must remove
     options: tuple[tuple[str, str | None], ...]  # the effective options in the job section
+    #: environment fio needs for this target (CEPH_CONF for an RBD image's cluster)
+    env: tuple[tuple[str, str], ...] = ()
 
 
 # --------------------------------------------------------------------------- stored records

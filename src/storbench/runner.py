@@ -101,18 +101,25 @@ def target_identity(target: Target) -> tuple[int, int] | None:
 
 
 def resolve_target(
-    path: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = (), *, db_path: str | None = None
+    path: str,
+    destroy: Sequence[str] = (),
+    workloads: Sequence[Workload] = (),
+    *,
+    db_path: str | None = None,
+    ceph_conf: str | None = None,
+    ceph_client: str | None = None,
 ) -> Target:
     """Check a ``--target`` and say what kind it is (one-line TargetError otherwise).
 
     ``destroy`` are what the user named with ``--destroy-data``; ``workloads``
     are what will run there (a block device or an export may be written only when
     named, see :mod:`storbench.guard` and :mod:`storbench.targets`); ``db_path`` is the
-    results database (a path or a ``sqlite:///`` URL), whose device is never written.
+    results database (a path or a ``sqlite:///`` URL), whose device is never written;
+    ``ceph_conf`` and ``ceph_client`` are ``--ceph-conf`` and ``--ceph-client`` (Ceph kinds only).
     """
     from .targets import resolve
 
-    return resolve(path, destroy, workloads, db_path=db_path)
+    return resolve(path, destroy, workloads, db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client)
 
 
 @contextlib.contextmanager
@@ -456,7 +463,7 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     size = max(known, key=parse_size) if known else None  # None: the whole file, device or export
     job = build_job(PREFILL_WORKLOAD, target, Overrides(size=size), test_file_name=_test_file_name(first))
     started = time.monotonic()
-    inv = executor.run(job.job_text, lambda status: None)
+    inv = run_fio(executor, job, lambda status: None)
     result = None
     try:
         result = parse_fio_json(inv.output_text)
@@ -471,6 +478,20 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     note = f"--prefill: wrote {fmt_bytes(written)} of {target.display} sequentially (1 MiB writes) in {time.monotonic() - started:.1f} s before the workloads"
     reporter.note(note)
     return dataclasses.replace(storage, notes=tuple(storage.notes) + (note,)) if storage is not None else storage
+
+
+def run_fio(executor: Any, spec: JobSpec, on_status: Callable[[Any], None]) -> Any:
+    """``executor.run`` of one job, with the environment its target needs (CEPH_CONF for an RBD
+    image) when it needs one; an executor that cannot set an environment (fio client/server)
+    cannot run such a job, and says so in one line."""
+    if not spec.env:
+        return executor.run(spec.job_text, on_status)
+    try:
+        return executor.run(spec.job_text, on_status, env=dict(spec.env))
+    except TypeError as exc:
+        if "env" not in str(exc):
+            raise
+        raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster") from None
 
 
 def _test_file_name(spec: JobSpec) -> str:
@@ -588,7 +609,7 @@ def _measure_once(
         backend_sampler(storage, spec.target, _area_bytes(spec)) if backend_sampler is not None and not remote else None
     ) or contextlib.nullcontext(None)
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
-        inv = executor.run(spec.job_text, on_status)
+        inv = run_fio(executor, spec, on_status)
     activity = sampler.series() if sampler is not None else None
     backend = backend_box.activity() if backend_box is not None else None
     after = measure_space(spec, flush=True) if not remote else None
@@ -842,9 +863,11 @@ def _remove_remote_test_files(specs: Sequence[JobSpec], executor: Any) -> None:
         if spec.target.path in done or not kind_of(spec.target).remote_test_file:
             continue
         done.add(spec.target.path)
+        names = sorted({os.path.basename(f) for s in specs if s.target == spec.target for f in s.test_files} or {_test_file_name(spec)})
         with signals.held():
             with contextlib.suppress(Exception):  # a server that is gone: nothing to remove it from
-                executor.run(build_job(CLEANUP_WORKLOAD, spec.target, Overrides(size="4k")).job_text, lambda status: None)
+                if not kind_of(spec.target).remove_remote(spec.target, names):
+                    run_fio(executor, build_job(CLEANUP_WORKLOAD, spec.target, Overrides(size="4k")), lambda status: None)
 
 
 def _artifacts(specs: Sequence[JobSpec]) -> dict[str, bool]:

@@ -2,7 +2,8 @@
 
 A target's back-end is the system under its filesystem that keeps counters of its own: a ZFS
 pool (per-vdev and per-member I/O, the ARC, the pool's state; :mod:`.zfs`), an NBD export
-(its allocation map before the run: what was never written; :mod:`.nbd`).  Each kind has a
+(its allocation map before the run: what was never written; :mod:`.nbd`), a Ceph pool
+(what its OSDs served during the run, what of an RBD image was never written; :mod:`.ceph`).  Each kind has a
 pure module (records and how they are computed) and a sampler (the edge that runs the
 commands while fio runs: :mod:`.zfs_sampler`).  :func:`sampler_for` picks the sampler for a
 storage description; :func:`backend_to_dict` / :func:`backend_from_dict` are the stored,
@@ -17,6 +18,7 @@ from typing import Any, Mapping
 
 from ..errors import StoreError
 from ..storage.codec import encode_dataclasses
+from .ceph import CephActivity
 from .nbd import NbdActivity
 from .zfs import PoolState, VdevIo, ZfsActivity
 
@@ -30,10 +32,11 @@ class BackendActivity:
 
     zfs: ZfsActivity | None = None
     nbd: NbdActivity | None = None
+    ceph: CephActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return (self.zfs.problems if self.zfs is not None else ()) + (self.nbd.problems if self.nbd is not None else ())
+        return tuple(p for part in (self.zfs, self.nbd, self.ceph) if part is not None for p in part.problems)
 
 
 class _Samplers:
@@ -55,7 +58,7 @@ class _Samplers:
         parts: dict[str, Any] = {}
         for s in self.samplers:
             got = s.activity()
-            parts.update({k: v for k, v in (("zfs", got.zfs), ("nbd", got.nbd)) if v is not None})
+            parts.update({k: v for k, v in (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph)) if v is not None})
         return BackendActivity(**parts)
 
 
@@ -77,6 +80,19 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
         from ..targets.nbd import nbd_uri
 
         samplers.append(NbdSampler(nbd_uri(target.path), area_bytes))
+    if target is not None and getattr(target, "kind", None) in ("rbd", "rados"):
+        from .ceph_sampler import CephSampler
+
+        if target.kind == "rbd":
+            from ..targets.rbd import parse_rbd_spec
+
+            pool, image = parse_rbd_spec(target.path)
+            samplers.append(CephSampler(target, pool, image=image, area_bytes=area_bytes))
+        else:
+            from ..jobfile import DEFAULT_TEST_FILE_NAME
+            from ..targets.rados import parse_rados_spec
+
+            samplers.append(CephSampler(target, parse_rados_spec(target.path), obj=DEFAULT_TEST_FILE_NAME, area_bytes=area_bytes))
     if not samplers:
         return None
     return samplers[0] if len(samplers) == 1 else _Samplers(samplers)
@@ -123,9 +139,11 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
         zfs = _zfs_from(data["zfs"]) if data.get("zfs") is not None else None
         nbd = data.get("nbd")
         nbd = NbdActivity(**{**nbd, "problems": tuple(nbd.get("problems", ()))}) if nbd is not None else None
+        ceph = data.get("ceph")
+        ceph = CephActivity(**{**ceph, "problems": tuple(ceph.get("problems", ()))}) if ceph is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs, nbd=nbd)
+    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph)
 
 
 __all__ = ["BackendActivity", "FORMAT_VERSION", "backend_from_dict", "backend_to_dict", "sampler_for"]

@@ -43,7 +43,7 @@ INFO = {
     "sparse-read": CheckInfo(
         title="Reads of never-written data",
         explanation="Most of the file or export being read was never written, and a hole (or an extent an NBD server knows is zero) is answered without touching the device (even with direct=1), so the figure measures the kernel or the server, not the storage.",
-        evidence="A read workload and, before the run, a test file whose allocated size (st_blocks x 512) is less than half its size (invalid; warning on storage that compresses, where compression also shrinks the allocation), or an NBD export whose allocation map (nbdinfo --map) calls at least half of the area read holes or zeros (invalid).",
+        evidence="A read workload and, before the run, a test file whose allocated size (st_blocks x 512) is less than half its size (invalid; warning on storage that compresses, where compression also shrinks the allocation), an NBD export whose allocation map (nbdinfo --map) calls at least half of the area read holes or zeros, or an RBD image (rbd diff) or RADOS object (rados stat) of which at least half of the area read was never written, with what the OSDs served during the run (invalid).",
         fix="Write the whole area before reading it: --prefill, or a sequential fio write pass over it; never benchmark reads on a file made with truncate or on a fresh image.",
         severities=("warning", "invalid"),
     ),
@@ -122,6 +122,32 @@ def _unwritten_export(ctx: "CheckContext") -> Finding | None:
     )
 
 
+def _unwritten_ceph(ctx: "CheckContext") -> Finding | None:
+    c = getattr(ctx.backend, "ceph", None) if ctx.backend is not None else None
+    if c is None or not reads(ctx.options) or c.unwritten_ratio is None or c.unwritten_ratio < SPARSE_EXPORT_MIN_RATIO:
+        return None
+    last = ctx.results[-1] if ctx.results else None
+    evidence = ""
+    if last is not None:
+        read = [s for j in jobs(last) if (s := j.directions.get("read")) is not None]
+        iops = sum(s.iops for s in read)
+        if iops:
+            evidence = f"; fio read {fmt_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS"
+            if c.osd_read_ops is not None:
+                evidence += f" while the OSDs served {fmt_count(c.osd_read_ops)} reads ({fmt_bytes(c.osd_read_bytes)})"
+    if c.image is not None:
+        what, how, answer = f"the RBD image {c.pool}/{c.image}", "rbd diff", "librbd answers reads of never-written objects from the object map without asking any OSD"
+    else:
+        what, how, answer = f"the RADOS object {c.pool}/{c.object}", "rados stat", "reads beyond an object's written size return nothing from the OSD"
+    return finding(
+        "sparse-read",
+        "invalid",
+        f"{what}: {fmt_bytes(c.unwritten_before_bytes)} of the {fmt_bytes(c.area_bytes)} read area "
+        f"({fmt_pct(c.unwritten_before_bytes, c.area_bytes)}) was never written before the run ({how}): {answer}{evidence}",
+        "write the area first: run with --prefill (a sequential write pass before the workloads), or write it with a fio write job",
+    )
+
+
 def check(ctx: "CheckContext") -> list[Finding]:
-    found = [f for f in (_sparse_read(ctx), _unwritten_export(ctx)) if f is not None]
+    found = [f for f in (_sparse_read(ctx), _unwritten_export(ctx), _unwritten_ceph(ctx)) if f is not None]
     return found[:1]

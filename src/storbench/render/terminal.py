@@ -181,7 +181,8 @@ def format_suites(suites: Sequence[Suite]) -> list[str]:
 
 
 def format_backend(records: Sequence[ResultRecord]) -> list[str]:
-    """What the back-end under each target (a ZFS pool) did, per workload (its last repetition)."""
+    """What the back-end under each target (a ZFS pool, a Ceph cluster) did, per workload (its last repetition)."""
+    from ..backend.ceph import format_ceph_activity
     from ..backend.zfs import format_zfs_activity
 
     last: dict[tuple[str | None, str], ResultRecord] = {}
@@ -190,9 +191,10 @@ def format_backend(records: Sequence[ResultRecord]) -> list[str]:
             last[(rec.target, rec.workload)] = rec
     lines: list[str] = []
     for (_target, workload), rec in last.items():
-        if rec.backend.zfs is not None:
-            body = format_zfs_activity(rec.backend.zfs)
-            if body:
-                lines.append(f"{workload}:")
-                lines.extend(f"  {line}" for line in body)
+        body = format_zfs_activity(rec.backend.zfs) if rec.backend.zfs is not None else []
+        if rec.backend.ceph is not None:
+            body += format_ceph_activity(rec.backend.ceph)
+        if body:
+            lines.append(f"{workload}:")
+            lines.extend(f"  {line}" for line in body)
     return lines

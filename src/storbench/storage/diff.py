@@ -90,6 +90,18 @@ def _settings(info: StorageInfo, *, whole_chain: bool = True) -> dict[str, str]:
             for key in ("server", "share", "protocol_version", "transport", "rsize_bytes", "wsize_bytes", "protocol", "client",
                         "cache_options", "writes_wait_for_server"):
                 out[f"filesystem.network.{key}"] = _text(getattr(fs.network, key))
+    c = info.ceph
+    if c is not None:
+        out["ceph.version"] = _text(c.version)
+        out["ceph.osds"] = _text(c.osds)
+        if c.pool is not None:
+            for key in ("type", "size", "min_size", "pg_num", "erasure_code_profile"):
+                out[f"ceph.pool.{key}"] = _text(getattr(c.pool, key))
+        out["ceph.osd.objectstores"] = _text(tuple(sorted({o.objectstore or "?" for o in c.osd_details})) or None)
+        out["ceph.osd.device_classes"] = _text(tuple(sorted({o.device_class or "?" for o in c.osd_details})) or None)
+        if c.image is not None:
+            out["ceph.image.object_size_bytes"] = _text(c.image.object_size_bytes)
+            out["ceph.image.features"] = _text(c.image.features)
     out["devices.chain"] = _chain_shape(info.devices)
     if whole_chain:
         compared = [(f"devices[{i}]", dev) for i, dev in enumerate(info.devices)]

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ._util import format_bytes
 from .block import DeviceInfo
+from .ceph import CephInfo
 from .records import FilesystemInfo, StorageInfo
 from .zfs import ZfsInfo
 
@@ -191,6 +192,48 @@ def _filesystem_lines(fs: FilesystemInfo) -> list[str]:
     return lines
 
 
+def format_ceph(info: CephInfo) -> list[str]:
+    """The cluster in a few lines: the cluster, the pool, the OSDs, the image."""
+    head = [f"fsid {info.fsid or '?'}", info.health or "health ?"]
+    if info.version:
+        head.append(f"ceph {info.version}")
+    head.append(f"{info.mons if info.mons is not None else '?'} mon")
+    head.append(f"{info.osds if info.osds is not None else '?'} osd ({info.osds_up if info.osds_up is not None else '?'} up, "
+                f"{info.osds_in if info.osds_in is not None else '?'} in)")  # fmt: skip
+    if info.pg_states:
+        head.append("pgs " + ", ".join(info.pg_states))
+    lines = ["ceph cluster: " + ", ".join(head)]
+    lines.extend(f"ceph health: {c}" for c in info.health_checks)
+    p = info.pool
+    if p is not None:
+        bits = [p.type or "?", f"size {p.size}/min_size {p.min_size}", f"{p.pg_num} pgs"]
+        if p.erasure_code_profile:
+            bits.append(f"profile {p.erasure_code_profile}")
+        bits.append("application " + (",".join(p.applications) or "none"))
+        if info.pool_objects is not None:
+            bits.append(f"{info.pool_objects} objects")
+        lines.append(f"ceph pool {p.name}: " + ", ".join(bits))
+    for o in info.osd_details:
+        bits = [o.objectstore or "?", f"on {o.devices or '?'}", o.device_class or ("rotational" if o.rotational else "?")]
+        if o.block_path:
+            bits.append(f"block {o.block_path}")
+        if o.dedicated_db is not None:
+            bits.append("db on its own device" if o.dedicated_db else "db shared")
+        if o.hostname:
+            bits.append(f"host {o.hostname}")
+        lines.append(f"ceph osd.{o.id}: " + ", ".join(bits))
+    im = info.image
+    if im is not None:
+        bits = [f"size {format_bytes(im.size_bytes)}", f"objects of {format_bytes(im.object_size_bytes)}",
+                "features " + (",".join(im.features) or "none")]  # fmt: skip
+        if im.used_bytes is not None:
+            bits.append("never written" if im.used_bytes == 0 else f"{format_bytes(im.used_bytes)} written")
+        if im.watchers:
+            bits.append(f"{im.watchers} watcher(s)")
+        lines.append(f"rbd image {p.name + '/' if p else ''}{im.name}: " + ", ".join(bits))
+    return lines
+
+
 def format_storage(info: StorageInfo) -> list[str]:
     """A human description, one fact per line; the second line reads like
     ``ext4 (rw,relatime) on /dev/loop0 (loop, 64 MiB, backing /tmp/x.img, dio=on) -> /dev/vda (disk, virtio, ...)``.
@@ -220,6 +263,8 @@ def format_storage(info: StorageInfo) -> list[str]:
             bits.append("read-only" if e.read_only else "read-write")
         bits.extend(e.details)
         lines.append(f"{e.protocol} export {e.uri}: " + ", ".join(bits))
+    if info.ceph is not None:
+        lines.extend(format_ceph(info.ceph))
     for dev in info.devices:
         if dev.zvol is not None:
             lines.extend(_zfs_lines(dev.zvol))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .block import DeviceInfo
+from .ceph import CephInfo
 from .host import HostInfo
 from .localfs import BtrfsInfo, Ext4Info, XfsInfo
 from .mounts import mount_option
@@ -63,6 +64,8 @@ class StorageInfo:
     notes: tuple[str, ...] = ()
     #: a network block export reached without a mount (``target_kind`` ``nbd``)
     export: ExportInfo | None = None
+    #: the Ceph cluster under an RBD image or a RADOS pool (``target_kind`` ``rbd``, ``rados``)
+    ceph: CephInfo | None = None
 
     def device(self, kname: str) -> DeviceInfo | None:
         for dev in self.devices:

@@ -7,6 +7,9 @@
 ``nbd``                 ``nbd``: an NBD export through fio's nbd engine (``nbd://``, ``nbd+unix://``,
                         or the unix socket of an image ``storbench matrix`` serves)
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
+``rbd``                 ``rbd``: an RBD image through fio's rbd engine (``rbd:POOL/IMAGE``), writes guarded
+``rados``               ``rados``: a RADOS pool through fio's rados engine (``rados:POOL``), writes guarded
+``ceph``                what the two Ceph kinds share: ``--ceph-conf``, ``--ceph-client``, the cluster's description
 ======================  ======================================================================
 
 Each kind (:class:`~storbench.targets.base.TargetKind`) says how a ``--target`` of its
@@ -29,9 +32,11 @@ from .block import BLOCK
 from .gluster import GLUSTER
 from .local import DIR, FILE
 from .nbd import NBD
+from .rados import RADOS
+from .rbd import RBD
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, GLUSTER, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 
@@ -46,12 +51,24 @@ def kind_names() -> tuple[str, ...]:
     return tuple(_BY_NAME)
 
 
-def resolve(spec: str, destroy: Sequence[str] = (), workloads: Sequence[Workload] = (), *, db_path: str | None = None) -> Target:
+def resolve(
+    spec: str,
+    destroy: Sequence[str] = (),
+    workloads: Sequence[Workload] = (),
+    *,
+    db_path: str | None = None,
+    ceph_conf: str | None = None,
+    ceph_client: str | None = None,
+) -> Target:
     """Check a ``--target`` and say what kind it is (one-line :class:`TargetError` otherwise)."""
-    ctx = ResolveContext(destroy=tuple(destroy), workloads=tuple(workloads), db_path=db_path)
+    ctx = ResolveContext(destroy=tuple(destroy), workloads=tuple(workloads), db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client)
     for kind in KINDS:
         if kind.claims(spec):
+            if (ceph_conf or ceph_client) and kind.name not in ("rbd", "rados"):
+                raise TargetError(f"target {spec!r}: --ceph-conf and --ceph-client apply only to rbd: and rados: targets")
             return kind.resolve(spec, ctx)
+    if ceph_conf or ceph_client:
+        raise TargetError(f"target {spec!r}: --ceph-conf and --ceph-client apply only to rbd: and rados: targets")
     if not os.path.exists(spec):
         if "://" in spec:
             scheme = spec.split("://", 1)[0]

@@ -22,6 +22,7 @@ from typing import Sequence
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import Target, Workload
+from storbench.units import fio_size, parse_size
 
 Options = list[tuple[str, "str | None"]]
 
@@ -56,6 +57,8 @@ class Placement:
     options: tuple[tuple[str, str | None], ...] = ()
     test_files: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: environment fio needs (CEPH_CONF: fio's rbd engine has no option for the config file)
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class ResolveContext:
     destroy: tuple[str, ...] = ()
     workloads: tuple[Workload, ...] = field(default_factory=tuple)
     db_path: str | None = None
+    #: ``--ceph-conf`` and ``--ceph-client`` (only Ceph kinds take them)
+    ceph_conf: str | None = None
+    ceph_client: str | None = None
 
 
 class TargetKind:
@@ -100,6 +106,11 @@ class TargetKind:
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
         return Placement(options=(("filename", fio_filename(target.path)),))
 
+    def remove_remote(self, target: Target, names: Sequence[str]) -> bool:
+        """Remove the test files ``names`` of a :attr:`remote_test_file` kind (edge); False: the
+        runner removes them with a fio job (``unlink=1``, as for a GlusterFS volume)."""
+        return False
+
     def describe_path(self, target: Target) -> str | None:
         """The path whose storage the description describes; None: nothing local to describe."""
         return target.path
@@ -116,6 +127,26 @@ class TargetKind:
         import os
 
         return (list(test_files) or [target.path], os.path.dirname(target.path))
+
+
+def capped_size(options: Options, export_size: str | None, what: str) -> list[str]:
+    """Set an export's or image's size where no size is given, cap it where more is asked; the notes
+    (``what``: "the NBD export's")."""
+    if export_size is None:
+        return []
+    export = fio_size(export_size)
+    current = next((v for k, v in options if k == "size"), None)
+    if current is None:
+        options.append(("size", export))
+        return []
+    if current.endswith("%"):
+        return []
+    if parse_size(current) > parse_size(export):
+        for i, (k, _v) in enumerate(options):
+            if k == "size":
+                options[i] = ("size", export)
+        return [f"size={current} capped at {what} size {export}"]
+    return []
 
 
 def engine_for_kind(kind: TargetKind, workload: Workload, options: Options) -> tuple[Options, list[str]]:

@@ -21,9 +21,8 @@ from urllib.parse import urlsplit
 
 from storbench.errors import TargetError
 from storbench.model import Target
-from storbench.units import fio_size, parse_size
 
-from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text
+from .base import Options, Placement, ResolveContext, TargetKind, capped_size, check_uri_text
 
 NBD_PREFIXES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
 NBDINFO_TIMEOUT_S = 15.0
@@ -57,25 +56,6 @@ def check_nbd_uri(spec: str) -> str:
         except ValueError:
             raise TargetError(f"NBD URI {spec!r} has an invalid port (a number from 1 to 65535)") from None
     return spec
-
-
-def capped_size(options: Options, export_size: str | None) -> list[str]:
-    """Set the export's size where no size is given, cap it where more is asked; the notes."""
-    if export_size is None:
-        return []
-    export = fio_size(export_size)
-    current = next((v for k, v in options if k == "size"), None)
-    if current is None:
-        options.append(("size", export))
-        return []
-    if current.endswith("%"):
-        return []
-    if parse_size(current) > parse_size(export):
-        for i, (k, _v) in enumerate(options):
-            if k == "size":
-                options[i] = ("size", export)
-        return [f"size={current} capped at the NBD export's size {export}"]
-    return []
 
 
 def nbdinfo(uri: str) -> tuple[int, str, str]:
@@ -112,7 +92,7 @@ class NbdKind(TargetKind):
         return Target(kind="nbd", path=spec)
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
-        notes = capped_size(options, export_size)
+        notes = capped_size(options, export_size, "the NBD export's")
         return Placement(options=(("uri", nbd_uri(target.path)),), notes=tuple(notes))
 
     def describe_path(self, target: Target) -> str | None:

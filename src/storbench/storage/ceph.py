@@ -1,0 +1,346 @@
+"""A Ceph cluster as a target's storage (pure): the records and the parsers of the CLIs' JSON.
+
+An RBD image (``rbd:POOL/IMAGE``) or a RADOS pool (``rados:POOL``) is reached by fio's own
+librbd/librados client, with no block device or filesystem on this machine; what describes
+it is the cluster: its id and health, how many monitors and OSDs are up, the pool's
+replication (``size``/``min_size``), placement groups and application, each OSD's object
+store and the devices under it, and for an image its size, object size, features and how
+much of it was ever written.  Every parser takes the JSON a command printed (``ceph status
+-f json``, ``ceph osd pool ls detail -f json``, ``ceph osd metadata -f json``, ``rbd info
+--format json``, ``rbd du``/``rbd status``/``rbd diff --format json``, ``rados df -f json``)
+and raises ValueError naming what it expected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class CephOsd:
+    """One OSD as ``ceph osd metadata`` describes it."""
+
+    id: int
+    objectstore: str | None = None  # bluestore, filestore
+    devices: str | None = None  # the host's block devices under it ("vda", "sdb,nvme0n1")
+    device_class: str | None = None  # hdd, ssd, nvme (bluestore_bdev_type / default_device_class)
+    rotational: bool | None = None
+    block_path: str | None = None  # bluestore's block (a file, a partition, an LV)
+    block_size_bytes: int | None = None
+    dedicated_db: bool | None = None  # RocksDB on a device of its own
+    dedicated_wal: bool | None = None
+    hostname: str | None = None
+    version: str | None = None  # 16.2.15
+
+
+@dataclass(frozen=True)
+class CephPool:
+    """A pool as ``ceph osd pool ls detail`` describes it."""
+
+    name: str
+    id: int | None = None
+    type: str | None = None  # replicated, erasure
+    size: int | None = None  # copies (replicated) or k+m (erasure)
+    min_size: int | None = None
+    pg_num: int | None = None
+    applications: tuple[str, ...] = ()
+    erasure_code_profile: str | None = None
+    autoscale: str | None = None  # on, off, warn
+    crush_rule: int | None = None
+
+
+@dataclass(frozen=True)
+class RbdImage:
+    """An RBD image: ``rbd info`` (size, order, features), ``rbd du`` (used), ``rbd status`` (watchers)."""
+
+    name: str
+    size_bytes: int | None = None
+    object_size_bytes: int | None = None
+    features: tuple[str, ...] = ()
+    format: int | None = None
+    used_bytes: int | None = None  # provisioned space written (rbd du; exact with fast-diff)
+    watchers: int | None = None
+
+
+@dataclass(frozen=True)
+class CephInfo:
+    """The cluster under a Ceph target, and the pool (and image) the target names."""
+
+    fsid: str | None = None
+    health: str | None = None  # HEALTH_OK, HEALTH_WARN, HEALTH_ERR
+    health_checks: tuple[str, ...] = ()  # "OSD_DOWN: 1 osds down"
+    version: str | None = None  # of the daemons (ceph versions), else of this client
+    mons: int | None = None
+    quorum: int | None = None
+    osds: int | None = None
+    osds_up: int | None = None
+    osds_in: int | None = None
+    pgs: int | None = None
+    pg_states: tuple[str, ...] = ()  # "32 active+clean"
+    bytes_total: int | None = None
+    bytes_used: int | None = None
+    conf: str | None = None  # the configuration file storbench used
+    client: str | None = None  # the client name (admin)
+    pool: CephPool | None = None
+    pool_objects: int | None = None
+    osd_details: tuple[CephOsd, ...] = ()
+    image: RbdImage | None = None
+
+
+@dataclass(frozen=True)
+class PoolCounters:
+    """A pool's cumulative counters (``rados df``): what its OSDs served."""
+
+    objects: int
+    read_ops: int
+    read_bytes: int
+    write_ops: int
+    write_bytes: int
+
+
+def _json(text: str, what: str) -> Any:
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        raise ValueError(f"not {what}'s JSON (no JSON in its output)")
+    try:
+        return json.JSONDecoder().raw_decode(text[start:])[0]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not {what}'s JSON: {exc}") from None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _flag(value: Any) -> bool | None:
+    return {"1": True, "0": False, 1: True, 0: False, True: True, False: False}.get(value)
+
+
+def parse_ceph_status(text: str) -> CephInfo:
+    """``ceph status -f json`` -> the cluster part of :class:`CephInfo`."""
+    doc = _json(text, "ceph status")
+    if not isinstance(doc, dict) or "fsid" not in doc:
+        raise ValueError("not ceph status's JSON (no fsid)")
+    health = doc.get("health") if isinstance(doc.get("health"), dict) else {}
+    checks = []
+    for name, check in sorted((health.get("checks") or {}).items()):
+        message = check.get("summary", {}).get("message") if isinstance(check, dict) else None
+        checks.append(f"{name}: {message}" if message else name)
+    osdmap = doc.get("osdmap") if isinstance(doc.get("osdmap"), dict) else {}
+    osdmap = osdmap.get("osdmap", osdmap)  # nautilus nests it once more
+    pgmap = doc.get("pgmap") if isinstance(doc.get("pgmap"), dict) else {}
+    states = tuple(f"{s.get('count')} {s.get('state_name')}" for s in pgmap.get("pgs_by_state", []) if isinstance(s, dict))
+    monmap = doc.get("monmap") if isinstance(doc.get("monmap"), dict) else {}
+    mons = _int(monmap.get("num_mons"))
+    if mons is None and isinstance(monmap.get("mons"), list):
+        mons = len(monmap["mons"])
+    return CephInfo(
+        fsid=doc.get("fsid") if isinstance(doc.get("fsid"), str) else None,
+        health=health.get("status") if isinstance(health.get("status"), str) else None,
+        health_checks=tuple(checks),
+        mons=mons,
+        quorum=len(doc["quorum"]) if isinstance(doc.get("quorum"), list) else None,
+        osds=_int(osdmap.get("num_osds")),
+        osds_up=_int(osdmap.get("num_up_osds")),
+        osds_in=_int(osdmap.get("num_in_osds")),
+        pgs=_int(pgmap.get("num_pgs")),
+        pg_states=states,
+        bytes_total=_int(pgmap.get("bytes_total")),
+        bytes_used=_int(pgmap.get("bytes_used")),
+    )
+
+
+def parse_pool_ls_detail(text: str, pool: str) -> CephPool | None:
+    """``ceph osd pool ls detail -f json`` -> the pool named ``pool`` (None: no such pool)."""
+    doc = _json(text, "ceph osd pool ls detail")
+    if not isinstance(doc, list):
+        raise ValueError("not ceph osd pool ls detail's JSON (expected a list of pools)")
+    for p in doc:
+        if isinstance(p, dict) and p.get("pool_name") == pool:
+            kind = {1: "replicated", 3: "erasure"}.get(p.get("type")) if isinstance(p.get("type"), int) else p.get("type")
+            apps = p.get("application_metadata") if isinstance(p.get("application_metadata"), dict) else {}
+            return CephPool(
+                name=pool,
+                id=_int(p.get("pool_id")),
+                type=kind if isinstance(kind, str) else None,
+                size=_int(p.get("size")),
+                min_size=_int(p.get("min_size")),
+                pg_num=_int(p.get("pg_num")),
+                applications=tuple(sorted(apps)),
+                erasure_code_profile=p.get("erasure_code_profile") or None,
+                autoscale=p.get("pg_autoscale_mode") if isinstance(p.get("pg_autoscale_mode"), str) else None,
+                crush_rule=_int(p.get("crush_rule")),
+            )
+    return None
+
+
+def parse_osd_metadata(text: str) -> tuple[CephOsd, ...]:
+    """``ceph osd metadata -f json`` (every OSD, or one) -> :class:`CephOsd` records by id."""
+    doc = _json(text, "ceph osd metadata")
+    items = doc if isinstance(doc, list) else [doc]
+    out = []
+    for o in items:
+        if not isinstance(o, dict) or _int(o.get("id")) is None:
+            raise ValueError("not ceph osd metadata's JSON (an OSD without an id)")
+        store = o.get("osd_objectstore")
+        out.append(
+            CephOsd(
+                id=_int(o["id"]),  # type: ignore[arg-type]
+                objectstore=store if isinstance(store, str) else None,
+                devices=(o.get("bluestore_bdev_devices") or o.get("devices")) or None,
+                device_class=(o.get("bluestore_bdev_type") or o.get("default_device_class")) or None,
+                rotational=_flag(o.get("bluestore_bdev_rotational", o.get("rotational"))),
+                block_path=o.get("bluestore_bdev_path") or None,
+                block_size_bytes=_int(o.get("bluestore_bdev_size")),
+                dedicated_db=_flag(o.get("bluefs_dedicated_db")),
+                dedicated_wal=_flag(o.get("bluefs_dedicated_wal")),
+                hostname=o.get("hostname") or None,
+                version=o.get("ceph_version_short") or None,
+            )
+        )
+    return tuple(sorted(out, key=lambda o: o.id))
+
+
+def parse_rbd_info(text: str) -> RbdImage:
+    """``rbd info --format json POOL/IMAGE`` -> :class:`RbdImage` (size, object size, features)."""
+    doc = _json(text, "rbd info")
+    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+        raise ValueError("not rbd info's JSON (no image name)")
+    obj = _int(doc.get("object_size"))
+    if obj is None and _int(doc.get("order")) is not None:
+        obj = 1 << _int(doc.get("order"))  # type: ignore[operator]
+    features = doc.get("features") if isinstance(doc.get("features"), list) else []
+    return RbdImage(name=doc["name"], size_bytes=_int(doc.get("size")), object_size_bytes=obj,
+                    features=tuple(str(f) for f in features), format=_int(doc.get("format")))  # fmt: skip
+
+
+def parse_rbd_du(text: str, image: str) -> int | None:
+    """``rbd du --format json POOL/IMAGE`` -> the image's used bytes (None: not listed)."""
+    doc = _json(text, "rbd du")
+    if not isinstance(doc, dict) or not isinstance(doc.get("images"), list):
+        raise ValueError("not rbd du's JSON (no images)")
+    for im in doc["images"]:
+        if isinstance(im, dict) and im.get("name") == image and im.get("snapshot") in (None, ""):
+            return _int(im.get("used_size"))
+    return None
+
+
+def parse_rbd_status(text: str) -> tuple[str, ...]:
+    """``rbd status --format json POOL/IMAGE`` -> the watchers' addresses (a mapping, a VM, a running fio)."""
+    doc = _json(text, "rbd status")
+    if not isinstance(doc, dict) or not isinstance(doc.get("watchers"), list):
+        raise ValueError("not rbd status's JSON (no watchers list)")
+    return tuple(str(w.get("address", "?")) if isinstance(w, dict) else str(w) for w in doc["watchers"])
+
+
+def parse_rbd_diff(text: str) -> tuple[tuple[int, int], ...]:
+    """``rbd diff --format json POOL/IMAGE`` -> the written extents (offset, length) in the object map."""
+    doc = _json(text, "rbd diff")
+    if not isinstance(doc, list):
+        raise ValueError("not rbd diff's JSON (expected a list of extents)")
+    out = []
+    for e in doc:
+        if not isinstance(e, dict) or _int(e.get("offset")) is None or _int(e.get("length")) is None:
+            raise ValueError("not rbd diff's JSON (an extent without offset or length)")
+        if str(e.get("exists", "true")) == "true":
+            out.append((_int(e["offset"]), _int(e["length"])))
+    return tuple(out)  # type: ignore[arg-type]
+
+
+def written_within(extents: Sequence[tuple[int, int]], area_bytes: int) -> int:
+    """Bytes of ``[0, area_bytes)`` that ``extents`` cover."""
+    total = 0
+    for offset, length in extents:
+        end = min(offset + length, area_bytes)
+        if end > offset:
+            total += end - offset
+    return total
+
+
+def parse_rados_df(text: str, pool: str) -> PoolCounters | None:
+    """``rados df -f json`` -> the counters of ``pool`` (None: not listed)."""
+    doc = _json(text, "rados df")
+    if not isinstance(doc, dict) or not isinstance(doc.get("pools"), list):
+        raise ValueError("not rados df's JSON (no pools)")
+    for p in doc["pools"]:
+        if isinstance(p, dict) and p.get("name") == pool:
+            values = [_int(p.get(k)) for k in ("num_objects", "read_ops", "read_bytes", "write_ops", "write_bytes")]
+            if any(v is None for v in values):
+                raise ValueError(f"rados df's JSON lacks a counter for pool {pool}")
+            return PoolCounters(*values)  # type: ignore[arg-type]
+    return None
+
+
+def parse_ceph_versions(text: str) -> str | None:
+    """``ceph versions -f json`` -> the daemons' version ("16.2.15 pacific"), or "mixed: ..." when they differ."""
+    doc = _json(text, "ceph versions")
+    overall = doc.get("overall") if isinstance(doc, dict) else None
+    if not isinstance(overall, dict) or not overall:
+        return None
+    names = []
+    for full in overall:
+        bits = full.split()
+        names.append(f"{bits[2]} {bits[4]}" if len(bits) >= 5 and bits[0] == "ceph" else full)
+    return names[0] if len(names) == 1 else "mixed: " + ", ".join(sorted(names))
+
+
+@dataclass(frozen=True)
+class OsdCounters:
+    """The OSDs' cumulative client-operation counters (``ceph tell osd.* perf dump osd``), summed over OSDs.
+
+    Read at once, unlike ``rados df``'s pool counters, which the OSDs report to the manager
+    every few seconds (a 2 s run's reads show there seconds later)."""
+
+    osds: int
+    read_ops: int
+    read_bytes: int
+    read_latency_s: float  # the sum over those operations
+    write_ops: int
+    write_bytes: int
+    write_latency_s: float
+
+
+def parse_osd_perf_dump(text: str) -> OsdCounters:
+    """``ceph tell osd.* perf dump osd -f json`` -> :class:`OsdCounters`: one JSON object, or
+    ``osd.N: {...}`` per OSD when there are several."""
+    decoder = json.JSONDecoder()
+    found: list[dict] = []
+    i = 0
+    while True:
+        start = text.find("{", i)
+        if start < 0:
+            break
+        try:
+            doc, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not ceph tell osd perf dump's JSON: {exc}") from None
+        if isinstance(doc, dict) and isinstance(doc.get("osd"), dict):
+            found.append(doc["osd"])
+        i = end
+    if not found:
+        raise ValueError("not ceph tell osd perf dump's JSON (no osd section)")
+
+    def total(key: str) -> int:
+        return sum(_int(d.get(key)) or 0 for d in found)
+
+    def seconds(key: str) -> float:
+        return sum(float(d.get(key, {}).get("sum", 0.0)) if isinstance(d.get(key), dict) else 0.0 for d in found)
+
+    return OsdCounters(osds=len(found), read_ops=total("op_r"), read_bytes=total("op_r_out_bytes"), read_latency_s=seconds("op_r_latency"),
+                       write_ops=total("op_w"), write_bytes=total("op_w_in_bytes"), write_latency_s=seconds("op_w_latency"))  # fmt: skip
+
+
+def parse_rados_stat(text: str) -> int | None:
+    """``rados -p POOL stat OBJECT`` -> the object's size in bytes (``... mtime ..., size 8388608``)."""
+    head, sep, size = text.strip().rpartition(", size ")
+    if not sep or not size.strip().isdigit():
+        raise ValueError(f"not rados stat's answer: {text.strip()[:80]!r}")
+    return int(size.strip())

@@ -1,0 +1,142 @@
+"""What the two Ceph kinds share: the configuration and client they use, the CLI calls, the description.
+
+A Ceph target is reached with fio's own librbd/librados client (:mod:`.rbd`, :mod:`.rados`),
+configured by one file: ``--ceph-conf PATH``, else ``$CEPH_CONF``, else
+``/etc/ceph/ceph.conf`` (checked before anything runs: fio's rados engine segfaults on a
+configuration it cannot read), and one client name: ``--ceph-client NAME`` (``client.NAME``;
+``admin`` by default).  Both are kept in the target's ``params`` and given to every command
+storbench runs (``ceph``, ``rbd``, ``rados`` from ceph-common, with ``--conf`` and ``--id``)
+and to fio (``CEPH_CONF`` for the rbd engine, which has no option for it; ``conf=`` for the
+rados engine).  A cluster that stops answering must not hang a run: every command has a
+timeout, and fio's librados gets ``CEPH_ARGS`` with bounded mount and operation timeouts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from storbench.errors import TargetError
+from storbench.model import Target
+
+from .base import ResolveContext, check_uri_text
+
+DEFAULT_CONF = "/etc/ceph/ceph.conf"
+DEFAULT_CLIENT = "admin"
+#: each ceph/rbd/rados command storbench runs
+CLI_TIMEOUT_S = 30.0
+#: how long the cluster may keep fio (librados) waiting: at mount, and for one operation
+CLIENT_TIMEOUT_S = 20
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_CLIENT_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: the objects a RADOS target's workloads write are named by storbench's test file name
+OBJECT_PREFIX = "storbench."
+
+
+def check_name(what: str, spec: str, name: str, form: str) -> str:
+    if not name or not _NAME_RE.match(name):
+        raise TargetError(f"{what} target {spec!r}: give {form} (names of letters, digits, '.', '_', '-')")
+    return name
+
+
+def access_params(ctx: ResolveContext) -> tuple[tuple[str, str], ...]:
+    """The configuration file and client a Ceph target uses, checked (one-line TargetError)."""
+    conf = ctx.ceph_conf or os.environ.get("CEPH_CONF") or DEFAULT_CONF
+    where = "--ceph-conf" if ctx.ceph_conf else ("$CEPH_CONF" if os.environ.get("CEPH_CONF") else "the default")
+    if not os.path.isfile(conf) or not os.access(conf, os.R_OK):
+        raise TargetError(
+            f"Ceph configuration {conf} ({where}) is not a readable file: give --ceph-conf PATH "
+            "(the cluster's ceph.conf, naming its monitors and keyring)"
+        )
+    check_uri_text("Ceph configuration path", conf)
+    client = ctx.ceph_client or DEFAULT_CLIENT
+    if client.startswith("client."):
+        client = client[len("client."):]
+    if not _CLIENT_RE.match(client):
+        raise TargetError(f"--ceph-client {ctx.ceph_client!r}: give a client name such as admin or client.bench")
+    return (("conf", os.path.abspath(conf)), ("client", client))
+
+
+def conf_of(target: Target) -> str:
+    return target.param("conf") or DEFAULT_CONF
+
+
+def client_of(target: Target) -> str:
+    return target.param("client") or DEFAULT_CLIENT
+
+
+def fio_env(target: Target) -> tuple[tuple[str, str], ...]:
+    """fio's environment for a Ceph target: its configuration, and timeouts so a dead cluster ends the job."""
+    t = CLIENT_TIMEOUT_S
+    return (
+        ("CEPH_CONF", conf_of(target)),
+        ("CEPH_ARGS", f"--client-mount-timeout={t} --rados-mon-op-timeout={t} --rados-osd-op-timeout={t}"),
+    )
+
+
+def cli(target: Target, tool: str, *args: str) -> tuple[int, str, str]:
+    """``tool --conf CONF --id CLIENT ARGS`` (argument list, a timeout): (returncode, stdout, stderr); 127 when missing."""
+    from storbench.storage import SubprocessRunner
+
+    argv = [tool, "--conf", conf_of(target), "--id", client_of(target)]
+    if tool == "ceph":
+        argv += ["--connect-timeout", str(int(CLI_TIMEOUT_S - 5))]
+    else:
+        argv += [f"--client-mount-timeout={int(CLI_TIMEOUT_S - 5)}"]
+    return SubprocessRunner(CLI_TIMEOUT_S).run(argv + list(args))
+
+
+def first_line(out: str, err: str, rc: int) -> str:
+    lines = [ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip() and "AdminSocket" not in ln]
+    return lines[-1] if lines else f"exit status {rc}"
+
+
+def unreachable(rc: int, out: str, err: str) -> bool:
+    text = err + out
+    return rc in (-1, 110, 124) or any(w in text for w in ("timed out", "couldn't connect", "error connecting to the cluster"))
+
+
+def describe_cluster(target: Target, pool: str, notes: list[str]) -> Any:
+    """The cluster under a Ceph target (:class:`~storbench.storage.ceph.CephInfo`) with the pool;
+    what could not be asked becomes a note."""
+    import dataclasses
+
+    from storbench.storage.ceph import CephInfo, parse_ceph_status, parse_ceph_versions, parse_osd_metadata, parse_pool_ls_detail, parse_rados_df
+
+    rc, out, err = cli(target, "ceph", "status", "-f", "json")
+    if rc == 127:
+        notes.append("Ceph cluster not described: the ceph command is not installed (Debian package ceph-common)")
+        return CephInfo(conf=conf_of(target), client=client_of(target))
+    if rc != 0:
+        notes.append(f"Ceph cluster not described: ceph status failed: {first_line(out, err, rc)}")
+        return CephInfo(conf=conf_of(target), client=client_of(target))
+    try:
+        info = parse_ceph_status(out)
+    except ValueError as exc:
+        notes.append(f"Ceph cluster not described: {exc}")
+        return CephInfo(conf=conf_of(target), client=client_of(target))
+    extra: dict[str, Any] = {"conf": conf_of(target), "client": client_of(target)}
+    for args, parse, key in (
+        (("versions", "-f", "json"), parse_ceph_versions, "version"),
+        (("osd", "pool", "ls", "detail", "-f", "json"), lambda t: parse_pool_ls_detail(t, pool), "pool"),
+        (("osd", "metadata", "-f", "json"), parse_osd_metadata, "osd_details"),
+    ):
+        rc, out, err = cli(target, "ceph", *args)
+        if rc != 0:
+            notes.append(f"ceph {' '.join(args[:-2])} failed: {first_line(out, err, rc)}")
+            continue
+        try:
+            extra[key] = parse(out)
+        except ValueError as exc:
+            notes.append(f"ceph {' '.join(args[:-2])}: {exc}")
+    if extra.get("osd_details") is None:
+        extra.pop("osd_details", None)
+    rc, out, err = cli(target, "rados", "df", "-f", "json")
+    if rc == 0:
+        try:
+            counters = parse_rados_df(out, pool)
+            extra["pool_objects"] = counters.objects if counters is not None else None
+        except ValueError as exc:
+            notes.append(f"rados df: {exc}")
+    return dataclasses.replace(info, **extra)

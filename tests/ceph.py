@@ -1,0 +1,151 @@
+"""A one-node Ceph cluster for the tests: one mon, one mgr, one BlueStore OSD on a 2 GiB file.
+
+Everything lives under the work directory (``ceph.conf``, keyrings, the mon's and the OSD's
+data, logs, admin sockets); nothing is written to /etc/ceph.  The daemons run in the
+foreground as children of the test process (``-f``), bound to 127.0.0.1, and are stopped by
+their PIDs.  Bring-up takes about 20 s here; see ../shared/BACKENDS.md and
+../shared/backends/ceph.sh for the recipe this follows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from servers import stop_pid
+
+PORT_V2 = 3300
+PORT_V1 = 6789
+
+
+class Cluster:
+    """``with Cluster(workdir) as c``: a healthy cluster with the pool ``rbd`` (size 1, 8 PGs,
+    application rbd) and the empty 256 MiB image ``rbd/img1``."""
+
+    POOL = "rbd"
+    IMAGE = "img1"
+
+    def __init__(self, workdir: Path, *, image_size: str = "256M") -> None:
+        self.dir = workdir
+        self.conf = workdir / "ceph.conf"
+        self.image_size = image_size
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.fsid = str(uuid.uuid4())
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "CEPH_CONF": str(self.conf)}
+
+    def cli(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        """``ceph``/``rbd``/``rados`` ... with this cluster's configuration."""
+        return subprocess.run([args[0], "--conf", str(self.conf), *args[1:]], capture_output=True, text=True,
+                              check=check, timeout=timeout)  # fmt: skip
+
+    def _write_conf(self) -> None:
+        c = self.dir
+        self.conf.write_text(
+            f"""[global]
+fsid = {self.fsid}
+mon initial members = a
+mon host = [v2:127.0.0.1:{PORT_V2},v1:127.0.0.1:{PORT_V1}]
+public network = 127.0.0.0/8
+ms bind ipv6 = false
+auth cluster required = none
+auth service required = none
+auth client required = none
+auth allow insecure global id reclaim = false
+osd pool default size = 1
+osd pool default min size = 1
+osd crush chooseleaf type = 0
+mon allow pool size one = true
+mon allow pool delete = true
+mon warn on pool no redundancy = false
+mon data avail warn = 5
+run dir = {c}/run
+admin socket = {c}/run/$name.asok
+pid file = {c}/run/$name.pid
+log file = {c}/log/$name.log
+crash dir = {c}/crash
+keyring = {c}/keyring
+mon data = {c}/mon/$cluster-$id
+mgr data = {c}/mgr/$cluster-$id
+osd data = {c}/osd/$cluster-$id
+[mgr]
+keyring = $mgr_data/keyring
+[osd]
+keyring = $osd_data/keyring
+osd objectstore = bluestore
+bluestore block create = true
+bluestore block size = 2147483648
+osd memory target = 939524096
+"""
+        )
+
+    def _start(self, name: str, argv: list[str]) -> None:
+        log = open(self.dir / "log" / f"{name}.stdout", "wb")
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+        log.close()
+
+    def _wait(self, what: str, ok, timeout_s: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not ok():
+            for name, proc in self.procs.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"ceph-{name} exited ({proc.returncode}) while waiting for {what}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the test Ceph cluster: no {what} after {timeout_s:g} s")
+            time.sleep(0.5)
+
+    def __enter__(self) -> "Cluster":
+        c = self.dir
+        for sub in ("run", "log", "mon", "mgr/ceph-x", "osd/ceph-0", "crash"):
+            (c / sub).mkdir(parents=True, exist_ok=True)
+        self._write_conf()
+        try:
+            run = lambda *a: subprocess.run(list(a), check=True, capture_output=True, env=self.env, timeout=60)  # noqa: E731
+            run("monmaptool", "--create", "--fsid", self.fsid, "--addv", "a", f"[v2:127.0.0.1:{PORT_V2},v1:127.0.0.1:{PORT_V1}]", str(c / "monmap"))
+            run("ceph-authtool", "--create-keyring", str(c / "keyring"), "--gen-key", "-n", "mon.", "--cap", "mon", "allow *")
+            run("ceph-authtool", str(c / "keyring"), "--gen-key", "-n", "client.admin", "--cap", "mon", "allow *",
+                "--cap", "osd", "allow *", "--cap", "mgr", "allow *", "--cap", "mds", "allow *")  # fmt: skip
+            run("ceph-mon", "--conf", str(self.conf), "--mkfs", "-i", "a", "--monmap", str(c / "monmap"), "--keyring", str(c / "keyring"))
+            self._start("mon", ["ceph-mon", "--conf", str(self.conf), "-f", "-i", "a"])
+            self._wait("monitor", lambda: self.cli("ceph", "mon", "stat", check=False, timeout=10).returncode == 0)
+            self._start("mgr", ["ceph-mgr", "--conf", str(self.conf), "-f", "-i", "x"])
+            osd_uuid = str(uuid.uuid4())
+            osd_id = self.cli("ceph", "osd", "new", osd_uuid).stdout.strip()
+            run("ceph-osd", "--conf", str(self.conf), "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid)
+            self._start("osd", ["ceph-osd", "--conf", str(self.conf), "-f", "-i", osd_id])
+            self._wait("OSD up", lambda: json.loads(self.cli("ceph", "osd", "stat", "-f", "json").stdout).get("num_up_osds") == 1)
+            self.cli("ceph", "osd", "pool", "create", self.POOL, "8", "8")
+            self.cli("ceph", "osd", "pool", "set", self.POOL, "size", "1", "--yes-i-really-mean-it")
+            self.cli("rbd", "pool", "init", self.POOL)
+            self.cli("rbd", "create", "--size", self.image_size, f"{self.POOL}/{self.IMAGE}")
+            self._wait("HEALTH_OK with every PG active+clean", self._healthy)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _healthy(self) -> bool:
+        status = json.loads(self.cli("ceph", "status", "-f", "json").stdout)
+        pgs = status.get("pgmap", {}).get("pgs_by_state", [])
+        return status.get("health", {}).get("status") == "HEALTH_OK" and all(p.get("state_name") == "active+clean" for p in pgs)
+
+    def kill_osd(self) -> None:
+        proc = self.procs.get("osd")
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        for name in ("osd", "mgr", "mon"):
+            proc = self.procs.pop(name, None)
+            if proc is not None and proc.poll() is None:
+                stop_pid(proc.pid, timeout_s=15)
+                proc.wait()
+        shutil.rmtree(self.dir / "osd", ignore_errors=True)  # the 2 GiB BlueStore file
