@@ -25,10 +25,12 @@ PORT_V1 = 6789
 
 class Cluster:
     """``with Cluster(workdir) as c``: a healthy cluster with the pool ``rbd`` (size 1, 8 PGs,
-    application rbd) and the empty 256 MiB image ``rbd/img1``."""
+    application rbd) holding the empty 256 MiB image ``rbd/img1``, and the empty pool ``bench``
+    (size 1, 8 PGs, application rados) for RADOS targets."""
 
     POOL = "rbd"
     IMAGE = "img1"
+    OBJECT_POOL = "bench"
 
     def __init__(self, workdir: Path, *, image_size: str = "256M") -> None:
         self.dir = workdir
@@ -62,6 +64,7 @@ auth allow insecure global id reclaim = false
 osd pool default size = 1
 osd pool default min size = 1
 osd crush chooseleaf type = 0
+osd pool default pg autoscale mode = off
 mon allow pool size one = true
 mon allow pool delete = true
 mon warn on pool no redundancy = false
@@ -117,14 +120,16 @@ osd memory target = 939524096
             self._wait("monitor", lambda: self.cli("ceph", "mon", "stat", check=False, timeout=10).returncode == 0)
             self._start("mgr", ["ceph-mgr", "--conf", str(self.conf), "-f", "-i", "x"])
             osd_uuid = str(uuid.uuid4())
-            osd_id = self.cli("ceph", "osd", "new", osd_uuid).stdout.strip()
-            run("ceph-osd", "--conf", str(self.conf), "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid)
-            self._start("osd", ["ceph-osd", "--conf", str(self.conf), "-f", "-i", osd_id])
-            self._wait("OSD up", lambda: json.loads(self.cli("ceph", "osd", "stat", "-f", "json").stdout).get("num_up_osds") == 1)
+            self.osd_id = self.cli("ceph", "osd", "new", osd_uuid).stdout.strip()
+            run("ceph-osd", "--conf", str(self.conf), "-i", self.osd_id, "--mkfs", "--osd-uuid", osd_uuid)
+            self._start_osd()
             self.cli("ceph", "osd", "pool", "create", self.POOL, "8", "8")
             self.cli("ceph", "osd", "pool", "set", self.POOL, "size", "1", "--yes-i-really-mean-it")
             self.cli("rbd", "pool", "init", self.POOL)
             self.cli("rbd", "create", "--size", self.image_size, f"{self.POOL}/{self.IMAGE}")
+            self.cli("ceph", "osd", "pool", "create", self.OBJECT_POOL, "8", "8")
+            self.cli("ceph", "osd", "pool", "set", self.OBJECT_POOL, "size", "1", "--yes-i-really-mean-it")
+            self.cli("ceph", "osd", "pool", "application", "enable", self.OBJECT_POOL, "rados")
             self._wait("HEALTH_OK with every PG active+clean", self._healthy)
         except BaseException:
             self.__exit__()
@@ -136,11 +141,23 @@ osd memory target = 939524096
         pgs = status.get("pgmap", {}).get("pgs_by_state", [])
         return status.get("health", {}).get("status") == "HEALTH_OK" and all(p.get("state_name") == "active+clean" for p in pgs)
 
+    def _start_osd(self) -> None:
+        self._start("osd", ["ceph-osd", "--conf", str(self.conf), "-f", "-i", self.osd_id])
+        self._wait("OSD up", lambda: json.loads(self.cli("ceph", "osd", "stat", "-f", "json").stdout).get("num_up_osds") == 1)
+
     def kill_osd(self) -> None:
+        """SIGKILL the OSD (the monitor goes on calling it up: no other OSD reports it)."""
         proc = self.procs.get("osd")
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
+
+    def ensure(self) -> None:
+        """The OSD running again (after :meth:`kill_osd`) and every PG active+clean."""
+        proc = self.procs.get("osd")
+        if proc is None or proc.poll() is not None:
+            self._start_osd()
+        self._wait("HEALTH_OK with every PG active+clean", self._healthy)
 
     def __exit__(self, *exc: object) -> None:
         for name in ("osd", "mgr", "mon"):

@@ -23,14 +23,22 @@ command -v smbpasswd >/dev/null 2>&1 || need+=(samba-common-bin)
 command -v sshfs >/dev/null 2>&1 || need+=(sshfs)
 command -v glusterd >/dev/null 2>&1 || need+=(glusterfs-server)
 command -v gluster >/dev/null 2>&1 || need+=(glusterfs-cli)
-if ((${#need[@]})); then
-  echo "installing test dependencies with apt-get: ${need[*]}"
+# a one-node Ceph (mon, mgr, one BlueStore OSD on a file) that tests/ceph.py brings up; without
+# recommends (they pull in the dashboard, cephadm and a Python web stack)
+ceph_need=()
+command -v ceph-mon >/dev/null 2>&1 || ceph_need+=(ceph-mon)
+command -v ceph-mgr >/dev/null 2>&1 || ceph_need+=(ceph-mgr)
+command -v ceph-osd >/dev/null 2>&1 || ceph_need+=(ceph-osd)
+command -v rbd >/dev/null 2>&1 || ceph_need+=(ceph-common)
+if ((${#need[@]} + ${#ceph_need[@]})); then
+  echo "installing test dependencies with apt-get: ${need[*]} ${ceph_need[*]}"
   # packaged daemons (smbd, sshd, zfs-fuse) must not start on install: the tests start their own
   made_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && made_policy=1
   fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  if ((${#need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
+  if ((${#ceph_need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${ceph_need[@]}" >/dev/null; fi
   if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi

@@ -271,6 +271,7 @@ class _Request:
     #: --ceph-conf, --ceph-client: how rbd: and rados: targets reach their cluster
     ceph_conf: str | None = None
     ceph_client: str | None = None
+    ceph_timeout_s: int | None = None
 
     @property
     def guarded_workloads(self) -> tuple:
@@ -284,6 +285,7 @@ class _Request:
             **({"prefill": True} if self.prefill else {}),
             **({"ceph_conf": self.ceph_conf} if self.ceph_conf else {}),
             **({"ceph_client": self.ceph_client} if self.ceph_client else {}),
+            **({"ceph_timeout_s": self.ceph_timeout_s} if self.ceph_timeout_s is not None else {}),
             **({"hosts": [h.to_meta() for h in self.hosts]} if self.hosts else {}),
             "workloads": [_workload_to_meta(w) for w in self.workloads],
             "targets": list(self.target_paths),
@@ -314,6 +316,7 @@ class _Request:
                 prefill=bool(meta.get("prefill", False)),
                 ceph_conf=meta.get("ceph_conf"),
                 ceph_client=meta.get("ceph_client"),
+                ceph_timeout_s=meta.get("ceph_timeout_s"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if "setup" in meta or "study" in meta:
@@ -335,6 +338,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device, export, image or pool, destroying its data.")
 @click.option("--ceph-conf", metavar="PATH", type=click.Path(dir_okay=False), help="The Ceph cluster's ceph.conf for rbd: and rados: targets (default: $CEPH_CONF, else /etc/ceph/ceph.conf).")
 @click.option("--ceph-client", metavar="NAME", help="The Ceph client (user) for rbd: and rados: targets (default: admin).")
+@click.option("--ceph-timeout", "ceph_timeout", type=click.IntRange(min=1, max=3600), metavar="SECONDS", help="How long one Ceph operation may wait for the cluster before the workload fails (default: 15).")
 @click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
 @click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
 @click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML inventory of fio servers ([host.NAME] address, port, target, label); see docs/many-hosts.md.")
@@ -355,7 +359,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -368,7 +372,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
     if resume is not None:
         given = [
-            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client")
+            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client", "ceph_timeout")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]
         if given:
@@ -421,9 +425,10 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         prefill=prefill,
         ceph_conf=ceph_conf,
         ceph_client=ceph_client,
+        ceph_timeout_s=ceph_timeout,
     )
-    if (ceph_conf or ceph_client) and hosts:
-        raise UsageError("--ceph-conf and --ceph-client are for rbd: and rados: targets reached from here; they cannot be used with --host/--hosts")
+    if (ceph_conf or ceph_client or ceph_timeout) and hosts:
+        raise UsageError("--ceph-conf, --ceph-client and --ceph-timeout are for rbd: and rados: targets reached from here; they cannot be used with --host/--hosts")
     if prefill and hosts:
         raise UsageError("--prefill runs here, before the workloads; it cannot be used with --host/--hosts")
     if dry_run:
@@ -463,7 +468,7 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
         return _remote_targets(request)
     return tuple(
         runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url,
-                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client)  # fmt: skip
+                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)  # fmt: skip
         for t in request.target_paths
     )
 

@@ -108,6 +108,7 @@ def resolve_target(
     db_path: str | None = None,
     ceph_conf: str | None = None,
     ceph_client: str | None = None,
+    ceph_timeout_s: int | None = None,
 ) -> Target:
     """Check a ``--target`` and say what kind it is (one-line TargetError otherwise).
 
@@ -115,11 +116,12 @@ def resolve_target(
     are what will run there (a block device or an export may be written only when
     named, see :mod:`storbench.guard` and :mod:`storbench.targets`); ``db_path`` is the
     results database (a path or a ``sqlite:///`` URL), whose device is never written;
-    ``ceph_conf`` and ``ceph_client`` are ``--ceph-conf`` and ``--ceph-client`` (Ceph kinds only).
+    ``ceph_conf``, ``ceph_client`` and ``ceph_timeout_s`` are ``--ceph-conf``, ``--ceph-client`` and
+    ``--ceph-timeout`` (Ceph kinds only).
     """
     from .targets import resolve
 
-    return resolve(path, destroy, workloads, db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client)
+    return resolve(path, destroy, workloads, db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client, ceph_timeout_s=ceph_timeout_s)
 
 
 @contextlib.contextmanager
@@ -627,6 +629,9 @@ def _measure_once(
     if reason is None and parse_problem:
         reason = parse_problem
     if reason is not None:
+        from .targets import kind_of
+
+        reason = kind_of(spec.target).explain_failure(spec.target, reason)
         if backend is not None and backend.problems:
             reason = f"{reason}; {backend.problems[-1]}"
         return Failure(spec.workload.name, spec.target.display, reason)

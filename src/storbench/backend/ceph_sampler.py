@@ -28,9 +28,21 @@ class CephSampler:
         self.image = image
         self.obj = obj
         self.area_bytes = area_bytes
-        self.run = run or (lambda tool, *args: ceph.cli(target, tool, *args))
+        self._run = run or (lambda tool, *args: ceph.cli(target, tool, *args))
+        self._silent = False  # the cluster stopped answering: ask nothing more this run
         self._before: OsdCounters | None = None
         self._activity = CephActivity(pool=pool, image=image, object=obj)
+
+    def run(self, tool: str, *args: str) -> tuple[int, str, str]:
+        """One command, unless the cluster has already failed to answer one (each waits up to a timeout)."""
+        from ..targets.ceph import unreachable
+
+        if self._silent:
+            return (1, "", "skipped: the cluster did not answer an earlier command")
+        rc, out, err = self._run(tool, *args)
+        if rc != 0 and unreachable(rc, out, err):
+            self._silent = True
+        return rc, out, err
 
     def _counters(self, problems: list[str], when: str) -> OsdCounters | None:
         rc, out, err = self.run("ceph", "tell", "osd.*", "perf", "dump", "osd", "-f", "json")
@@ -105,6 +117,8 @@ class CephSampler:
             }
         elif b is not None and after is not None:
             problems.append("an OSD restarted during the run (its counters went back): what the OSDs served is not known")
+        if self._silent:
+            problems.append("the Ceph cluster stopped answering (an OSD or monitor down?): what the OSDs served is not known")
         self._activity = dataclasses.replace(self._activity, health_after=self._health(), problems=tuple(problems), **deltas)
 
     def activity(self) -> BackendActivity:

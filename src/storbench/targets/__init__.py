@@ -59,16 +59,19 @@ def resolve(
     db_path: str | None = None,
     ceph_conf: str | None = None,
     ceph_client: str | None = None,
+    ceph_timeout_s: int | None = None,
 ) -> Target:
     """Check a ``--target`` and say what kind it is (one-line :class:`TargetError` otherwise)."""
-    ctx = ResolveContext(destroy=tuple(destroy), workloads=tuple(workloads), db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client)
+    ctx = ResolveContext(destroy=tuple(destroy), workloads=tuple(workloads), db_path=db_path, ceph_conf=ceph_conf,
+                         ceph_client=ceph_client, ceph_timeout_s=ceph_timeout_s)  # fmt: skip
+    ceph_given = ceph_conf or ceph_client or ceph_timeout_s is not None
     for kind in KINDS:
         if kind.claims(spec):
-            if (ceph_conf or ceph_client) and kind.name not in ("rbd", "rados"):
-                raise TargetError(f"target {spec!r}: --ceph-conf and --ceph-client apply only to rbd: and rados: targets")
+            if ceph_given and kind.name not in ("rbd", "rados"):
+                raise TargetError(f"target {spec!r}: --ceph-conf, --ceph-client and --ceph-timeout apply only to rbd: and rados: targets")
             return kind.resolve(spec, ctx)
-    if ceph_conf or ceph_client:
-        raise TargetError(f"target {spec!r}: --ceph-conf and --ceph-client apply only to rbd: and rados: targets")
+    if ceph_given:
+        raise TargetError(f"target {spec!r}: --ceph-conf, --ceph-client and --ceph-timeout apply only to rbd: and rados: targets")
     if not os.path.exists(spec):
         if "://" in spec:
             scheme = spec.split("://", 1)[0]

@@ -72,6 +72,7 @@ class ResolveContext:
     #: ``--ceph-conf`` and ``--ceph-client`` (only Ceph kinds take them)
     ceph_conf: str | None = None
     ceph_client: str | None = None
+    ceph_timeout_s: int | None = None
 
 
 class TargetKind:
@@ -105,6 +106,10 @@ class TargetKind:
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
         return Placement(options=(("filename", fio_filename(target.path)),))
+
+    def explain_failure(self, target: Target, reason: str) -> str:
+        """A failed job's one-line reason, with what the kind knows of its likely cause."""
+        return reason
 
     def remove_remote(self, target: Target, names: Sequence[str]) -> bool:
         """Remove the test files ``names`` of a :attr:`remote_test_file` kind (edge); False: the

@@ -4,7 +4,8 @@ A Ceph target is reached with fio's own librbd/librados client (:mod:`.rbd`, :mo
 configured by one file: ``--ceph-conf PATH``, else ``$CEPH_CONF``, else
 ``/etc/ceph/ceph.conf`` (checked before anything runs: fio's rados engine segfaults on a
 configuration it cannot read), and one client name: ``--ceph-client NAME`` (``client.NAME``;
-``admin`` by default).  Both are kept in the target's ``params`` and given to every command
+``admin`` by default); ``--ceph-timeout SECONDS`` bounds how long one operation may wait
+for the cluster (15 s by default) before the workload fails.  Both are kept in the target's ``params`` and given to every command
 storbench runs (``ceph``, ``rbd``, ``rados`` from ceph-common, with ``--conf`` and ``--id``)
 and to fio (``CEPH_CONF`` for the rbd engine, which has no option for it; ``conf=`` for the
 rados engine).  A cluster that stops answering must not hang a run: every command has a
@@ -26,8 +27,12 @@ DEFAULT_CONF = "/etc/ceph/ceph.conf"
 DEFAULT_CLIENT = "admin"
 #: each ceph/rbd/rados command storbench runs
 CLI_TIMEOUT_S = 30.0
-#: how long the cluster may keep fio (librados) waiting: at mount, and for one operation
-CLIENT_TIMEOUT_S = 20
+#: how long the cluster may keep fio (librados) waiting: at mount, and for one operation.  A
+#: monitor does not mark a killed OSD down for as long as 15 minutes when no other OSD reports
+#: it, and librados waits for it forever by default; a benchmark op slower than this has failed.
+CLIENT_TIMEOUT_S = 15
+#: the same for storbench's own ceph/rbd/rados commands
+CLI_OP_TIMEOUT_S = 5
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _CLIENT_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 #: the objects a RADOS target's workloads write are named by storbench's test file name
@@ -55,7 +60,10 @@ def access_params(ctx: ResolveContext) -> tuple[tuple[str, str], ...]:
         client = client[len("client."):]
     if not _CLIENT_RE.match(client):
         raise TargetError(f"--ceph-client {ctx.ceph_client!r}: give a client name such as admin or client.bench")
-    return (("conf", os.path.abspath(conf)), ("client", client))
+    params = (("conf", os.path.abspath(conf)), ("client", client))
+    if ctx.ceph_timeout_s is not None:
+        params += (("timeout_s", str(ctx.ceph_timeout_s)),)
+    return params
 
 
 def conf_of(target: Target) -> str:
@@ -66,9 +74,15 @@ def client_of(target: Target) -> str:
     return target.param("client") or DEFAULT_CLIENT
 
 
+def timeout_of(target: Target) -> int:
+    """``--ceph-timeout``: how long one operation may wait for the cluster (default :data:`CLIENT_TIMEOUT_S`)."""
+    value = target.param("timeout_s")
+    return int(value) if value and value.isdigit() else CLIENT_TIMEOUT_S
+
+
 def fio_env(target: Target) -> tuple[tuple[str, str], ...]:
     """fio's environment for a Ceph target: its configuration, and timeouts so a dead cluster ends the job."""
-    t = CLIENT_TIMEOUT_S
+    t = timeout_of(target)
     return (
         ("CEPH_CONF", conf_of(target)),
         ("CEPH_ARGS", f"--client-mount-timeout={t} --rados-mon-op-timeout={t} --rados-osd-op-timeout={t}"),
@@ -79,11 +93,10 @@ def cli(target: Target, tool: str, *args: str) -> tuple[int, str, str]:
     """``tool --conf CONF --id CLIENT ARGS`` (argument list, a timeout): (returncode, stdout, stderr); 127 when missing."""
     from storbench.storage import SubprocessRunner
 
-    argv = [tool, "--conf", conf_of(target), "--id", client_of(target)]
-    if tool == "ceph":
-        argv += ["--connect-timeout", str(int(CLI_TIMEOUT_S - 5))]
-    else:
-        argv += [f"--client-mount-timeout={int(CLI_TIMEOUT_S - 5)}"]
+    t = min(CLI_OP_TIMEOUT_S, timeout_of(target))
+    argv = [tool, "--conf", conf_of(target), "--id", client_of(target),
+            f"--rados-osd-op-timeout={t}", f"--rados-mon-op-timeout={t}"]  # fmt: skip
+    argv += ["--connect-timeout", str(t)] if tool == "ceph" else [f"--client-mount-timeout={t}"]
     return SubprocessRunner(CLI_TIMEOUT_S).run(argv + list(args))
 
 
@@ -93,8 +106,9 @@ def first_line(out: str, err: str, rc: int) -> str:
 
 
 def unreachable(rc: int, out: str, err: str) -> bool:
+    """The cluster (a monitor, or the OSD an operation needed) did not answer in time."""
     text = err + out
-    return rc in (-1, 110, 124) or any(w in text for w in ("timed out", "couldn't connect", "error connecting to the cluster"))
+    return rc in (-1, 110, 124) or any(w in text for w in ("timed out", "ETIMEDOUT", "couldn't connect", "error connecting to the cluster"))
 
 
 def describe_cluster(target: Target, pool: str, notes: list[str]) -> Any:
@@ -140,3 +154,12 @@ def describe_cluster(target: Target, pool: str, notes: list[str]) -> Any:
         except ValueError as exc:
             notes.append(f"rados df: {exc}")
     return dataclasses.replace(info, **extra)
+
+
+def explain_failure(target: Target, reason: str) -> str:
+    """fio's words for a cluster that stopped answering ("rbd_open failed.", error 110) with what it means."""
+    words = ("timed out", "Connection timed out", "rbd_open failed", "rados_connect failed", "rados_ioctx_create failed", "error=110", "ETIMEDOUT")
+    if any(w in reason for w in words):
+        return (f"{reason} (the Ceph cluster of {conf_of(target)} did not answer within {timeout_of(target)} s: "
+                "an OSD or monitor down or a placement group inactive? see ceph -s)")  # fmt: skip
+    return reason

@@ -102,6 +102,9 @@ class RadosKind(TargetKind):
             ceph.cli(target, "rados", "--pool", pool, "rm", name)
         return True
 
+    def explain_failure(self, target: Target, reason: str) -> str:
+        return ceph.explain_failure(target, reason)
+
     def describe_path(self, target: Target) -> str | None:
         return None
 

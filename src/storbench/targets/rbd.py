@@ -103,6 +103,9 @@ class RbdKind(TargetKind):
             env=ceph.fio_env(target),
         )
 
+    def explain_failure(self, target: Target, reason: str) -> str:
+        return ceph.explain_failure(target, reason)
+
     def describe_path(self, target: Target) -> str | None:
         return None
 

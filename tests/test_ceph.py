@@ -1,0 +1,216 @@
+"""RBD images and RADOS pools against a real one-node Ceph cluster (tests/ceph.py: mon, mgr,
+one BlueStore OSD on a 2 GiB file, all under a temporary directory, bound to 127.0.0.1).
+
+One cluster for the module (about 15 s to bring up); the OSD-killed test runs last and
+restarts the OSD.  The parsers' tests on recorded outputs are in test_ceph_parsers.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio, needs_root
+from servers import when_fio_runs
+
+pytestmark = [
+    needs_fio,
+    needs_root,
+    pytest.mark.skipif(shutil.which("ceph-mon") is None or shutil.which("ceph-osd") is None,
+                       reason="needs ceph-mon, ceph-mgr, ceph-osd and ceph-common (tests/setup-system.sh installs them)"),  # fmt: skip
+]
+
+RUNTIME = ("--runtime", "1", "--no-report")
+
+
+@pytest.fixture(scope="module")
+def ceph(tmp_path_factory):
+    from ceph import Cluster
+
+    with Cluster(tmp_path_factory.mktemp("ceph")) as cluster:
+        yield cluster
+
+
+def _conf(ceph) -> tuple[str, str]:
+    return ("--ceph-conf", str(ceph.conf))
+
+
+def _results(cli, run: int) -> list[dict]:
+    res = cli("show", str(run), "--json")
+    assert res.code == 0, res.err
+    return json.loads(res.out)
+
+
+def _sparse(rec: dict) -> list[dict]:
+    return [f for f in rec["findings"] if f["check"] == "sparse-read"]
+
+
+def test_rbd_image_guarded_described_prefilled_and_reported(cli, ceph, tmp_path: Path):
+    image = f"rbd:{ceph.POOL}/{ceph.IMAGE}"
+    # writes need --destroy-data spelled as the target; nothing runs, nothing is stored
+    res = cli("run", "--target", image, *_conf(ceph), "--workload", "rnd4k-q1t1-write", *RUNTIME)
+    assert res.code == 2 and "[destroy-data]" in res.err and f"--destroy-data {image}" in res.err, res.err
+    assert len(res.err.strip().splitlines()) == 1
+    assert json.loads(cli("list", "--json").out) == []
+
+    # an image someone else has open is refused for writes (rbd watch holds a watch on it until its stdin ends)
+    watcher = subprocess.Popen(["rbd", "--conf", str(ceph.conf), "watch", f"{ceph.POOL}/{ceph.IMAGE}"],
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while '"watchers":[]' in ceph.cli("rbd", "status", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}").stdout:
+            assert time.monotonic() < deadline, "rbd watch did not register"
+            time.sleep(0.2)
+        res = cli("run", "--target", image, *_conf(ceph), "--destroy-data", image, "--workload", "rnd4k-q1t1-write", *RUNTIME)
+        assert res.code == 2 and "[rbd-in-use]" in res.err and "1 watcher(s)" in res.err, res.err
+    finally:
+        watcher.communicate(b"\n", timeout=15)
+
+    # the fresh image read: librbd answers from the object map, the OSDs serve (almost) nothing
+    res = cli("run", "--target", image, *_conf(ceph), "--workload", "rnd4k-q32t1-read", "--size", "32m", "--label", "fresh", *RUNTIME)
+    assert res.code == 0, res.err
+    (fresh,) = _results(cli, 1)
+    (finding,) = _sparse(fresh)
+    assert finding["severity"] == "invalid" and "rbd diff" in finding["message"] and "--prefill" in finding["fix"]
+    c = fresh["backend"]["ceph"]
+    assert c["image"] == ceph.IMAGE and c["area_bytes"] == 32 * 2**20 and c["unwritten_before_bytes"] == 32 * 2**20
+    fio_reads = fresh["jobs"][0]["read"]["io_bytes"] // 4096
+    assert fio_reads > 1000 and c["osd_read_ops"] < fio_reads / 20, (fio_reads, c["osd_read_ops"])
+
+    # the cluster described: the status, the pool, the OSD and the image
+    res = cli("doctor", "--target", image, *_conf(ceph), "--json")
+    assert res.code == 0, res.err
+    st = json.loads(res.out)[0]["storage"]
+    assert st["target_kind"] == "rbd" and st["filesystem"] is None
+    info = st["ceph"]
+    assert info["fsid"] == ceph.fsid and info["health"] == "HEALTH_OK" and (info["mons"], info["osds"], info["osds_up"]) == (1, 1, 1)
+    assert info["pool"]["name"] == ceph.POOL and (info["pool"]["size"], info["pool"]["min_size"], info["pool"]["pg_num"]) == (1, 1, 8)
+    assert info["pool"]["applications"] == ["rbd"] and info["pool"]["type"] == "replicated"
+    (osd,) = info["osd_details"]
+    assert osd["objectstore"] == "bluestore" and osd["block_size_bytes"] == 2 * 2**30
+    img = info["image"]
+    assert img["size_bytes"] == 256 * 2**20 and img["object_size_bytes"] == 4 * 2**20 and "object-map" in img["features"]
+    assert img["used_bytes"] == 0 and img["watchers"] == 0
+    assert info["version"].startswith("16.2.")
+
+    # the SSD study's suite, after --prefill; then the same read: now measured
+    res = cli("run", "--target", image, *_conf(ceph), "--destroy-data", image, "--prefill", "--suite", "ssd-journal",
+              "--size", "32m", "--label", "journal", *RUNTIME)  # fmt: skip
+    assert res.code == 0, res.err
+    assert "--prefill: wrote 32.0 MiB of " + image in res.out + res.err
+    journal = _results(cli, 2)
+    assert {r["workload"] for r in journal} == {"journal-sync", "journal-fsync", "parallel-sync", "parallel-fsync", "non-txn", "linear-write"}
+    for rec in journal:
+        written = rec["backend"]["ceph"]["osd_write_ops"]
+        assert written > 0, rec["workload"]  # every write reached an OSD
+        assert rec["options"]["ioengine"] == "rbd" and rec["options"]["rbdname"] == ceph.IMAGE and rec["options"]["pool"] == ceph.POOL
+    res = cli("run", "--target", image, *_conf(ceph), "--workload", "rnd4k-q32t1-read", "--size", "32m", "--label", "filled", *RUNTIME)
+    assert res.code == 0, res.err
+    (filled,) = _results(cli, 3)
+    assert _sparse(filled) == []
+    assert filled["backend"]["ceph"]["unwritten_before_bytes"] == 0
+    osd_reads = filled["backend"]["ceph"]["osd_read_ops"]
+    fio_reads = filled["jobs"][0]["read"]["io_bytes"] // 4096
+    assert osd_reads >= fio_reads * 0.9, (osd_reads, fio_reads)  # every read went to the OSD
+    res = cli("doctor", "--target", image, *_conf(ceph), "--json")
+    assert json.loads(res.out)[0]["storage"]["ceph"]["image"]["used_bytes"] >= 32 * 2**20
+
+    # the report shows the cluster description and the OSDs' side of each workload
+    out = tmp_path / "r.html"
+    res = cli("report", "1", "3", "-o", str(out))
+    assert res.code == 0, res.err
+    html = out.read_text()
+    assert f"fsid {ceph.fsid}" in html and f"rbd image {ceph.POOL}/{ceph.IMAGE}: size 256 MiB" in html
+    assert "ceph osd.0: bluestore" in html
+    shown = cli("show", "3").out
+    assert "OSDs (1): read " in shown and "never written before the run: 0 B of 32 MiB" in shown
+
+    # doctor describes the cluster too
+    res = cli("doctor", "--target", image, *_conf(ceph))
+    assert res.code == 0, res.err
+    assert f"ceph pool {ceph.POOL}: replicated, size 1/min_size 1, 8 pgs, application rbd" in res.out
+
+
+def test_rados_pool_guarded_prefilled_and_cleaned(cli, ceph):
+    pool = f"rados:{ceph.OBJECT_POOL}"
+    # a pool holding someone else's object is refused for writes, even with --destroy-data
+    ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "put", "someone-elses", str(ceph.conf))
+    try:
+        res = cli("run", "--target", pool, *_conf(ceph), "--destroy-data", pool, "--workload", "rnd4k-q1t1-write", *RUNTIME)
+        assert res.code == 2 and "[rados-foreign-objects]" in res.err and "someone-elses" in res.err, res.err
+    finally:
+        ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "rm", "someone-elses")
+
+    res = cli("run", "--target", pool, *_conf(ceph), "--workload", "rnd4k-q32t1-read", "--size", "16m", *RUNTIME)
+    assert res.code == 0, res.err
+    (fresh,) = _results(cli, 1)
+    (finding,) = _sparse(fresh)
+    assert finding["severity"] == "invalid" and "rados stat" in finding["message"]
+    assert fresh["backend"]["ceph"]["osd_read_bytes"] < 2**20  # 16 MiB "read", nothing served
+    assert ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "ls").stdout == ""  # the object the engine made is gone
+
+    res = cli("run", "--target", pool, *_conf(ceph), "--destroy-data", pool, "--prefill", "--workload", "rnd4k-q1t1-write",
+              "--workload", "rnd4k-q32t1-read", "--size", "16m", *RUNTIME)  # fmt: skip
+    assert res.code == 0, res.err
+    write, read = _results(cli, 2)
+    # the preset's end_fsync is left out (fio 3.33's rados engine crashes on it), and the job says so
+    assert "end_fsync" not in write["options"] and write["options"]["conf"] == str(ceph.conf)
+    dry = cli("run", "--target", pool, *_conf(ceph), "--destroy-data", pool, "--workload", "rnd4k-q1t1-write", "--dry-run")
+    assert "# storbench: end_fsync left out" in dry.out and "end_fsync=1" not in dry.out, dry.out
+    assert write["backend"]["ceph"]["osd_write_ops"] >= write["jobs"][0]["write"]["io_bytes"] // 4096
+    assert _sparse(read) == [] and read["backend"]["ceph"]["unwritten_before_bytes"] == 0
+    res = cli("doctor", "--target", pool, *_conf(ceph), "--json")
+    assert json.loads(res.out)[0]["storage"]["ceph"]["pool"]["applications"] == ["rados"]
+    assert ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "ls").stdout == ""
+
+
+def test_ceph_target_errors_are_one_line(cli, ceph, tmp_path: Path):
+    for args, words in (
+        (("--target", "rbd:rbd"), "give rbd:POOL/IMAGE"),
+        (("--target", "rbd:rbd/nosuch", *_conf(ceph)), "rbd create --size 1G rbd/nosuch"),
+        (("--target", "rados:nosuch", *_conf(ceph)), "ceph osd pool create nosuch"),
+        (("--target", "rbd:rbd/img1", "--ceph-conf", str(tmp_path / "missing.conf")), "is not a readable file: give --ceph-conf PATH"),
+        (("--target", str(tmp_path), *_conf(ceph)), "apply only to rbd: and rados: targets"),
+    ):
+        res = cli("run", *args, "--workload", "rnd4k-q1t1-read", *RUNTIME)
+        assert res.code == 2, (args, res.out, res.err)
+        (line,) = res.err.strip().splitlines()
+        assert words in line, (args, line)
+    # a cluster that does not answer: bounded by --ceph-timeout, one line
+    bad = tmp_path / "bad.conf"
+    bad.write_text(ceph.conf.read_text().replace(":3300", ":3309").replace(":6789", ":6799"))
+    started = time.monotonic()
+    res = cli("run", "--target", "rbd:rbd/img1", "--ceph-conf", str(bad), "--ceph-timeout", "3", "--workload", "rnd4k-q1t1-read", *RUNTIME)
+    assert res.code == 2 and "cannot reach the Ceph cluster of " + str(bad) in res.err, res.err
+    assert time.monotonic() - started < 30
+
+
+def test_osd_killed_mid_workload(cli, ceph):
+    """The OSD SIGKILLed while fio writes: librados would wait for it forever (the monitor goes
+    on calling it up); --ceph-timeout bounds each operation, the workload fails with one line
+    naming the cluster, the next workload still runs (and fails on its own), no fio is left."""
+    image = f"rbd:{ceph.POOL}/{ceph.IMAGE}"
+    before = cli("run", "--target", image, *_conf(ceph), "--destroy-data", image, "--workload", "rnd4k-q1t1-write",
+                 "--size", "16m", "--label", "before", *RUNTIME)  # fmt: skip
+    assert before.code == 0, before.err
+    try:
+        watcher = when_fio_runs(ceph.kill_osd, 1.5)
+        started = time.monotonic()
+        res = cli("run", "--target", image, *_conf(ceph), "--ceph-timeout", "4", "--destroy-data", image,
+                  "--workload", "rnd4k-q1t1-write", "--workload", "seq1m-q1t1-read", "--size", "16m", "--runtime", "5", "--no-report")  # fmt: skip
+        watcher.join()
+        elapsed = time.monotonic() - started
+        assert res.code == 1, (res.out, res.err)
+        assert elapsed < 90, elapsed
+        (err,) = [ln for ln in res.err.splitlines() if ln.startswith("storbench: error:")]
+        assert f"workload 'rnd4k-q1t1-write' on {image}" in err and f"did not answer within 4 s" in err, err
+        assert "seq1m-q1t1-read on" in res.err  # the next workload ran (and failed: no OSD)
+        assert subprocess.run(["pgrep", "-f", "storbench-fio-"], capture_output=True).returncode == 1
+        runs = json.loads(cli("list", "--json").out)
+        assert [r["label"] for r in runs if r["status"] == "complete"] == ["before"]
+    finally:
+        ceph.ensure()
