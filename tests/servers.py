@@ -346,6 +346,13 @@ class Gluster:
             raise
         return self
 
+    def kill_brick(self) -> None:
+        """SIGKILL the brick's glusterfsd (glusterd goes on answering)."""
+        out = subprocess.run(["pgrep", "-f", "--", f"--brick-name {self.brick}"], capture_output=True, text=True).stdout.split()
+        for pid in out:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.cli("volume", "stop", self.VOLUME, "force", check=False)  # stops the brick's glusterfsd

@@ -149,3 +149,23 @@ def test_a_share_of_a_local_zfs_dataset_names_the_servers_cache(zfs, cli, tmp_pa
         assert f"fuse.sshfs share of {exported} from 127.0.0.1: on the server it is ZFS dataset sbtest/share (primarycache=all)" in f["message"]
         assert f"{z['arc_hit_ratio'] * 100:.1f}% of the server's ARC data lookups during the run were hits" in f["message"]
         assert f"fuse.sshfs server (this machine): {exported} is on fuse.zfs" in shown.out
+
+
+@pytest.mark.skipif(__import__("shutil").which("smbd") is None or __import__("shutil").which("smbnetfs") is None, reason="needs samba and smbnetfs")
+def test_a_samba_share_of_a_local_zfs_dataset_names_the_servers_cache(zfs, cli, tmp_path: Path):
+    """The same trap through SMB: the share's name is resolved to its directory with testparm over
+    the running smbd's own configuration, and that directory to its ZFS dataset."""
+    from servers import Samba
+
+    with pool(tmp_path, ("mirror",), disks=2) as p:
+        exported = p.dataset("smb", primarycache="all")
+        with Samba(tmp_path / "smb", share_path=exported) as smb:
+            res = cli("run", "--target", str(smb.share_dir), "--workload", "rnd4k-q1t1-read", "--size", "8m", "--runtime", "1", "--json", "--no-report")
+            shown = cli("show", "last")
+        assert res.code == 0, res.err
+        (rec,) = json.loads(res.out)
+        z = rec["backend"]["zfs"]
+        assert z["dataset"] == "sbtest/smb", z
+        (f,) = [f for f in rec["findings"] if f["check"] == "server-cache"]
+        assert "fuse.smbnetfs share of bench from 127.0.0.1: on the server it is ZFS dataset sbtest/smb (primarycache=all)" in f["message"], f["message"]
+        assert "fuse.smbnetfs server (this machine): bench is on fuse.zfs" in shown.out and "server side: zfs dataset sbtest/smb" in shown.out, shown.out

@@ -5,7 +5,9 @@ filesystems refuse to grow a file that way: through smbnetfs (SMB over FUSE) ``f
 file opened write-only (as fio opens one to lay it out) returns EIO after about 4 s of retries, and fio fails with ``err=5/file:filesetup.c:195,
 func=ftruncate``.  On a network filesystem storbench therefore tries ``ftruncate`` on a small
 probe file first; where it is refused, storbench writes the test file itself (random data
-in 1 MiB writes, then ``fsync``), and fio finds it laid out already.
+in 1 MiB writes, then ``fsync``), and fio finds it laid out already.  After the refused
+``ftruncate`` smbnetfs answers every call on the share with EIO for a few seconds (about 4 s
+over a zfs-fuse dataset here), so the write is retried for a while.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import contextlib
 import errno
 import os
 import random
+import time
+from typing import Callable
 
 CHUNK_BYTES = 1024 * 1024
 PROBE_NAME = ".storbench-truncate-probe"
@@ -63,3 +67,21 @@ def write_file(path: str, size_bytes: int, *, seed: int = 0) -> int:
     finally:
         os.close(fd)
     return written
+
+
+#: how long a share that just refused ftruncate may go on answering EIO
+RECOVER_S = 20.0
+
+
+def write_file_when_answering(path: str, size_bytes: int, *, timeout_s: float = RECOVER_S,
+                              sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> int:
+    """:func:`write_file`, retried while the filesystem answers EIO, for up to ``timeout_s``;
+    the last OSError when it never recovers."""
+    deadline = clock() + timeout_s
+    while True:
+        try:
+            return write_file(path, size_bytes)
+        except OSError as exc:
+            if exc.errno != errno.EIO or clock() >= deadline:
+                raise
+            sleep(0.5)

@@ -44,6 +44,18 @@ def _killed_reason(returncode: int) -> str:
     return reason
 
 
+def errno_text(code: int) -> tuple[int, str]:
+    """An error number as fio reported it, and its text.  Some engines (gfapi when its brick
+    dies) report a negative errno as an unsigned 32- or 64-bit number: read those back."""
+    if code >= 2**63:
+        code = 2**64 - code
+    elif code >= 2**31:
+        code = 2**32 - code
+    if 0 < code < 4096:
+        return code, os.strerror(code)
+    return code, "an error number fio's engine did not explain"
+
+
 def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | None:
     """fio's own words for why a run failed, or None when it succeeded.
 
@@ -71,7 +83,7 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
     elif lines:
         reason = lines[0][len("fio:") :].strip()
     if job_error:
-        errtext = os.strerror(job_error)
+        job_error, errtext = errno_text(job_error)
         if reason is None:
             reason = f"error {job_error} ({errtext})"
         elif errtext.lower() not in reason.lower():
@@ -509,7 +521,7 @@ def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage:
     fs = getattr(storage, "filesystem", None)
     if target.kind != "dir" or fs is None or getattr(fs, "network", None) is None:
         return storage
-    from .layout import grows_by_truncate, write_file
+    from .layout import grows_by_truncate, write_file_when_answering
     from .units import parse_size
 
     ok, why = grows_by_truncate(target.path)
@@ -526,7 +538,15 @@ def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage:
             sizes[path] = max(sizes.get(path, 0), parse_size(size))
     notes = []
     for path, nbytes in sizes.items():
-        write_file(path, nbytes)
+        try:
+            write_file_when_answering(path, nbytes)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise TargetError(
+                f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), and writing the test file "
+                f"{path} there failed too: {exc.strerror or exc}"
+            ) from None
         from .render.units import fmt_bytes
 
         notes.append(
@@ -679,7 +699,7 @@ def _measure_once(
             continue
         if host_result.error:
             failures.append(
-                Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: fio error {host_result.error} ({os.strerror(host_result.error)})")
+                Failure(spec.workload.name, f"{host}:{spec.target.display}", "host {}: fio error {} ({})".format(host, *errno_text(host_result.error)))
             )
             continue
         per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series={"timing": timing.get(host)}))

@@ -50,6 +50,44 @@ def fuse_daemon_argv(mountpoint: str, fstype: str, proc_root: str = "/proc") -> 
     return ()
 
 
+def smbd_configs(proc_root: str = "/proc") -> tuple[str, ...]:
+    """The configuration files of the smbd processes running here (``-s FILE``/``--configfile``;
+    ``/etc/samba/smb.conf`` when none is named), each once."""
+    found: list[str] = []
+    try:
+        pids = [p for p in os.listdir(proc_root) if p.isdigit()]
+    except OSError:
+        return ()
+    for pid in sorted(pids, key=int):
+        try:
+            with open(os.path.join(proc_root, pid, "cmdline"), "rb") as fh:
+                argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+        except OSError:
+            continue
+        if not argv or os.path.basename(argv[0]) != "smbd":
+            continue
+        conf = "/etc/samba/smb.conf"
+        for i, a in enumerate(argv[1:], 1):
+            if a in ("-s", "--configfile") and i + 1 < len(argv):
+                conf = argv[i + 1]
+            elif a.startswith("--configfile="):
+                conf = a.split("=", 1)[1]
+        if conf not in found:
+            found.append(conf)
+    return tuple(found)
+
+
+def samba_share_path(probe: _Probe, share: str) -> str | None:
+    """The directory a Samba share of this machine serves (``testparm`` over each running smbd's
+    configuration), or None."""
+    for conf in smbd_configs():
+        out = probe.run(["testparm", "-s", f"--section-name={share}", "--parameter-name=path", conf], f"testparm (the {share} share)")
+        path = (out or "").strip().splitlines()[-1:] if out else []
+        if path and path[0].startswith("/"):
+            return path[0]
+    return None
+
+
 def is_this_machine(server: str | None) -> bool:
     """Whether a share's server names this machine (loopback, or the host's own name)."""
     if not server:
@@ -67,6 +105,8 @@ def describe_network(probe: _Probe, entry: FindmntEntry, target: str, source: st
         probe.note(f"{entry.fstype} at {entry.target}: its FUSE daemon was not found, so its own options are unknown")
     info = network_info_from_mount(entry.fstype, source, entry.options, mountpoint=entry.target, target=target, daemon_argv=argv)
     share = info.share
+    if info.protocol == "smb" and is_this_machine(info.server) and share and not share.startswith("/"):
+        share = samba_share_path(probe, share.strip("/")) or share  # the server's directory behind the share name
     if is_this_machine(info.server) and share and share.startswith("/") and os.path.isdir(share):
         # the server is this machine: what holds the shared directory (its cache can answer the share's reads)
         from . import zfs as zfs_probe
