@@ -109,3 +109,11 @@ def zfs(zfs_daemon, tmp_path):
     """The session's zfs-fuse daemon, running (restarted if a test killed it)."""
     zfs_daemon.ensure()
     return zfs_daemon
+
+
+@pytest.fixture(scope="session")
+def report_runs(tmp_path_factory):
+    """Three real runs (test_report.make_runs), made once for the report and browser tests."""
+    from test_report import make_runs
+
+    return make_runs(tmp_path_factory.mktemp("report-runs"))

@@ -85,8 +85,8 @@ def make_runs(root: Path) -> Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Runs:
-    return make_runs(tmp_path_factory.mktemp("report-runs"))
+def runs(report_runs) -> Runs:
+    return report_runs
 
 
 @pytest.fixture(scope="module")

@@ -34,12 +34,11 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def report_path(tmp_path_factory) -> Path:
+def report_path(report_runs) -> Path:
     """A report of real runs: two labels (one of them a <script> tag) and a bs sweep."""
-    from test_report import SCRIPT_LABEL, make_runs
+    from test_report import SCRIPT_LABEL
 
-    runs = make_runs(tmp_path_factory.mktemp("browser-runs"))
-    res = runs.cli("report", "alpha", SCRIPT_LABEL, "sweep", "-o", "report.html")
+    res = report_runs.cli("report", "alpha", SCRIPT_LABEL, "sweep", "-o", "browser-report.html")
     assert res.code == 0, res.err
     return Path(res.out.strip())
 

@@ -121,7 +121,7 @@ def _int(value: Any) -> int | None:
 
 
 def _flag(value: Any) -> bool | None:
-    return {"1": True, "0": False, 1: True, 0: False, True: True, False: False}.get(value)
+    return {"1": True, "0": False, 1: True, 0: False}.get(value)  # True == 1, False == 0 as keys
 
 
 def parse_ceph_status(text: str) -> CephInfo:
