@@ -670,63 +670,7 @@ def _write_report(app: App, run_id: int, report_path: str | None) -> None:
 # --------------------------------------------------------------------------- import
 
 
-@cli.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--label", metavar="TEXT", help="Name the imported run.")
-@click.option("--json", "as_json", is_flag=True, help="Print the imported records as JSON.")
-@pass_app
-def import_(app: App, paths, label, as_json):
-    """Import existing fio output files (JSON, terse or classic text) into the store.
-
-    Every file is read and checked first; if one is not fio output, nothing is stored.
-    """
-    from .fio import parse_output
-    from .errors import FioParseError
-
-    parsed = []
-    for path in paths:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-        text = data.decode("utf-8", errors="replace")
-        try:
-            result = parse_output(text)
-        except FioParseError as exc:
-            raise FioParseError(f"{path}: {exc}") from None
-        parsed.append((path, text, result))
-
-    with contextlib.closing(app.open_store()) as store:
-        run_id = store.create_run(label=label, kind="import", meta={"sources": [os.path.abspath(p) for p in paths]})
-        try:
-            for path, text, result in parsed:
-                name = result.jobs[0].name if result.jobs else os.path.basename(path)
-                store.add_result(
-                    ResultRecord(
-                        run_id=run_id,
-                        workload=name,
-                        target=None,
-                        fio=result,
-                        raw_output=text,
-                        label=label,
-                        source=os.path.abspath(path),
-                        options=dict(result.jobs[0].options) if result.jobs else {},
-                        created_at=app.env.clock(),
-                    )
-                )
-        except BaseException:
-            store.finish_run(run_id, "incomplete", reason="import interrupted")
-            raise
-        store.finish_run(run_id, "complete")
-        records = store.results(run_id)
-    if as_json:
-        _print_json(app, _public(records))
-    else:
-        from .render.terminal import format_results_table
-
-        app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
-        app.out(f"imported {len(records)} file(s) into {app.db_url} as run {run_id}")
+# (storbench import: commands/import_.py)
 
 
 # --------------------------------------------------------------------------- list / show / export

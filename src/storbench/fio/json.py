@@ -72,6 +72,27 @@ def looks_like_fio_json(text: str) -> bool:
     return any(key in text for key in ('"fio version"', '"client_stats"', '"jobs"'))
 
 
+def find_fio_json(text: str) -> tuple[list[tuple[int, int, dict]], list[tuple[int, int, str]]]:
+    """Where fio result documents are in ``text``: ``(start, end, document)`` of each complete
+    one (an object with ``jobs`` or ``client_stats``; offsets in characters), and ``(start,
+    end, problem)`` of candidates that did not decode (truncated, malformed)."""
+    docs, failures = _scan(text)
+    found = [(s, e, d) for s, e, d in docs if isinstance(d, dict) and any(k in d for k in _RESULT_KEYS)]
+    return found, failures
+
+
+def status_snapshots(earlier: dict, later: dict) -> bool:
+    """Whether two fio JSON documents are snapshots of one run (``--status-interval``): the same
+    jobs, each further on (``elapsed`` grew), rather than two runs."""
+    def jobs(d: dict) -> list[tuple[str, int]]:
+        return [(j.get("jobname"), j.get("elapsed")) for j in d.get("jobs", []) if isinstance(j, dict)]
+
+    a, b = jobs(earlier), jobs(later)
+    return bool(a) and [n for n, _ in a] == [n for n, _ in b] and all(
+        isinstance(x, int) and isinstance(y, int) and y > x for (_, x), (_, y) in zip(a, b)
+    )
+
+
 def parse_fio_json(text: str) -> FioResult:
     """Parse fio JSON output (with any noise around it) into a :class:`FioResult`.
 

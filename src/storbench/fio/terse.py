@@ -94,6 +94,12 @@ def looks_like_fio_terse(text: str) -> bool:
     return any(m.group(0).count(";") >= _MIN_FIELDS for m in _SNIFF.finditer(text))
 
 
+def is_terse_line(line: str) -> bool:
+    """Whether one line is a terse record (``3;fio-3.33;name;...`` with fio's many fields)."""
+    m = _SNIFF.match(line.strip())
+    return m is not None and m.group(0).count(";") >= _MIN_FIELDS
+
+
 def parse_fio_terse(text: str) -> FioResult:
     """Parse fio's terse output (every job line, noise around it skipped) into a :class:`FioResult`.
 

@@ -101,7 +101,7 @@ from ..model import (
     pct_key,
 )
 
-__all__ = ["looks_like_fio_text", "parse_fio_text"]
+__all__ = ["classify_line", "looks_like_fio_text", "parse_fio_text"]
 
 _EXCERPT = 60
 
@@ -208,6 +208,59 @@ def looks_like_fio_text(text: str) -> bool:
     """Cheap sniff: a job result header ``(groupid=N, jobs=N)`` or a direction line
     (``read: IOPS=...`` / ``read : io=..., iops=...``)."""
     return isinstance(text, str) and _SNIFF.search(text) is not None
+
+
+_GROUP_TOTAL = re.compile(r"^(?:READ|WRITE|TRIM|MIXED)\s*:\s*(?:bw=|io=)")
+#: ``Jobs: 1 (f=1): [m(1)]...``, also with a ``^C`` written over its start (``^Cbs: 1 (f=1)``)
+_PROGRESS = re.compile(r"^(?:\^C)*(?:Jobs|obs|bs|s):\s*\d+\s*\(f=\d+\)")
+_STARTING = re.compile(r"^Starting \d+ (?:process|processes|thread|threads)\b")
+_LAYING = re.compile(r"^\S+: Laying out IO file")
+_BODY = re.compile(
+    r"^(?:(?:slat|clat|lat|sync)\s*\((?:nsec|usec|msec|sec)\)|(?:clat|lat|slat) prio|bw\s*\(|iops\s*:|cpu\s*:|IO depths\s*:|"
+    r"submit\s*:|complete\s*:|issued\b|latency\s*:|errors\s*:|Description\s*:|steadystate\s*:|fsync/fdatasync|"
+    r"(?:read|write|trim|mixed)\s*:\s*(?:IOPS=|io=)|[\w ]*percentiles\s*\(|\|)"
+)
+
+
+def classify_line(line: str) -> str | None:
+    """What one line of fio's classic text output is (whitespace around it ignored), or None.
+
+    ``"def"`` a job definition line (``name: (g=0): rw=...``), ``"version"`` (``fio-3.33``),
+    ``"starting"`` (``Starting 1 process``), ``"head"`` a job result header
+    (``name: (groupid=0, jobs=1): err= 0: ...``), ``"body"`` a line of a job's result block
+    (direction, latency, percentiles, bw/iops summaries, cpu, depths, issued, ...),
+    ``"status"`` the ``Run status group`` line and its ``READ:``/``WRITE:`` totals, ``"disk"``
+    ``Disk stats`` and its device lines, ``"progress"`` ``Jobs: ...`` lines, ``Laying out``
+    lines, the ``...`` fio prints under a job repeated by ``numjobs``, ``<host>`` marks and
+    ``fio: ...`` notes.  Used to find where one run's output
+    starts and ends in a longer document (:mod:`storbench.documents`).
+    """
+    line = line.replace("\t", " ").strip()
+    if not line or len(line) > _MAX_LINE:
+        return None
+    if _CLIENT.match(line) and not line.startswith("<<"):
+        line = _CLIENT.match(line).group("rest").strip() or "<host>"  # type: ignore[union-attr]
+        if line == "<host>":
+            return "progress"
+    at = line.find(_JOB_HEAD_AT)
+    if at > 0 and _JOB_HEAD.match(line, at):
+        return "head"
+    at = line.find(_JOB_DEF_AT)
+    if at > 0 and _JOB_DEF.match(line, at):
+        return "def"
+    if _VERSION.match(line) or _HOSTNAME_LINE.match(line):
+        return "version"
+    if _STARTING.match(line):
+        return "starting"
+    if _GROUP.match(line) or _GROUP_TOTAL.match(line):
+        return "status"
+    if _DISK_HEAD.match(line) or _DISK.match(line) or line.startswith("aggrios=") or re.match(r"^\S+: ios=\d+/\d+", line):
+        return "disk"
+    if line == "..." or _PROGRESS.match(line) or _LAYING.match(line) or _NOTE.match(line) or _HOST_MARK.search(line):
+        return "progress"
+    if _BODY.match(line):
+        return "body"
+    return None
 
 
 def parse_fio_text(text: str) -> FioResult:

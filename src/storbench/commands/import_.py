@@ -1,0 +1,135 @@
+"""``storbench import``: every fio output in files and whole documents, into the store.
+
+A file may be one fio output (JSON, json+, terse or classic text) or a document that holds
+many among other text: a blog post, a mail (quoted with ``> ``, wrapped at 72 columns), a log
+appended to with ``>>``, a saved HTML page.  Each output becomes a result of one run, in
+document order (:mod:`storbench.documents`), with what the document says about it: the fio
+command line printed before it (its options become the result's), the heading it is under,
+the host of a shell prompt.  ``--label-from`` chooses what names each result, ``--group-by
+heading`` makes each heading a configuration of its own, so that ``storbench compare`` lines
+a whole published study up (ext4 vs xfs vs zfs per workload).
+
+Every file is read and checked first: a file in which nothing is fio output is an error and
+nothing is stored.  Fragments that look like fio's but hold no result, and lines inside an
+output that are not fio's, are named with their line numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import click
+
+from ..cli import App, _print_json, _public, cli, pass_app
+from ..errors import FioParseError, UsageError
+from ..model import ResultRecord
+
+
+def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[dict], list[str]]:
+    """The results one file gives (as keyword dicts for :class:`ResultRecord`), and the lines to say about it."""
+    from ..documents import read_document
+    from ..fio import parse_output
+
+    doc = read_document(text)
+    source = os.path.abspath(path)
+    name = os.path.basename(path)
+    if not doc.found:
+        result = parse_output(text)  # the error a file with no fio output has always given, or what the splitter missed
+        return [{"workload": result.jobs[0].name if result.jobs else name, "fio": result, "raw_output": text, "source": source,
+                 "options": dict(result.jobs[0].options) if result.jobs else {}, "meta": {"line": 1}}], []  # fmt: skip
+    said: list[str] = []
+    plans: list[dict] = []
+    single = len(doc.found) == 1 and not doc.skipped
+    for f in doc.found:
+        result = parse_output(text) if single else f.result  # one output: exactly what importing it alone gives
+        job = result.jobs[0] if result.jobs else None
+        options: dict = {}
+        if f.context.command is not None:
+            options.update({k: v for k, v in f.context.command.options})
+        if job is not None:
+            options.update(dict(job.options))
+        label = f.label(label_from) if f.context.heading or f.context.command else None  # else the run's label
+        plans.append({
+            "workload": (job.name if job is not None else None) or name,
+            "fio": result,
+            "raw_output": text if single else f.output.text,
+            "source": source if single else f"{source}:{f.output.first_line}",
+            "options": options,
+            "job_text": f.context.command.text if f.context.command else None,
+            "label": label,
+            "target": (f.context.heading or None) if group_by == "heading" else None,
+            "meta": {
+                "line": f.output.first_line, "last_line": f.output.last_line, "kind": f.output.kind,
+                "heading": f.context.heading, "command": f.context.command.text if f.context.command else None,
+                "host": f.context.command.host if f.context.command else None,
+                "unread": [{"line": n, "text": t} for n, t in f.output.unread],
+            },
+        })  # fmt: skip
+        for n, t in f.output.unread:
+            said.append(f"{name}: line {n} (in the output at line {f.output.first_line}) not read: {t[:80]!r}")
+    for s in doc.skipped:
+        where = f"line {s.first_line}" if s.first_line == s.last_line else f"lines {s.first_line}-{s.last_line}"
+        said.append(f"{name}: {where} skipped: {s.reason}")
+    return plans, said
+
+
+@cli.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--label", metavar="TEXT", help="Name the imported run.")
+@click.option("--label-from", type=click.Choice(["heading", "command", "none"]), default="heading", show_default=True,
+              help="What names each result of a document: the heading it is under (else its job name), its command line's --name, or nothing.")  # fmt: skip
+@click.option("--group-by", type=click.Choice(["none", "heading"]), default="none", show_default=True,
+              help="heading: the outputs under one heading form one configuration (for storbench compare).")
+@click.option("--json", "as_json", is_flag=True, help="Print the imported records as JSON.")
+@pass_app
+def import_(app: App, paths, label, label_from, group_by, as_json):
+    """Import fio outputs into the store: single output files, or every output in a document.
+
+    Every file is read and checked first; if one holds no fio output, nothing is stored.
+    """
+    planned: list[tuple[str, list[dict], list[str]]] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        text = data.decode("utf-8", errors="replace")
+        try:
+            plans, said = _plan(path, text, label_from, group_by)
+        except FioParseError as exc:
+            raise FioParseError(f"{path}: {exc}") from None
+        planned.append((path, plans, said))
+
+    with contextlib.closing(app.open_store()) as store:
+        meta = {"sources": [os.path.abspath(p) for p in paths],
+                "outputs": [{"source": os.path.abspath(p), **pl["meta"]} for p, plans, _ in planned for pl in plans]}  # fmt: skip
+        run_id = store.create_run(label=label, kind="import", meta=meta)
+        try:
+            for _path, plans, _said in planned:
+                for pl in plans:
+                    store.add_result(
+                        ResultRecord(
+                            run_id=run_id, workload=pl["workload"], target=pl.get("target"), fio=pl["fio"],
+                            raw_output=pl["raw_output"], label=pl.get("label") or label, source=pl["source"],
+                            options=pl["options"], job_text=pl.get("job_text"), created_at=app.env.clock(),
+                        )
+                    )  # fmt: skip
+        except BaseException:
+            store.finish_run(run_id, "incomplete", reason="import interrupted")
+            raise
+        store.finish_run(run_id, "complete")
+        records = store.results(run_id)
+    for path, plans, said in planned:
+        if len(plans) > 1 or said:
+            app.err(f"{os.path.basename(path)}: {len(plans)} fio output{'s' if len(plans) != 1 else ''} -> run {run_id} ({len(plans)} result{'s' if len(plans) != 1 else ''})")
+        for line in said:
+            app.err(line)
+    if as_json:
+        _print_json(app, _public(records))
+    else:
+        from ..render.terminal import format_results_table
+
+        app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
+        app.out(f"imported {len(records)} result(s) from {len(paths)} file(s) into {app.db_url} as run {run_id}")

@@ -1,0 +1,128 @@
+"""Whole documents as fio results (pure): every fio output in a post, a mail, a log or a saved page.
+
+======================  ===================================================================
+:mod:`.source`          the document as numbered lines (HTML text and ``<pre>`` blocks,
+                        mail quotes off, odd spaces as spaces) and wrapped values re-joined
+:mod:`.split`           where each fio output is (JSON, terse, classic text), and the
+                        fragments that look like fio's but hold no result
+:mod:`.context`         what the document says about each: the command line, the heading,
+                        the host of a prompt
+======================  ===================================================================
+
+:func:`read_document` puts them together: one :class:`Found` per output, in document order,
+each with its parsed :class:`~storbench.model.FioResult` (or why it could not be read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import FioParseError
+from ..model import FioResult
+from .context import Command, Context, context_before
+from .source import Line, document_lines, is_html
+from .split import Output, Skipped, find_outputs
+
+
+@dataclass(frozen=True)
+class Found:
+    """One fio output of a document: where, what it says, and what the document says about it."""
+
+    output: Output
+    result: FioResult
+    context: Context
+
+    @property
+    def job_name(self) -> str | None:
+        return self.result.jobs[0].name if self.result.jobs else None
+
+    def label(self, how: str) -> str | None:
+        """What names this output: ``heading`` (the heading it is under), ``command`` (its command
+        line's ``--name``, else the heading), ``none``; None when the document does not say
+        (the result is then named by its job name alone)."""
+        c = self.context
+        if how == "heading":
+            return c.heading
+        if how == "command":
+            name = dict(c.command.options).get("name") if c.command else None
+            return name or c.heading
+        return None
+
+
+@dataclass(frozen=True)
+class Document:
+    """Every output of one document, and every fragment skipped (with why)."""
+
+    found: tuple[Found, ...]
+    skipped: tuple[Skipped, ...]
+    html: bool = False
+
+
+def _parse(output: Output) -> FioResult:
+    from ..fio.json import parse_fio_json
+    from ..fio.terse import parse_fio_terse
+    from ..fio.text import parse_fio_text
+
+    return {"json": parse_fio_json, "terse": parse_fio_terse, "text": parse_fio_text}[output.kind](output.text)
+
+
+#: how close (in lines) the JSON and the normal text of one ``--output-format=json,normal`` run are
+SAME_RUN_GAP_LINES = 3
+
+
+def _one_run_two_formats(outputs: list[Output], skipped: list[Skipped]) -> tuple[list[Output], list[Skipped]]:
+    """``--output-format=json,normal`` prints one run twice: its job lines, the JSON, then the
+    normal text (or the other way round).  The text right beside a JSON output with the same
+    jobs is that run again, and the job lines right before the JSON are its header: both go."""
+    import re
+
+    def names(o: Output) -> tuple[str, ...]:
+        if o.kind == "json":
+            return tuple(re.findall(r'"jobname"\s*:\s*"([^"]*)"', o.text))
+        return tuple(m.group(1).strip() for m in re.finditer(r"^\s*(\S[^:]*?): \(groupid=", o.text, re.M))
+
+    jsons = [o for o in outputs if o.kind == "json"]
+    keep = []
+    for o in outputs:
+        if o.kind == "text" and any(
+            (0 < o.first_line - j.last_line <= SAME_RUN_GAP_LINES or 0 < j.first_line - o.last_line <= SAME_RUN_GAP_LINES)
+            and names(o) and set(names(o)) <= set(names(j))
+            for j in jsons
+        ):
+            continue
+        keep.append(o)
+    header = [s for s in skipped if not any(0 < j.first_line - s.last_line <= 1 for j in jsons)]
+    return keep, header
+
+
+def read_document(text: str) -> Document:
+    """Every fio output in ``text``, in document order, with its context."""
+    from ..fio.terse import is_terse_line
+    from ..fio.text import classify_line
+
+    def is_fio(s: str) -> bool:
+        return classify_line(s) is not None or is_terse_line(s)
+
+    lines = document_lines(text)
+    from .source import unwrap
+
+    lines = unwrap(lines, is_fio)
+    outputs, skipped = find_outputs(lines)
+    outputs, skipped = _one_run_two_formats(outputs, skipped)
+    found: list[Found] = []
+    skipped_all = list(skipped)
+    floor = 0
+    for out in outputs:
+        try:
+            result = _parse(out)
+        except FioParseError as exc:
+            skipped_all.append(Skipped(out.first_line, out.last_line, str(exc)))
+            continue
+        ctx = context_before(lines, out.index, floor, is_fio)
+        found.append(Found(out, result, ctx))
+        floor = next((i for i, ln in enumerate(lines) if ln.number > out.last_line), len(lines))
+    skipped_all.sort(key=lambda s: s.first_line)
+    return Document(found=tuple(found), skipped=tuple(skipped_all), html=is_html(text))
+
+
+__all__ = ["Command", "Context", "Document", "Found", "Line", "Output", "Skipped", "read_document"]
