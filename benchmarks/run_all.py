@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from _common import fio_version  # noqa: E402
 
-BENCHMARKS = ("overhead", "walltime", "logs", "history")
+BENCHMARKS = ("overhead", "walltime", "logs", "history", "imports")
 
 
 def load() -> str:

@@ -25,6 +25,9 @@ from ..cli import App, _print_json, _public, cli, pass_app
 from ..errors import FioParseError, UsageError
 from ..model import ResultRecord
 
+#: more results than this and import names the workloads instead of printing the whole table
+TABLE_MAX_RESULTS = 60
+
 
 def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[dict], list[str]]:
     """The results one file gives (as keyword dicts for :class:`ResultRecord`), and the lines to say about it."""
@@ -74,8 +77,23 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
     return plans, said
 
 
+def _files(paths) -> list[str]:
+    """The files to read: each path given, and for a directory every regular file in it (not
+    hidden, in name order)."""
+    out: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            names = sorted(n for n in os.listdir(path) if not n.startswith(".") and os.path.isfile(os.path.join(path, n)))
+            if not names:
+                raise UsageError(f"{path}: the directory holds no files to import")
+            out.extend(os.path.join(path, n) for n in names)
+        else:
+            out.append(path)
+    return out
+
+
 @cli.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--label", metavar="TEXT", help="Name the imported run.")
 @click.option("--label-from", type=click.Choice(["heading", "command", "none"]), default="heading", show_default=True,
               help="What names each result of a document: the heading it is under (else its job name), its command line's --name, or nothing.")  # fmt: skip
@@ -84,11 +102,13 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
 @click.option("--json", "as_json", is_flag=True, help="Print the imported records as JSON.")
 @pass_app
 def import_(app: App, paths, label, label_from, group_by, as_json):
-    """Import fio outputs into the store: single output files, or every output in a document.
+    """Import fio outputs into the store: single output files, every output in a document
+    (a post, a mail, a log, a saved page), or every file of a directory.
 
     Every file is read and checked first; if one holds no fio output, nothing is stored.
     """
     planned: list[tuple[str, list[dict], list[str]]] = []
+    paths = _files(paths)
     for path in paths:
         try:
             with open(path, "rb") as fh:
@@ -107,15 +127,15 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
                 "outputs": [{"source": os.path.abspath(p), **pl["meta"]} for p, plans, _ in planned for pl in plans]}  # fmt: skip
         run_id = store.create_run(label=label, kind="import", meta=meta)
         try:
-            for _path, plans, _said in planned:
-                for pl in plans:
-                    store.add_result(
-                        ResultRecord(
-                            run_id=run_id, workload=pl["workload"], target=pl.get("target"), fio=pl["fio"],
-                            raw_output=pl["raw_output"], label=pl.get("label") or label, source=pl["source"],
-                            options=pl["options"], job_text=pl.get("job_text"), created_at=app.env.clock(),
-                        )
-                    )  # fmt: skip
+            now = app.env.clock()
+            store.add_results([
+                ResultRecord(
+                    run_id=run_id, workload=pl["workload"], target=pl.get("target"), fio=pl["fio"],
+                    raw_output=pl["raw_output"], label=pl.get("label") or label, source=pl["source"],
+                    options=pl["options"], job_text=pl.get("job_text"), created_at=now,
+                )
+                for _path, plans, _said in planned for pl in plans
+            ])  # fmt: skip
         except BaseException:
             store.finish_run(run_id, "incomplete", reason="import interrupted")
             raise
@@ -131,5 +151,10 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
     else:
         from ..render.terminal import format_results_table
 
-        app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
+        if len(records) <= TABLE_MAX_RESULTS:
+            app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
+        else:
+            workloads = sorted({r.workload for r in records})
+            app.out(f"{len(workloads)} workload(s): {', '.join(workloads[:8])}{', ...' if len(workloads) > 8 else ''} "
+                    f"(storbench show {run_id} for the table)")  # fmt: skip
         app.out(f"imported {len(records)} result(s) from {len(paths)} file(s) into {app.db_url} as run {run_id}")

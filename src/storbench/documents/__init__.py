@@ -120,7 +120,7 @@ def read_document(text: str) -> Document:
             continue
         ctx = context_before(lines, out.index, floor, is_fio)
         found.append(Found(out, result, ctx))
-        floor = next((i for i, ln in enumerate(lines) if ln.number > out.last_line), len(lines))
+        floor = out.last_index + 1
     skipped_all.sort(key=lambda s: s.first_line)
     return Document(found=tuple(found), skipped=tuple(skipped_all), html=is_html(text))
 

@@ -28,6 +28,7 @@ class Line:
 _SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u2009": " ", "\t": " ", "\ufeff": ""})
 #: mail quote marks: ">" followed by a space, the end of the line or another ">" (so that a
 #: wrapped-over ">=64=0.0%" keeps its ">")
+_ODD = tuple(chr(k) for k in _SPACES)
 _QUOTE = re.compile(r"^(?:[ ]?>(?: |$|(?=>)))+")
 _HTML_SNIFF = re.compile(r"<\s*(?:!doctype\s+html|html|body|pre|div|p|h[1-6])\b", re.I)
 
@@ -40,7 +41,14 @@ def is_html(text: str) -> bool:
 def document_lines(text: str) -> list[Line]:
     """The document's lines, from whatever form it is in (see the module's docstring)."""
     raw = _html_lines(text) if is_html(text) else [Line(i, t) for i, t in enumerate(_split(text), 1)]
-    return [Line(ln.number, _QUOTE.sub("", ln.text.translate(_SPACES)).rstrip()) for ln in raw]
+    odd = any(c in text for c in _ODD)
+    out = []
+    for ln in raw:
+        t = ln.text.translate(_SPACES) if odd else ln.text
+        if t[:2].lstrip().startswith(">"):
+            t = _QUOTE.sub("", t)
+        out.append(Line(ln.number, t.rstrip()))
+    return out
 
 
 def _split(text: str) -> list[str]:
@@ -127,22 +135,30 @@ _CUT_END = re.compile(r"(?:,|=|\[\s*|\((?:R|W|T)\))$")
 _CARRIED = re.compile(r"^(?:[\d.]+[kKMG]?\]|[\d.]+\s*[kKMG]?[Bi]*(?:-|,|\]|$)|[a-z_]+=|>=\d+=|\(T\)|\(W\)|\d+B-|[\d.]+%|[\d.]+th=\[|\()")
 #: the end of a job header's date carried over: "11:52:30 2021", "2021"
 _TIME_REST = re.compile(r"^(?:\d{1,2}:\d\d(?::\d\d)?(?:\s+\d{4})?|\d{4})$")
+_FIO_WORD = re.compile(r"\bfio\b")
 #: a wrapped line is at least this long (mail clients wrap at 72-78 columns, before a long word)
 MIN_WRAPPED_CHARS = 40
 
 
-def _continues(prev: str, raw: str, is_fio_line) -> bool:
-    s = raw.strip()
-    if not s or is_fio_line(s) or "--" in s or re.search(r"\bfio\b", s):
-        return False  # fio prints no "--": that is a command line
+def _continues(prev: str, prev_is_fio: bool, raw: str, raw_is_fio: bool) -> bool:
+    if raw_is_fio or not raw or raw.lstrip()[:1] in ('"', "{", "}", "]", ""):
+        return False  # a fio line of its own, a blank line, JSON
     p = prev.rstrip()
-    if p.count("[") > p.count("]") and "]" in s.split("[")[0]:
+    open_bracket = "[" in p and p.count("[") > p.count("]")
+    cut = p.endswith((",", "=", "[", ")")) and "=" in p
+    at_width = prev_is_fio and len(p) >= MIN_WRAPPED_CHARS and not raw[:1].isspace()
+    if not (open_bracket or cut or at_width):
+        return False
+    s = raw.strip()
+    if "--" in s or _FIO_WORD.search(s):
+        return False  # fio prints no "--": that is a command line
+    if open_bracket and "]" in s.split("[")[0]:
         return True  # "... 20.00th=[" + "43], 30.00th=[ 44]," or "[eta" + "00m:00s]"
-    if "=" in p and _CUT_END.search(p) and _CARRIED.match(s):
+    if cut and _CUT_END.search(p) and _CARRIED.match(s):
         return True
     # a fio line cut at a space: the rest starts at column 0, and is a value list or a date
     first = s.split()[0]
-    return (len(p) >= MIN_WRAPPED_CHARS and not raw[:1].isspace() and is_fio_line(p.strip())
+    return (at_width
             and (any(c in first for c in "=%]") or first.startswith("(") or _TIME_REST.match(s) is not None))  # fmt: skip
 
 
@@ -153,11 +169,16 @@ def unwrap(lines: list[Line], is_fio_line) -> list[Line]:
     ``>=64=0.0%``, ``00m:00s]``, ``2021``).  ``is_fio_line`` says whether a line is a fio line
     of its own (then it is not a rest)."""
     out: list[Line] = []
+    prev_is_fio = False
     for ln in lines:
         prev = out[-1] if out else None
-        if prev is not None and _continues(prev.text, ln.text, is_fio_line):
+        stripped = ln.text.strip()
+        is_fio = bool(stripped) and is_fio_line(stripped)
+        if prev is not None and _continues(prev.text, prev_is_fio, ln.text, is_fio):
             glue = "" if prev.text.rstrip().endswith(("[", "=")) else " "
-            out[-1] = Line(prev.number, prev.text.rstrip() + glue + ln.text.strip())
+            out[-1] = Line(prev.number, prev.text.rstrip() + glue + stripped)
+            prev_is_fio = is_fio_line(out[-1].text.strip())
             continue
         out.append(ln)
+        prev_is_fio = is_fio
     return out

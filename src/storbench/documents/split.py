@@ -44,8 +44,9 @@ class Output:
     text: str
     #: lines inside it that are not fio's (line number, text)
     unread: tuple[tuple[int, str], ...] = ()
-    #: index into the document's lines of its first line (for the context before it)
+    #: indexes into the document's lines of its first and last lines (for the context before it)
     index: int = 0
+    last_index: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def find_outputs(lines: list[Line]) -> tuple[list[Output], list[Skipped]]:
         for run in runs:
             s, e = run[0][0], run[-1][1]
             a, b = index_of(s), index_of(max(s, e - 1))
-            outputs.append(Output("json", lines[a].number, lines[b].number, text[s:e], index=a))
+            outputs.append(Output("json", lines[a].number, lines[b].number, text[s:e], index=a, last_index=b))
             for i in range(a, b + 1):
                 used[i] = True
         for s, e, problem in failures:
@@ -126,7 +127,7 @@ def find_outputs(lines: list[Line]) -> tuple[list[Output], list[Skipped]]:
         while i < len(lines) and not used[i] and is_terse_line(lines[i].text):
             used[i] = True
             i += 1
-        outputs.append(Output("terse", lines[a].number, lines[i - 1].number, "\n".join(ln.text for ln in lines[a:i]), index=a))
+        outputs.append(Output("terse", lines[a].number, lines[i - 1].number, "\n".join(ln.text for ln in lines[a:i]), index=a, last_index=i - 1))
 
     # classic text runs
     cur: _Text | None = None
@@ -138,7 +139,8 @@ def find_outputs(lines: list[Line]) -> tuple[list[Output], list[Skipped]]:
         seg = lines[cur.start : cur.end + 1]
         if cur.kinds & {"head", "body"}:
             unread = tuple((lines[j].number, lines[j].text.strip()) for j in cur.unread if j <= cur.end)
-            outputs.append(Output("text", seg[0].number, seg[-1].number, "\n".join(ln.text for ln in seg), unread, index=cur.start))
+            outputs.append(Output("text", seg[0].number, seg[-1].number, "\n".join(ln.text for ln in seg), unread,
+                                  index=cur.start, last_index=cur.end))  # fmt: skip
         elif cur.kinds & {"def", "status"}:
             skipped.append(Skipped(seg[0].number, seg[-1].number, "fio's job lines without a result block"))
         cur = None

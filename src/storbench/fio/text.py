@@ -83,6 +83,7 @@ Any ``str`` input either parses or raises :class:`FioParseError` with one short 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -236,8 +237,18 @@ def classify_line(line: str) -> str | None:
     starts and ends in a longer document (:mod:`storbench.documents`).
     """
     line = line.replace("\t", " ").strip()
-    if not line or len(line) > _MAX_LINE:
-        return None
+    if not line or len(line) > _MAX_LINE or line[0] in _NEVER_FIRST:
+        return None  # JSON's lines, mostly: no fio text line starts like that
+    return _classify(line)
+
+
+#: characters no line of fio's classic text starts with (JSON lines do)
+_NEVER_FIRST = frozenset('"{}[],')
+_DISK_ANY = re.compile(r"^\S+: ios=\d+/\d+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _classify(line: str) -> str | None:
     if _CLIENT.match(line) and not line.startswith("<<"):
         line = _CLIENT.match(line).group("rest").strip() or "<host>"  # type: ignore[union-attr]
         if line == "<host>":
@@ -254,7 +265,7 @@ def classify_line(line: str) -> str | None:
         return "starting"
     if _GROUP.match(line) or _GROUP_TOTAL.match(line):
         return "status"
-    if _DISK_HEAD.match(line) or _DISK.match(line) or line.startswith("aggrios=") or re.match(r"^\S+: ios=\d+/\d+", line):
+    if _DISK_HEAD.match(line) or _DISK.match(line) or line.startswith("aggrios=") or _DISK_ANY.match(line):
         return "disk"
     if line == "..." or _PROGRESS.match(line) or _LAYING.match(line) or _NOTE.match(line) or _HOST_MARK.search(line):
         return "progress"

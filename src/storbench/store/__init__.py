@@ -38,7 +38,7 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from sqlalchemy import Select, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -338,6 +338,26 @@ class Store:
 
         ``record.result_id`` is ignored; ``record.created_at`` defaults to now.
         """
+        values = self._result_values(record)
+
+        def insert(conn: Connection) -> int:
+            self._require_run(conn, record.run_id)
+            return int(conn.execute(results.insert().values(**values)).inserted_primary_key[0])
+
+        return self._write(insert)
+
+    def add_results(self, records: Sequence[ResultRecord]) -> list[int]:
+        """Store several results of one run in ONE transaction (an import: all or none); their ids."""
+        rows = [self._result_values(r) for r in records]
+
+        def insert(conn: Connection) -> list[int]:
+            for run_id in {r.run_id for r in records}:
+                self._require_run(conn, run_id)
+            return [int(conn.execute(results.insert().values(**row)).inserted_primary_key[0]) for row in rows]
+
+        return self._write(insert) if rows else []
+
+    def _result_values(self, record: ResultRecord) -> dict:
         try:
             result_json = json.dumps(fio_result_to_dict(record.fio), ensure_ascii=False)
             options_json = json.dumps(dict(record.options), ensure_ascii=False)
@@ -362,12 +382,7 @@ class Store:
             **_headline_columns(record.fio),
             **extras,
         }
-
-        def insert(conn: Connection) -> int:
-            self._require_run(conn, record.run_id)
-            return int(conn.execute(results.insert().values(**values)).inserted_primary_key[0])
-
-        return self._write(insert)
+        return values
 
     def reopen_run(self, run_id: int) -> None:
         """Mark an incomplete run as running again (``run --resume``)."""
