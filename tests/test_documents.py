@@ -243,3 +243,25 @@ def test_unwrap_joins_only_what_a_mail_client_cut():
     out = unwrap(document_lines("\n".join(ln.text for ln in lines)), lambda s: classify_line(s) is not None)
     assert [ln.number for ln in out] == [1, 3, 4, 5, 7]
     assert out[0].text.endswith("20.00th=[1156],") and out[3].text.endswith("32=0.0%, >=64=0.0%")
+
+
+def test_import_a_directory(cli, tmp_path: Path):
+    folder = tmp_path / "outs"
+    folder.mkdir()
+    (folder / "a.txt").write_text(seed(1))
+    (folder / "b.json").write_text((JSON / "h_randrw.json").read_text())
+    (folder / "c-post.txt").write_text(post())
+    (folder / ".hidden").write_text("not imported")
+    res = cli("import", str(folder), "--json")
+    assert res.code == 0, res.err
+    recs = json.loads(res.out)
+    assert len(recs) == 1 + 1 + 18
+    assert [r["source"] for r in recs[:2]] == [str(folder / "a.txt"), str(folder / "b.json")]
+    assert res.err.splitlines() == ["c-post.txt: 18 fio outputs -> run 1 (18 results)"]
+    (folder / "d.txt").write_text("no fio here\n")
+    bad = cli("import", str(folder))
+    assert bad.code == 2 and bad.err.startswith(f"storbench: error: {folder / 'd.txt'}: not fio output")
+    assert len(json.loads(cli("list", "--json").out)) == 1  # nothing of the refused import was stored
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli("import", str(empty)).err == f"storbench: error: {empty}: the directory holds no files to import\n"
