@@ -81,10 +81,12 @@ def test_rbd_image_guarded_described_prefilled_and_reported(cli, ceph, tmp_path:
     fio_reads = fresh["jobs"][0]["read"]["io_bytes"] // 4096
     assert fio_reads > 1000 and c["osd_read_ops"] < fio_reads / 20, (fio_reads, c["osd_read_ops"])
 
-    # the cluster described: the status, the pool, the OSD and the image
+    # the cluster described: the status, the pool, the OSD and the image; the never-written image is flagged before a run
     res = cli("doctor", "--target", image, *_conf(ceph), "--json")
     assert res.code == 0, res.err
     st = json.loads(res.out)[0]["storage"]
+    warned = {f["workload"] for f in json.loads(res.out)[0]["findings"] if f["check"] == "sparse-read"}
+    assert warned == {"seq1m-q8t1-read", "seq1m-q1t1-read", "rnd4k-q32t1-read", "rnd4k-q1t1-read"}, warned
     assert st["target_kind"] == "rbd" and st["filesystem"] is None
     info = st["ceph"]
     assert info["fsid"] == ceph.fsid and info["health"] == "HEALTH_OK" and (info["mons"], info["osds"], info["osds_up"]) == (1, 1, 1)

@@ -256,3 +256,16 @@ def test_sparse_read_finding_for_an_image():
     assert not [f for f in run_checks(CheckContext(workload="t", options={"rw": "randread"}, results=(fio,), storage=_described(),
                                                    backend=BackendActivity(ceph=half))) if f.check == "sparse-read"]  # fmt: skip
     assert CephInfo().fsid is None
+
+
+def test_doctor_warns_of_a_never_written_image_before_a_read():
+    from storbench.checks import PreflightContext, preflight
+
+    st = _described()  # rbd du: 0 B of 256 MiB written
+    found = preflight(PreflightContext(options_by_workload={"r": {"rw": "randread"}, "w": {"rw": "randwrite"}}, storage=st, mem_bytes=None))
+    (f,) = [f for f in found if f.check == "sparse-read"]
+    assert (f.workload, f.severity) == ("r", "warning")
+    assert f.message.startswith("the RBD image rbd/img1 has 0 B of its 256.0 MiB written (rbd du)")
+    written = dataclasses.replace(st, ceph=dataclasses.replace(st.ceph, image=dataclasses.replace(st.ceph.image, used_bytes=200 * MiB)))
+    assert not [f for f in preflight(PreflightContext(options_by_workload={"r": {"rw": "randread"}}, storage=written, mem_bytes=None))
+                if f.check == "sparse-read"]  # fmt: skip

@@ -177,7 +177,7 @@ FAMILIES = (
     share,
 )
 #: The families that also run before a run (they need no measurement).
-PREFLIGHT_FAMILIES = (cache, compression, writecache, pool, share)
+PREFLIGHT_FAMILIES = (cache, compression, writecache, pool, share, sparse)
 
 #: Every check id with its title, explanation, evidence, fix and severities.
 CHECKS: Mapping[str, CheckInfo] = MappingProxyType({cid: info for fam in FAMILIES for cid, info in fam.INFO.items()})

@@ -148,6 +148,24 @@ def _unwritten_ceph(ctx: "CheckContext") -> Finding | None:
     )
 
 
+def preflight_workload(options, storage, mem_bytes) -> list[Finding]:
+    """Before a run: a read workload on an RBD image of which less than half was ever written (``rbd du``)."""
+    ceph = getattr(storage, "ceph", None)
+    image = getattr(ceph, "image", None)
+    if image is None or image.used_bytes is None or not image.size_bytes or not reads(options):
+        return []
+    if image.used_bytes >= SPARSE_EXPORT_MIN_RATIO * image.size_bytes:
+        return []
+    pool = ceph.pool.name if ceph.pool is not None else "?"
+    return [finding(
+        "sparse-read",
+        "warning",
+        f"the RBD image {pool}/{image.name} has {fmt_bytes(image.used_bytes)} of its {fmt_bytes(image.size_bytes)} written (rbd du): "
+        "librbd will answer reads of the rest from the object map without asking any OSD",
+        "run with --prefill (a sequential write pass before the workloads), or write the image first",
+    )]  # fmt: skip
+
+
 def check(ctx: "CheckContext") -> list[Finding]:
     found = [f for f in (_sparse_read(ctx), _unwritten_export(ctx), _unwritten_ceph(ctx)) if f is not None]
     return found[:1]
