@@ -73,6 +73,7 @@ run dir = {c}/run
 admin socket = {c}/run/$name.asok
 pid file = {c}/run/$name.pid
 log file = {c}/log/$name.log
+mon cluster log file = {c}/log/$cluster.$channel.log
 crash dir = {c}/crash
 keyring = {c}/keyring
 mon data = {c}/mon/$cluster-$id
