@@ -154,6 +154,23 @@ def capped_size(options: Options, export_size: str | None, what: str) -> list[st
     return []
 
 
+def refuse_unnamed_writes(spec: str, ctx: ResolveContext, what: str, harm: str = "destroying what it holds") -> list[str]:
+    """The workloads that write to ``spec``; a one-line TargetError when there are some and
+    ``--destroy-data`` does not repeat the target exactly (``what``: "NBD export 'nbd://...'")."""
+    from storbench.guard import workload_writes
+
+    writing = [w.name for w in ctx.workloads if workload_writes(w.options)]
+    if writing and spec not in ctx.destroy:
+        named = f" (--destroy-data {ctx.destroy[0]!r} is not spelled as the target)" if ctx.destroy else ""
+        many = len(writing) > 1
+        raise TargetError(
+            f"refusing to write to {what} [destroy-data]: workload{'s' if many else ''} {', '.join(writing)} "
+            f"write{'' if many else 's'} to it, {harm}{named}; "
+            f"pass --destroy-data {spec}, spelled exactly as --target (read-only workloads need nothing)"
+        )
+    return writing
+
+
 def engine_for_kind(kind: TargetKind, workload: Workload, options: Options) -> tuple[Options, list[str]]:
     """``ioengine=<the kind's engine>`` in place of the workload's engine (or appended), with a
     note when one was replaced; a workload that sets an option the kind owns is refused."""

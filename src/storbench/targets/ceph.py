@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from storbench.errors import TargetError
 from storbench.model import Target
 
-from .base import ResolveContext, check_uri_text
+from .base import ResolveContext, TargetKind, check_uri_text
 
 DEFAULT_CONF = "/etc/ceph/ceph.conf"
 DEFAULT_CLIENT = "admin"
@@ -163,3 +163,18 @@ def explain_failure(target: Target, reason: str) -> str:
         return (f"{reason} (the Ceph cluster of {conf_of(target)} did not answer within {timeout_of(target)} s: "
                 "an OSD or monitor down or a placement group inactive? see ceph -s)")  # fmt: skip
     return reason
+
+
+class CephKind(TargetKind):
+    """What the RBD and RADOS kinds share: no local path, failures explained as the cluster's."""
+
+    local_path = False
+
+    def explain_failure(self, target: Target, reason: str) -> str:
+        return explain_failure(target, reason)
+
+    def describe_path(self, target: Target) -> str | None:
+        return None
+
+    def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
+        return None

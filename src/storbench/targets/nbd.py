@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from storbench.errors import TargetError
 from storbench.model import Target
 
-from .base import Options, Placement, ResolveContext, TargetKind, capped_size, check_uri_text
+from .base import Options, Placement, ResolveContext, TargetKind, capped_size, check_uri_text, refuse_unnamed_writes
 
 NBD_PREFIXES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
 NBDINFO_TIMEOUT_S = 15.0
@@ -74,17 +74,8 @@ class NbdKind(TargetKind):
     noun = "an NBD export"
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
-        from storbench.guard import workload_writes
-
         check_nbd_uri(spec)
-        writing = [w.name for w in ctx.workloads if workload_writes(w.options)]
-        if writing and spec not in ctx.destroy:
-            named = f" (--destroy-data {ctx.destroy[0]!r} is not spelled as the target)" if ctx.destroy else ""
-            raise TargetError(
-                f"refusing to write to NBD export {spec!r} [destroy-data]: workload{'s' if len(writing) > 1 else ''} "
-                f"{', '.join(writing)} write{'' if len(writing) > 1 else 's'} to it, destroying what it holds{named}; "
-                f"pass --destroy-data {spec}, spelled exactly as --target (read-only workloads need nothing)"
-            )
+        refuse_unnamed_writes(spec, ctx, f"NBD export {spec!r}")
         rc, _out, err = nbdinfo(spec)
         if rc not in (0, 127):
             first = next((ln.strip() for ln in err.splitlines() if ln.strip()), f"exit status {rc}")

@@ -24,7 +24,7 @@ from storbench.errors import TargetError
 from storbench.model import Target
 
 from . import ceph
-from .base import Options, Placement, ResolveContext, TargetKind
+from .base import Options, Placement, ResolveContext, refuse_unnamed_writes
 
 PREFIX = "rados:"
 #: options that make fio issue syncs, which the rados engine cannot do (fio 3.33 segfaults on end_fsync=1)
@@ -41,29 +41,19 @@ def parse_rados_ls(text: str) -> tuple[str, ...]:
     return tuple(line.split("\t")[-1] for line in text.splitlines() if line.strip())
 
 
-class RadosKind(TargetKind):
+class RadosKind(ceph.CephKind):
     name = "rados"
     prefixes = (PREFIX,)
     engine = "rados"
     own_options = frozenset({"pool", "clientname", "conf", "busy_poll"})
     needs_size = True
-    local_path = False
     noun = "a RADOS pool"
     remote_test_file = True
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
-        from storbench.guard import workload_writes
-
         pool = parse_rados_spec(spec)
         target = Target(kind="rados", path=spec, params=ceph.access_params(ctx))
-        writing = [w.name for w in ctx.workloads if workload_writes(w.options)]
-        if writing and spec not in ctx.destroy:
-            named = f" (--destroy-data {ctx.destroy[0]!r} is not spelled as the target)" if ctx.destroy else ""
-            raise TargetError(
-                f"refusing to write to RADOS pool {pool} [destroy-data]: workload{'s' if len(writing) > 1 else ''} "
-                f"{', '.join(writing)} write{'' if len(writing) > 1 else 's'} objects into it{named}; "
-                f"pass --destroy-data {spec}, spelled exactly as --target (read-only workloads need nothing)"
-            )
+        writing = refuse_unnamed_writes(spec, ctx, f"RADOS pool {pool}", harm="writing objects into it")
         rc, out, err = ceph.cli(target, "rados", "--pool", pool, "ls", "--all")
         if rc == 127:
             if writing:
@@ -102,12 +92,6 @@ class RadosKind(TargetKind):
             ceph.cli(target, "rados", "--pool", pool, "rm", name)
         return True
 
-    def explain_failure(self, target: Target, reason: str) -> str:
-        return ceph.explain_failure(target, reason)
-
-    def describe_path(self, target: Target) -> str | None:
-        return None
-
     def describe(self, target: Target, fio_version: str | None) -> object:
         from storbench.storage import StorageInfo, describe_host
 
@@ -116,9 +100,6 @@ class RadosKind(TargetKind):
         info = ceph.describe_cluster(target, parse_rados_spec(target.path), notes)
         return StorageInfo(target=target.path, target_kind="rados", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), ceph=info)  # fmt: skip
-
-    def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
-        return None
 
 
 RADOS = RadosKind()

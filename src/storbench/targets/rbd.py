@@ -17,13 +17,11 @@ librbd from the object map without asking any OSD (about 150k IOPS of nothing he
 
 from __future__ import annotations
 
-from typing import Sequence
-
 from storbench.errors import TargetError
 from storbench.model import Target
 
 from . import ceph
-from .base import Options, Placement, ResolveContext, TargetKind, capped_size
+from .base import Options, Placement, ResolveContext, capped_size, refuse_unnamed_writes
 
 PREFIX = "rbd:"
 
@@ -38,28 +36,19 @@ def parse_rbd_spec(spec: str) -> tuple[str, str]:
     return ceph.check_name("RBD", spec, pool, form), ceph.check_name("RBD", spec, image, form)
 
 
-class RbdKind(TargetKind):
+class RbdKind(ceph.CephKind):
     name = "rbd"
     prefixes = (PREFIX,)
     engine = "rbd"
     own_options = frozenset({"pool", "rbdname", "clientname", "clustername"})
-    local_path = False
     noun = "an RBD image"
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
-        from storbench.guard import workload_writes
         from storbench.storage.ceph import parse_rbd_info, parse_rbd_status
 
         pool, image = parse_rbd_spec(spec)
         target = Target(kind="rbd", path=spec, params=ceph.access_params(ctx))
-        writing = [w.name for w in ctx.workloads if workload_writes(w.options)]
-        if writing and spec not in ctx.destroy:
-            named = f" (--destroy-data {ctx.destroy[0]!r} is not spelled as the target)" if ctx.destroy else ""
-            raise TargetError(
-                f"refusing to write to RBD image {pool}/{image} [destroy-data]: workload{'s' if len(writing) > 1 else ''} "
-                f"{', '.join(writing)} write{'' if len(writing) > 1 else 's'} to it, destroying what it holds{named}; "
-                f"pass --destroy-data {spec}, spelled exactly as --target (read-only workloads need nothing)"
-            )
+        writing = refuse_unnamed_writes(spec, ctx, f"RBD image {pool}/{image}")
         rc, out, err = ceph.cli(target, "rbd", "info", "--format", "json", f"{pool}/{image}")
         if rc == 127:
             if writing:
@@ -103,12 +92,6 @@ class RbdKind(TargetKind):
             env=ceph.fio_env(target),
         )
 
-    def explain_failure(self, target: Target, reason: str) -> str:
-        return ceph.explain_failure(target, reason)
-
-    def describe_path(self, target: Target) -> str | None:
-        return None
-
     def describe(self, target: Target, fio_version: str | None) -> object:
         import dataclasses
 
@@ -136,9 +119,6 @@ class RbdKind(TargetKind):
             notes.append(f"RBD image {pool}/{image} not described: rbd info failed: {ceph.first_line(out, err, rc)}")
         return StorageInfo(target=target.path, target_kind="rbd", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), ceph=info)  # fmt: skip
-
-    def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
-        return None
 
 
 RBD = RbdKind()

@@ -26,24 +26,30 @@ FUSE_DAEMONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def process_argvs(proc_root: str = "/proc"):
+    """The command line of every process here (``/proc/PID/cmdline``), in PID order; empty ones left out."""
+    try:
+        pids = sorted((p for p in os.listdir(proc_root) if p.isdigit()), key=int)
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            with open(os.path.join(proc_root, pid, "cmdline"), "rb") as fh:
+                argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+        except OSError:
+            continue
+        if argv:
+            yield argv
+
+
 def fuse_daemon_argv(mountpoint: str, fstype: str, proc_root: str = "/proc") -> tuple[str, ...]:
     """The command line of the process serving a FUSE mount (empty when not found or not FUSE)."""
     programs = FUSE_DAEMONS.get(fstype)
     if not programs:
         return ()
     target = os.path.abspath(mountpoint)
-    try:
-        pids = [p for p in os.listdir(proc_root) if p.isdigit()]
-    except OSError:
-        return ()
-    for pid in sorted(pids, key=int):
-        try:
-            with open(os.path.join(proc_root, pid, "cmdline"), "rb") as fh:
-                raw = fh.read()
-        except OSError:
-            continue
-        argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
-        if not argv or os.path.basename(argv[0]) not in programs:
+    for argv in process_argvs(proc_root):
+        if os.path.basename(argv[0]) not in programs:
             continue
         if any(os.path.abspath(a) == target for a in argv[1:] if a.startswith("/")):
             return tuple(argv)
@@ -54,17 +60,8 @@ def smbd_configs(proc_root: str = "/proc") -> tuple[str, ...]:
     """The configuration files of the smbd processes running here (``-s FILE``/``--configfile``;
     ``/etc/samba/smb.conf`` when none is named), each once."""
     found: list[str] = []
-    try:
-        pids = [p for p in os.listdir(proc_root) if p.isdigit()]
-    except OSError:
-        return ()
-    for pid in sorted(pids, key=int):
-        try:
-            with open(os.path.join(proc_root, pid, "cmdline"), "rb") as fh:
-                argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
-        except OSError:
-            continue
-        if not argv or os.path.basename(argv[0]) != "smbd":
+    for argv in process_argvs(proc_root):
+        if os.path.basename(argv[0]) != "smbd":
             continue
         conf = "/etc/samba/smb.conf"
         for i, a in enumerate(argv[1:], 1):
