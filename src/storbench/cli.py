@@ -125,7 +125,19 @@ def _public(records: Sequence[ResultRecord]) -> list[dict]:
             }
             for rec in members:
                 stats_of[id(rec)] = stats
-    return [result_record_to_public(r, stats_of.get(id(r))) for r in records]
+    out = [result_record_to_public(r, stats_of.get(id(r))) for r in records]
+    # each finding names the workloads of its run that have it too (a run-wide one: all of them)
+    covers: dict[tuple[int, str, str], list[str]] = {}
+    for group in group_records(records):
+        last = group[-1]
+        for f in last.findings:
+            names = covers.setdefault((last.run_id, f.check, f.severity), [])
+            if last.workload not in names:
+                names.append(last.workload)
+    for rec, pub in zip(records, out):
+        for f, fd in zip(rec.findings, pub["findings"]):
+            fd["workloads"] = covers.get((rec.run_id, f.check, f.severity), [rec.workload])
+    return out
 
 
 def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
@@ -171,6 +183,8 @@ class _CliReporter:
         self.show = show_progress
         self.progress = None
         self.task = None
+        #: (check, severity) -> how many workloads had it (said once, see workload_done)
+        self.said: dict[tuple[str, str], int] = {}
 
     def __enter__(self):
         if self.show:
@@ -228,8 +242,15 @@ class _CliReporter:
         rep = f" #{record.repetition + 1}" if record.repetition else ""
         self.console.print(f"  done {record.workload}{rep}: " + "; ".join(parts), highlight=False, markup=False)
         for f in record.findings:
-            if f.severity != "info":
-                self.console.print(f"    {f.severity}: {f.message}", highlight=False, markup=False)
+            if f.severity == "info":
+                continue
+            key = (f.check, f.severity)
+            if f.severity != "invalid" and key in self.said:
+                self.said[key] += 1  # said already for this run: counted, summed up at the end
+                continue
+            self.said.setdefault(key, 1)
+            self.console.print(f"    {f.severity}: {f.message}", highlight=False, markup=False)
+
 
     def note(self, text: str) -> None:
         self.console.print(f"  {text}", highlight=False, markup=False)
@@ -616,8 +637,12 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
     else:
         from .render.terminal import format_results_table
 
+        from .render.terminal import format_run_wide
+
         title = f"run {run_id}" + (f" ({label})" if label else "")
         app.console().print(format_results_table(records, title=title))
+        for line in format_run_wide(records):
+            app.out(line)
         if preflight is not None:
             from .hosts import format_host_lines
 

@@ -47,8 +47,43 @@ def _cell(values: list[float | None], fmt) -> str:
     return f"{fmt(s.mean)} ± {fmt(s.stddev)}\n{fmt(s.min)} … {fmt(s.max)}"
 
 
+def run_wide_checks(records: Sequence[ResultRecord]) -> dict[tuple[str, str], list[str]]:
+    """The findings every workload of a run shares (pure): ``(check, severity)`` -> the workloads.
+
+    A warning or note that holds for every workload (several of them) is about the run (the
+    preset's short runtime, the target's cache or filesystem), and is said once for the run;
+    what is particular to a workload stays beside it.  An ``invalid`` finding is never
+    folded: it stays beside its figure wherever the figure appears.
+    """
+    groups = [g[-1] for g in group_records(records)]
+    if len(groups) < 2:
+        return {}
+    seen: dict[tuple[str, str], list[str]] = {}
+    for rec in groups:
+        for key in {(f.check, f.severity) for f in rec.findings if f.severity != "invalid"}:
+            seen.setdefault(key, []).append(rec.workload)
+    return {k: v for k, v in seen.items() if len(v) == len(groups)}
+
+
+def format_run_wide(records: Sequence[ResultRecord], *, notes: bool = False) -> list[str]:
+    """The run-wide findings, once each: "for every workload (8): warning [short-run] ...", and
+    the fix; ``notes``: the ``info`` ones too."""
+    wide = run_wide_checks(records)
+    lines = []
+    for (check, severity), workloads in sorted(wide.items(), key=lambda kv: -SEVERITIES.index(kv[0][1])):
+        if severity == "info" and not notes:
+            continue
+        first = next(f for rec in records for f in rec.findings if (f.check, f.severity) == (check, severity))
+        lines.append(f"for every workload ({len(workloads)}): {severity} [{check}] {first.message}")
+        lines.append(f"  fix: {first.fix}")
+    return lines
+
+
 def format_results_table(records: Sequence[ResultRecord], title: str | None = None) -> Table:
-    """One row per workload, target and direction; repetitions shown as mean ± σ, min … max."""
+    """One row per workload, target and direction; repetitions shown as mean ± σ, min … max.
+    The findings column names what is particular to each workload; what holds for every
+    workload is said once (:func:`format_run_wide`)."""
+    wide = set(run_wide_checks(records))
     table = Table(title=title, show_lines=False, header_style="bold")
     for col, justify in (
         ("workload", "left"),
@@ -66,7 +101,7 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
         first = group[0]
         figures = [direction_figures(r.fio) for r in group]
         directions = [d for d in DIRECTIONS if any(d in f for f in figures)]
-        flagged = _finding_summary(group)
+        flagged = _finding_summary(group, skip=wide)
         if not directions:
             table.add_row(first.workload, first.target or first.source or "-", "-", "-", "-", "-", "-", str(len(group)), flagged)
         for i, d in enumerate(directions):
@@ -85,12 +120,12 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
     return table
 
 
-def _finding_summary(group: Sequence[ResultRecord]) -> str:
-    """The worst findings of a group, by check id ("invalid: page-cache")."""
+def _finding_summary(group: Sequence[ResultRecord], skip: set[tuple[str, str]] = frozenset()) -> str:  # type: ignore[assignment]
+    """The worst findings of a group, by check id ("invalid: page-cache"), but those in ``skip``."""
     seen: dict[str, str] = {}
     for rec in group:
         for f in rec.findings:
-            if f.severity == "info":
+            if f.severity == "info" or (f.check, f.severity) in skip:
                 continue
             if SEVERITIES.index(f.severity) > SEVERITIES.index(seen.get(f.check, "info")):
                 seen[f.check] = f.severity
@@ -104,9 +139,14 @@ def format_findings(records: Sequence[ResultRecord]) -> list[str]:
     repetition's findings speak for the workload; earlier ones are not repeated.
     """
     latest = [group[-1] for group in group_records(records)]
-    found = [(f, rec) for rec in latest for f in rec.findings]
+    wide = run_wide_checks(records)
+    found = [(f, rec) for rec in latest for f in rec.findings if (f.check, f.severity) not in wide]
     found.sort(key=lambda fr: -SEVERITIES.index(fr[0].severity))
     lines = []
+    for (check, severity), workloads in sorted(wide.items(), key=lambda kv: -SEVERITIES.index(kv[0][1])):
+        first = next(f for rec in latest for f in rec.findings if (f.check, f.severity) == (check, severity))
+        lines.append(f"{severity.upper():8} every workload ({len(workloads)}) [{check}] {first.message}")
+        lines.append(f"         fix: {first.fix}")
     for f, rec in found:
         lines.append(f"{f.severity.upper():8} {f.workload or rec.workload} [{f.check}] {f.message}")
         lines.append(f"         fix: {f.fix}")

@@ -1,0 +1,51 @@
+"""A finding that holds for every workload of a run is said once for the run (issue: the preset's
+short runtime printed eight times drowned the one real warning); invalid findings stay beside
+their figures; --json names the workloads each finding covers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from conftest import DATA, needs_fio
+from storbench.fio import parse_output
+from storbench.model import Finding, ResultRecord
+from storbench.render.terminal import format_findings, format_run_wide, run_wide_checks
+
+
+def _rec(workload: str, *findings: tuple[str, str]) -> ResultRecord:
+    fio = parse_output((DATA / "ceph" / "fio-rbd-randread-unwritten.json").read_text())
+    return ResultRecord(run_id=1, workload=workload, target="/t", fio=fio, raw_output="",
+                        findings=tuple(Finding(check=c, severity=s, message=f"{c} of {workload}", fix=f"fix {c}", workload=workload)
+                                       for c, s in findings))  # fmt: skip
+
+
+def test_run_wide_checks_fold_what_every_workload_shares_but_never_invalid():
+    recs = [_rec("a", ("short-run", "warning"), ("sparse-read", "invalid")), _rec("b", ("short-run", "warning"), ("sparse-read", "invalid")),
+            _rec("c", ("short-run", "warning"), ("fio-cpu-bound", "warning"))]  # fmt: skip
+    assert run_wide_checks(recs) == {("short-run", "warning"): ["a", "b", "c"]}
+    assert format_run_wide(recs) == ["for every workload (3): warning [short-run] short-run of a", "  fix: fix short-run"]
+    lines = format_findings(recs)
+    assert lines[0] == "WARNING  every workload (3) [short-run] short-run of a"
+    assert sum("[sparse-read]" in ln for ln in lines) == 2 and sum("[fio-cpu-bound]" in ln for ln in lines) == 1
+    assert run_wide_checks(recs[:1]) == {}  # one workload: nothing to fold
+    assert run_wide_checks([recs[0], dataclasses.replace(recs[2], findings=())]) == {}
+
+
+@needs_fio
+def test_a_run_says_the_short_runtime_once(cli, tmp_path: Path):
+    target = tmp_path / "t"
+    target.mkdir()
+    res = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write",
+              "--workload", "seq1m-q1t1-read", "--size", "16m", "--runtime", "1", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    assert res.err.count("warning: fio measured for only") == 1  # at the first workload, not at every one
+    assert "for every workload (3): warning [short-run] fio measured for only" in res.out
+    assert "warning: short-run" not in res.out  # not in the table's findings column
+    recs = json.loads(cli("show", "1", "--json").out)
+    for rec in recs:
+        (f,) = [f for f in rec["findings"] if f["check"] == "short-run"]
+        assert f["workloads"] == ["rnd4k-q1t1-read", "rnd4k-q1t1-write", "seq1m-q1t1-read"]
+    shown = cli("show", "1").out
+    assert shown.count("[short-run]") == 1 and "WARNING  every workload (3) [short-run]" in shown
