@@ -15,6 +15,11 @@ from storbench.context import Env
 
 DATA = Path(__file__).parent / "data"
 
+#: every storbench the tests start (in-process or as a child) runs each workload once unless a
+#: test says otherwise: the default of 3 (tests/test_findings_once.py checks it) would triple
+#: every real fio run of the suite
+os.environ["STORBENCH_REPEAT"] = "1"
+
 
 @dataclass
 class CliResult:
@@ -35,7 +40,11 @@ class Cli:
         environ = dict(os.environ)
         environ["STORBENCH_DB"] = str(self.db)
         environ.pop("STORBENCH_DEBUG", None)
-        environ.update(env_extra or {})
+        for key, value in (env_extra or {}).items():  # None: take the variable away
+            if value is None:
+                environ.pop(key, None)
+            else:
+                environ[key] = value
         env = Env(stdout=out, stderr=err, environ=environ, cwd=str(cwd or self.cwd), progress=False)
         code = main(list(args), env=env)
         return CliResult(int(code), out.getvalue(), err.getvalue())

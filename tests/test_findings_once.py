@@ -49,3 +49,20 @@ def test_a_run_says_the_short_runtime_once(cli, tmp_path: Path):
         assert f["workloads"] == ["rnd4k-q1t1-read", "rnd4k-q1t1-write", "seq1m-q1t1-read"]
     shown = cli("show", "1").out
     assert shown.count("[short-run]") == 1 and "WARNING  every workload (3) [short-run]" in shown
+
+
+@needs_fio
+def test_each_workload_runs_three_times_by_default(cli, tmp_path: Path):
+    target = tmp_path / "t"
+    target.mkdir()
+    res = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-read", "--size", "8m", "--runtime", "500ms",
+              "--no-report", "--json", env_extra={"STORBENCH_REPEAT": None})  # fmt: skip
+    assert res.code == 0, res.err
+    recs = json.loads(res.out)
+    assert [r["repetition"] for r in recs] == [0, 1, 2]
+    assert recs[0]["stats"]["read"]["iops"]["n"] == 3 and "--repeat 1" not in res.err
+    once = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-read", "--size", "8m", "--runtime", "500ms",
+               "--no-report", "--repeat", "1", env_extra={"STORBENCH_REPEAT": None})  # fmt: skip
+    assert once.code == 0 and once.err.count("no spread or confidence interval can be given") == 1, once.err
+    bad = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-read", env_extra={"STORBENCH_REPEAT": "three"})
+    assert bad.code == 2 and bad.err == "storbench: error: STORBENCH_REPEAT='three': give a whole number of repetitions, 1 or more\n"

@@ -106,6 +106,20 @@ def _print_json(app: App, data) -> None:
     app.out(json.dumps(_finite(data), indent=2, sort_keys=False, allow_nan=False, default=str))
 
 
+#: repetitions of each workload when neither --repeat nor $STORBENCH_REPEAT says otherwise
+DEFAULT_REPEAT = 3
+
+
+def default_repeat(environ) -> int:
+    """``$STORBENCH_REPEAT`` (a whole number from 1), else :data:`DEFAULT_REPEAT`; one-line UsageError otherwise."""
+    value = environ.get("STORBENCH_REPEAT")
+    if value is None or value == "":
+        return DEFAULT_REPEAT
+    if not value.strip().isdigit() or int(value) < 1:
+        raise UsageError(f"STORBENCH_REPEAT={value!r}: give a whole number of repetitions, 1 or more")
+    return int(value)
+
+
 def _public(records: Sequence[ResultRecord]) -> list[dict]:
     """Public records, each with the statistics over its workload's repetitions in its run."""
     from .metrics import repetition_stats
@@ -370,7 +384,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--keep-files", is_flag=True, help="Leave the test files in place afterwards.")
 @click.option("--dry-run", is_flag=True, help="Print each fio job file and run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored results as JSON.")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each workload N times.")
+@click.option("--repeat", type=click.IntRange(min=1), default=None, help="Run each workload N times (default: 3, or $STORBENCH_REPEAT).")
 @click.option("--until-rse", "until_rse", type=click.FloatRange(min=0, min_open=True), metavar="PCT", help="Repeat each workload until the relative standard error of its headline metric is below PCT percent.")
 @click.option("--min-runs", type=click.IntRange(min=1), default=3, show_default=True, help="With --until-rse: at least this many runs.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=10, show_default=True, help="With --until-rse: give up after this many runs.")
@@ -426,8 +440,11 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     hosts = _parse_hosts(host_values, hosts_file, targets, destroy)
     if not no_telemetry and not hosts:  # client runs: interval logs of hosts on one address collide
         overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
-    if until_rse is not None and repeat != 1:
+    if until_rse is not None and repeat is not None:
         raise UsageError("give either --repeat or --until-rse, not both")
+    if repeat is None:
+        repeat = 1 if until_rse is not None else default_repeat(app.env.environ)
+
     if min_runs > max_runs:
         raise UsageError(f"--min-runs {min_runs} is more than --max-runs {max_runs}")
     if label is not None and ("\n" in label or "\r" in label):
@@ -579,6 +596,8 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             return probe_ioengine(executor.path, where)
 
         specs = runner.plan_jobs(plan, engine_for)
+        if request.repeat.count == 1 and request.repeat.until_rse_pct is None and resume_run is None:
+            app.err("note: one run per workload (--repeat 1): no spread or confidence interval can be given")
         if preflight is None:  # client runs: the targets are on the hosts
             runner.check_free_space(specs)
         else:

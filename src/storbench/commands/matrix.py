@@ -73,7 +73,7 @@ def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."
 @click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g.")
 @click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s.")
 @click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option on every setup (repeatable: a grid).")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Run each workload N times on each setup.")
+@click.option("--repeat", type=click.IntRange(min=1), default=None, help="Run each workload N times on each setup (default: 3, or $STORBENCH_REPEAT).")
 @click.option("--label", metavar="STUDY", help="Name the study; each setup's run is labelled STUDY/SETUP (default: matrix-DATE-TIME).")
 @click.option("--resume", metavar="STUDY", help="Continue a study: skip complete setups, finish the others.")
 @click.option("--keep-files", is_flag=True, help="Keep the loop file (with the last setup on it), images in given directories and test files.")
@@ -173,6 +173,12 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = dataclasses.replace(_overrides(size, runtime), extra=runner.INTERVAL_LOG_OPTIONS)
     label = mx.validate_label(label) if label is not None else mx.default_label(app.env.clock)
+    from ..cli import default_repeat
+
+    if repeat is None:
+        repeat = default_repeat(app.env.environ)
+    if repeat == 1:
+        app.err("note: one run per workload and setup (--repeat 1): no spread, and no significance between setups, can be given")
     return mx.Study(
         label=label, setups=setups, workloads=workloads, overrides=overrides,
         repeat=runner.Repeat(count=repeat), suite=suite, keep_files=keep_files,

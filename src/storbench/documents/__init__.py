@@ -71,26 +71,31 @@ SAME_RUN_GAP_LINES = 3
 
 
 def _one_run_two_formats(outputs: list[Output], skipped: list[Skipped]) -> tuple[list[Output], list[Skipped]]:
-    """``--output-format=json,normal`` prints one run twice: its job lines, the JSON, then the
-    normal text (or the other way round).  The text right beside a JSON output with the same
-    jobs is that run again, and the job lines right before the JSON are its header: both go."""
+    """``--output-format=json,normal`` (or ``terse,json``, ...) prints one run in two forms, one
+    right after the other.  An output right beside one of another kind with the same jobs is
+    that run again: the JSON is kept (else the first), and the job lines fio printed right
+    before a JSON document (its header) are not a skipped fragment."""
     import re
 
-    def names(o: Output) -> tuple[str, ...]:
+    def names(o: Output) -> frozenset[str]:
         if o.kind == "json":
-            return tuple(re.findall(r'"jobname"\s*:\s*"([^"]*)"', o.text))
-        return tuple(m.group(1).strip() for m in re.finditer(r"^\s*(\S[^:]*?): \(groupid=", o.text, re.M))
+            return frozenset(re.findall(r'"jobname"\s*:\s*"([^"]*)"', o.text))
+        if o.kind == "terse":
+            return frozenset(f[1] if f[0] == "2" else f[2] for f in (ln.split(";") for ln in o.text.splitlines()) if len(f) > 2)
+        return frozenset(m.group(1).strip() for m in re.finditer(r"^\s*(\S[^:]*?): \(groupid=", o.text, re.M))
 
+    def twins(a: Output, b: Output) -> bool:
+        near = 0 < b.first_line - a.last_line <= SAME_RUN_GAP_LINES or 0 < a.first_line - b.last_line <= SAME_RUN_GAP_LINES
+        return a.kind != b.kind and near and bool(names(a)) and names(a) == names(b)
+
+    rank = {"json": 0, "text": 1, "terse": 2}
+    drop: set[int] = set()
+    for i, a in enumerate(outputs):
+        for k, b in enumerate(outputs):
+            if i < k and i not in drop and k not in drop and twins(a, b):
+                drop.add(k if (rank[a.kind], i) <= (rank[b.kind], k) else i)
+    keep = [o for i, o in enumerate(outputs) if i not in drop]
     jsons = [o for o in outputs if o.kind == "json"]
-    keep = []
-    for o in outputs:
-        if o.kind == "text" and any(
-            (0 < o.first_line - j.last_line <= SAME_RUN_GAP_LINES or 0 < j.first_line - o.last_line <= SAME_RUN_GAP_LINES)
-            and names(o) and set(names(o)) <= set(names(j))
-            for j in jsons
-        ):
-            continue
-        keep.append(o)
     header = [s for s in skipped if not any(0 < j.first_line - s.last_line <= 1 for j in jsons)]
     return keep, header
 
