@@ -24,7 +24,7 @@ pytestmark = [
                        reason="needs ceph-mon, ceph-mgr, ceph-osd and ceph-common (tests/setup-system.sh installs them)"),  # fmt: skip
 ]
 
-RUNTIME = ("--runtime", "1", "--no-report")
+RUNTIME = ("--runtime", "500ms", "--no-report")
 
 
 @pytest.fixture(scope="module")

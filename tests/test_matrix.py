@@ -52,7 +52,7 @@ from storbench.suites import builtin_catalog
 
 WORKLOADS = ("rnd4k-q1t1-read", "rnd4k-q1t1-write")
 WORKLOAD_ARGS = [a for w in WORKLOADS for a in ("--workload", w)]
-SMALL = ["--size", "16m", "--runtime", "1"]
+SMALL = ["--size", "16m", "--runtime", "500ms"]
 
 # --------------------------------------------------------------------------- setups files
 

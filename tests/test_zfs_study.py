@@ -41,7 +41,7 @@ def assert_nothing_left(tmp_path: Path) -> None:
 def test_filesystem_study_ext4_xfs_zfs_raid10_raidz1(zfs, cli, tmp_path: Path):
     res = cli(
         "matrix", "--loop-files", "4", "--loop-size", "320m", "--fs", "ext4,xfs,zfs-raid10,zfs-raidz1",
-        "--suite", "fs-compare", "--size", "16m", "--runtime", "1", "--label", "fs", "--json",
+        "--suite", "fs-compare", "--size", "16m", "--runtime", "500ms", "--label", "fs", "--json",
         "--report", str(tmp_path / "fs.html"),
     )  # fmt: skip
     assert res.code == 0, res.err
@@ -112,7 +112,7 @@ def test_vm_image_study_raw_and_qcow2_on_zfs_datasets(zfs, cli, tmp_path: Path):
     setups.write_text(VM_SETUPS)
     res = cli(
         "matrix", "--loop-files", "1", "--loop-size", "400m", "--setups", str(setups), "--workload", "rnd4k-q1t1-write",
-        "--runtime", "1", "--repeat", "2", "--label", "vm", "--json", "--no-report",
+        "--runtime", "500ms", "--repeat", "2", "--label", "vm", "--json", "--no-report",
     )  # fmt: skip
     assert res.code == 0, res.err
     out = json.loads(res.out)

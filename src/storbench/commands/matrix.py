@@ -177,8 +177,6 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
 
     if repeat is None:
         repeat = default_repeat(app.env.environ)
-    if repeat == 1:
-        app.err("note: one run per workload and setup (--repeat 1): no spread, and no significance between setups, can be given")
     return mx.Study(
         label=label, setups=setups, workloads=workloads, overrides=overrides,
         repeat=runner.Repeat(count=repeat), suite=suite, keep_files=keep_files,
