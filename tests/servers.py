@@ -92,13 +92,14 @@ def fuse_unmount(path: Path) -> None:
 class Sshfs:
     """A private sshd on 127.0.0.1 and an sshfs mount of ``export`` at ``mnt``."""
 
-    def __init__(self, workdir: Path, *, sync_write: bool = False, export: Path | None = None) -> None:
+    def __init__(self, workdir: Path, *, sync_write: bool = False, export: Path | None = None, options: str = "") -> None:
         self.dir = workdir
         self.own_export = export is None
         self.export = export or workdir / "export"
         self.mnt = workdir / "mnt"
         self.port = free_port()
         self.sync_write = sync_write
+        self.options = options  # more -o options for sshfs ("direct_io": every read goes to the server)
         self.sshd: subprocess.Popen | None = None
         self.sshfs_pid: int | None = None
         self.made_run_sshd = False
@@ -127,6 +128,8 @@ class Sshfs:
             opts = f"IdentityFile={d / 'id_ed25519'},StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes"
             if self.sync_write:
                 opts += ",sync_write"
+            if self.options:
+                opts += "," + self.options
             subprocess.run(["sshfs", "-p", str(self.port), "-o", opts, f"root@127.0.0.1:{self.export}", str(self.mnt)], check=True, timeout=30)
             out = subprocess.run(["pgrep", "-o", "-f", f"^sshfs -p {self.port} "], capture_output=True, text=True).stdout.strip()
             self.sshfs_pid = int(out) if out else None

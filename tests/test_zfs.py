@@ -136,7 +136,8 @@ def test_a_share_of_a_local_zfs_dataset_names_the_servers_cache(zfs, cli, tmp_pa
 
     with pool(tmp_path, ("mirror",), disks=2) as p:
         exported = p.dataset("share", primarycache="all")
-        with Sshfs(tmp_path / "ssh", export=exported) as ssh:
+        # direct_io: the client's page cache answers nothing, every read reaches the server (and its ARC)
+        with Sshfs(tmp_path / "ssh", export=exported, options="direct_io") as ssh:
             # 8 MiB: laying a file out through sshfs onto zfs-fuse runs at about 1 MiB/s here
             res = cli("run", "--target", str(ssh.mnt), "--workload", "rnd4k-q1t1-read", "--size", "8m", "--runtime", "1", "--json", "--no-report")
             shown = cli("show", "last")
