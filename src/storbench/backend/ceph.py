@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .area import unwritten_share
+
 
 @dataclass(frozen=True)
 class CephActivity:
@@ -37,9 +39,7 @@ class CephActivity:
 
     @property
     def unwritten_ratio(self) -> float | None:
-        if self.unwritten_before_bytes is None or not self.area_bytes:
-            return None
-        return self.unwritten_before_bytes / self.area_bytes
+        return unwritten_share(self.unwritten_before_bytes, self.area_bytes)
 
 
 def format_ceph_activity(a: CephActivity) -> list[str]:

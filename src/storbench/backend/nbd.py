@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from .area import unwritten_share
+
 
 @dataclass(frozen=True)
 class Extent:
@@ -38,9 +40,7 @@ class NbdActivity:
 
     @property
     def unwritten_ratio(self) -> float | None:
-        if self.unwritten_before_bytes is None or not self.area_bytes:
-            return None
-        return self.unwritten_before_bytes / self.area_bytes
+        return unwritten_share(self.unwritten_before_bytes, self.area_bytes)
 
 
 def parse_nbdinfo_map(text: str) -> tuple[Extent, ...]:
