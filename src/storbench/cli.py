@@ -754,6 +754,7 @@ def show(app: App, run_ref, as_json, raw):
         run_id = run_ids[0]
         info = store.get_run(run_id)
         records = store.results(run_id)
+        pts_files = store.run_meta(run_id).get("pts") or []
     if as_json:
         _print_json(app, _public(records))
         return
@@ -766,6 +767,10 @@ def show(app: App, run_ref, as_json, raw):
     from .storage import format_storage
 
     for line in format_run_header(info):
+        app.out(line)
+    from .render.terminal import format_pts_files
+
+    for line in format_pts_files(pts_files):
         app.out(line)
     described: set[str] = set()
     for rec in records:

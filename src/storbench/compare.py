@@ -19,26 +19,28 @@ side there is no p-value and no verdict, so such a row can never be a regression
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from . import stats
-from .metrics import METRICS, direction_figures
+from .metrics import MEASURE_DIRECTION, METRICS, direction_figures, measure_directions
 from .model import DIRECTIONS, ResultRecord
 from .stats import Summary, summarize
 
 __all__ = [
-    "Config",
-    "Cell",
-    "Row",
-    "Comparison",
-    "Regression",
     "METRIC_LABELS",
-    "configurations",
+    "Cell",
+    "Comparison",
+    "Config",
+    "Regression",
+    "Row",
     "compare",
+    "configurations",
+    "format_p",
+    "metric_label",
     "regressions",
     "summary_sentences",
-    "format_p",
 ]
 
 #: How a person reads each metric (used in sentences and reports).
@@ -48,6 +50,14 @@ METRIC_LABELS: Mapping[str, str] = {
     "lat_mean_ns": "mean latency",
     "clat_p99_ns": "p99 latency",
 }
+
+
+
+def metric_label(metric: str) -> str:
+    """How a person reads a metric: fio's by :data:`METRIC_LABELS`, another benchmark's
+    figure (a :class:`~storbench.model.Measure`) by its unit, as that benchmark names it."""
+    return METRIC_LABELS.get(metric, metric)
+
 
 _HEADLINE_METRIC = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}
 
@@ -241,8 +251,17 @@ def compare(
 
     rows: list[Row] = []
     for workload in workloads:
-        for direction in DIRECTIONS:
-            for metric, hib in METRICS:
+        # another benchmark's figures (Measure) come after fio's, each under its unit; those
+        # whose tool does not say which way is better cannot be ranked and get no row
+        measured: dict[str, bool | None] = {}
+        for per in by_config:
+            for rec in per.get(workload, ()):
+                for unit, hib in measure_directions(rec.fio).items():
+                    measured.setdefault(unit, hib)
+        series = [(d, m, hib) for d in DIRECTIONS for m, hib in METRICS]
+        series += [(MEASURE_DIRECTION, unit, hib) for unit, hib in measured.items() if hib is not None]
+        if True:
+            for direction, metric, hib in series:
                 cells: list[Cell | None] = []
                 for ci, per in enumerate(by_config):
                     values = _values(per.get(workload, ()), direction, metric)
@@ -351,6 +370,9 @@ def _headline_rows(cmp: Comparison, headlines: Mapping[str, str] | None) -> list
         by_key.setdefault((row.workload, row.direction), {})[row.metric] = row
     chosen: list[Row] = []
     for (workload, _direction), metrics in by_key.items():
+        if _direction == MEASURE_DIRECTION:  # another benchmark's figures: each is its own headline
+            chosen.extend(metrics.values())
+            continue
         declared = (headlines or {}).get(workload)
         metric = _HEADLINE_METRIC.get(declared or "")
         if metric is None or metric not in metrics:
@@ -399,7 +421,11 @@ def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = Non
     order = {c.key: i for i, c in enumerate(cmp.configs)}
     out: list[str] = []
     for row in _headline_rows(cmp, headlines):
-        what = f"{row.workload} {row.direction} {METRIC_LABELS[row.metric]}"
+        what = (
+            f"{row.workload} ({row.metric})"
+            if row.direction == MEASURE_DIRECTION
+            else f"{row.workload} {row.direction} {METRIC_LABELS[row.metric]}"
+        )
         present = [c for c in row.cells if c is not None]
         if len(present) < 2:
             out.append(f"{what} was measured only in {names[present[0].config]}.")

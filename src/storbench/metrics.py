@@ -8,8 +8,8 @@ I/O count.  ``None`` stays "not measured".
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from .model import DIRECTIONS, DirectionStats, FioResult, JobResult
 from .stats import Summary, summarize
@@ -22,6 +22,15 @@ METRICS: tuple[tuple[str, bool], ...] = (
     ("clat_p99_ns", False),
 )
 HIGHER_IS_BETTER: Mapping[str, bool] = dict(METRICS)
+
+#: The direction under which a result's :class:`~storbench.model.Measure` figures (those of
+#: another benchmark, such as a Phoronix Test Suite test) appear, each under its unit.
+MEASURE_DIRECTION = "result"
+
+
+def measure_directions(result: FioResult) -> dict[str, bool | None]:
+    """The units of ``result``'s measures and whether higher is better for each."""
+    return {m.unit: m.higher_is_better for m in result.measures}
 
 
 def summary_jobs(result: FioResult) -> list[JobResult]:
@@ -43,7 +52,8 @@ def _lat(d: DirectionStats):
 
 
 def direction_figures(result: FioResult) -> dict[str, dict[str, float | None]]:
-    """``{"read": {"iops": .., "bw_bytes": .., "lat_mean_ns": .., "clat_p99_ns": ..}, ...}``."""
+    """``{"read": {"iops": .., "bw_bytes": .., "lat_mean_ns": .., "clat_p99_ns": ..}, ...}``;
+    a result with measures also has ``{"result": {unit: value}}`` (:data:`MEASURE_DIRECTION`)."""
     out: dict[str, dict[str, float | None]] = {}
     for name in DIRECTIONS:
         dirs = [j.directions[name] for j in summary_jobs(result) if name in j.directions]
@@ -62,6 +72,8 @@ def direction_figures(result: FioResult) -> dict[str, dict[str, float | None]]:
             "lat_mean_ns": _weighted(lats) if len(lats) == len(dirs) else None,
             "clat_p99_ns": _weighted(p99s) if len(p99s) == len(dirs) else None,
         }
+    if result.measures:
+        out[MEASURE_DIRECTION] = {m.unit: float(m.value) for m in result.measures}
     return out
 
 
@@ -73,6 +85,8 @@ def headline_metric(headline: str) -> str:
 def headline_value(result: FioResult, headline: str) -> float | None:
     """One number per result for repetition control: summed over directions for
     IOPS/bandwidth, the I/O-weighted mean latency for latency workloads."""
+    if result.measures and not result.jobs:
+        return float(result.measures[0].value)
     figures = direction_figures(result)
     metric = headline_metric(headline)
     values = [f[metric] for f in figures.values()]

@@ -144,8 +144,27 @@ class JobResult:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """A figure that is not one of fio's: what another benchmark reported (a Phoronix Test
+    Suite test such as BlogBench or IOzone), kept with its own name and unit.
+
+    ``unit`` is what the tool calls the figure (PTS's ``Scale``: ``"Final Score"``,
+    ``"MB/s"``, ``"Seconds"``); it is also the figure's metric name in comparisons.
+    ``higher_is_better`` is None when the tool does not say.
+    """
+
+    unit: str
+    value: float
+    higher_is_better: bool | None
+
+
+@dataclass(frozen=True)
 class FioResult:
-    """Everything parsed out of one fio output (one invocation)."""
+    """Everything parsed out of one fio output (one invocation).
+
+    A result imported from another benchmark (``format="pts"``) may have no jobs and its
+    figures in ``measures`` instead.
+    """
 
     fio_version: str | None
     jobs: tuple[JobResult, ...]
@@ -157,6 +176,7 @@ class FioResult:
     #: non-result lines fio printed around the result (warnings, "fio: pid=..., err=..")
     notes: tuple[str, ...] = ()
     interrupted: bool = False  # "fio: terminating on signal"
+    measures: tuple[Measure, ...] = ()  # figures of a benchmark other than fio (see Measure)
 
     @property
     def error(self) -> int:

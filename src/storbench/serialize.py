@@ -30,6 +30,7 @@ from storbench.model import (
     FioResult,
     JobResult,
     LatencyStats,
+    Measure,
     ResultRecord,
     RunInfo,
     SampleSummary,
@@ -37,7 +38,7 @@ from storbench.model import (
 )
 
 #: Version of the stored form.  Bump when a stored key is renamed, removed or changes meaning.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: FioResult.measures (results of other benchmarks)
 
 _Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (encode, decode)
 
@@ -129,13 +130,17 @@ _FIO = _record_codec(
         "global_options": _MAPPING,
         "disk_util": _tuple_of(_DISK),
         "notes": _STR_TUPLE,
+        "measures": _tuple_of(_record_codec(Measure, {})),
     },
 )
 
 
 def fio_result_to_dict(result: FioResult) -> dict[str, Any]:
     """The stored, JSON-compatible form of ``result``; :func:`fio_result_from_dict` inverts it exactly."""
-    return {"format_version": FORMAT_VERSION, **_FIO[0](result)}
+    # a result with measures is version 2, so that a storbench that cannot show them refuses it
+    # instead of showing a result without figures; every other result stays version 1
+    version = FORMAT_VERSION if result.measures else 1
+    return {"format_version": version, **_FIO[0](result)}
 
 
 def fio_result_from_dict(data: Mapping[str, Any]) -> FioResult:
@@ -224,6 +229,9 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     ``findings`` (``[{"check", "severity", "message", "fix"}]``) and, when given,
     ``stats``: per direction and metric the statistics over the repetitions of this
     workload in this run (``{"read": {"iops": {"n", "mean", "stderr", "ci95", "cv", ...}}}``);
+    ``measures`` (only for results of another benchmark, such as a Phoronix Test Suite
+    test): ``[{"unit", "value", "higher_is_better"}]``, their statistics under
+    ``stats["result"][unit]``;
     ``backend`` (only when sampled): what the storage back-end reported during the run
     (``{"format_version", "zfs": {"pool", "vdevs", "arc_hit_ratio", "before", "after", ...}}``).
     """
@@ -245,6 +253,10 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
             {"check": f.check, "severity": f.severity, "message": f.message, "fix": f.fix} for f in rec.findings
         ],
     }
+    if rec.fio.measures:
+        out["measures"] = [
+            {"unit": m.unit, "value": m.value, "higher_is_better": m.higher_is_better} for m in rec.fio.measures
+        ]
     if stats is not None:
         out["stats"] = {d: dict(m) for d, m in stats.items()}
     if rec.backend is not None:

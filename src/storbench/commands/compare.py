@@ -117,6 +117,11 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
             if not found:
                 empty.append(rid)
             records.extend(found)
+        systems_of: dict[tuple[int, str], dict] = {}  # (run, PTS system) -> its description
+        for rid in ids:
+            for f in store.run_meta(rid).get("pts") or []:
+                for s in f.get("systems", []):
+                    systems_of.setdefault((rid, s["identifier"]), s)
         groups = cmp_mod.configurations(records, run_names)
         if len(groups) < 2:
             have = ", ".join(repr(c.name) for c, _ in groups) or "none"
@@ -136,6 +141,11 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         notes.append("no workload was measured in more than one configuration: nothing to compare (workload names must match)")
     if _has_single_runs(cmp):
         notes.append(SINGLE_RUN_NOTE)
+    from ..render.terminal import format_system_differences
+
+    described = [(c.name, systems_of[(c.run_ids[0], c.target or "")]) for c in cmp.configs
+                 if (c.run_ids[0], c.target or "") in systems_of]  # fmt: skip
+    notes.extend(format_system_differences(described))
     found: tuple = ()
     if fail_pct is not None:
         found = cmp_mod.regressions(cmp, fail_pct, gate_metrics or None)

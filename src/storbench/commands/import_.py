@@ -27,6 +27,41 @@ from ..model import ResultRecord
 
 #: more results than this and import names the workloads instead of printing the whole table
 TABLE_MAX_RESULTS = 60
+#: the file PTS writes each result as (~/.phoronix-test-suite/test-results/NAME/composite.xml)
+PTS_FILE = "composite.xml"
+
+
+def _plan_pts(path: str, text: str) -> tuple[list[dict], list[str], dict]:
+    """A Phoronix Test Suite result file: one result per system, workload and trial (:mod:`storbench.pts`)."""
+    from ..pts import map_result_file, parse_result_file
+
+    pts = parse_result_file(text)
+    mapped = map_result_file(pts)
+    name = os.path.basename(path)
+    if not mapped.records:
+        reasons = "; ".join(mapped.said) or "it holds no result"
+        raise FioParseError(f"a Phoronix Test Suite result file with no figure storbench can import: {reasons}")
+    source = os.path.abspath(path)
+    plans = [
+        {"workload": r.workload, "fio": r.fio, "raw_output": r.raw_output, "source": f"{source}#{r.system}",
+         "options": dict(r.options), "target": r.system, "label": None, "repetition": r.repetition,
+         "meta": {"system": r.system, "workload": r.workload, "repetition": r.repetition, "kind": "pts"}}
+        for r in mapped.records
+    ]  # fmt: skip
+    said = [f"{name}: {line}" for line in mapped.said]
+    said += [f"{name}: system {s!r} has no result storbench can import" for s in mapped.systems_without_results]
+    info = {
+        "source": source, "title": pts.title, "description": pts.description, "test_client": pts.test_client,
+        "last_modified": pts.last_modified,
+        "systems": [
+            {"identifier": s.identifier, "hardware": dict(s.hardware), "software": dict(s.software), "user": s.user,
+             "timestamp": s.timestamp, "client_version": s.client_version, "notes": s.notes,
+             "attributes": dict(s.attributes)}
+            for s in pts.systems
+        ],
+        "workloads": [w.to_meta() for w in mapped.workloads],
+    }  # fmt: skip
+    return plans, said, info
 
 
 def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[dict], list[str]]:
@@ -79,11 +114,23 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
 
 def _files(paths) -> list[str]:
     """The files to read: each path given, and for a directory every regular file in it (not
-    hidden, in name order)."""
+    hidden, in name order).  A Phoronix Test Suite result directory (one holding
+    ``composite.xml``) gives only that file; a directory of them (``test-results/``) gives
+    each subdirectory's ``composite.xml``."""
     out: list[str] = []
     for path in paths:
         if os.path.isdir(path):
-            names = sorted(n for n in os.listdir(path) if not n.startswith(".") and os.path.isfile(os.path.join(path, n)))
+            if os.path.isfile(os.path.join(path, PTS_FILE)):
+                out.append(os.path.join(path, PTS_FILE))
+                continue
+            entries = sorted(n for n in os.listdir(path) if not n.startswith("."))
+            names = []
+            for n in entries:
+                full = os.path.join(path, n)
+                if os.path.isfile(full):
+                    names.append(n)
+                elif os.path.isdir(full) and os.path.isfile(os.path.join(full, PTS_FILE)):
+                    names.append(os.path.join(n, PTS_FILE))
             if not names:
                 raise UsageError(f"{path}: the directory holds no files to import")
             out.extend(os.path.join(path, n) for n in names)
@@ -107,7 +154,10 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
 
     Every file is read and checked first; if one holds no fio output, nothing is stored.
     """
+    from ..pts import looks_like_pts
+
     planned: list[tuple[str, list[dict], list[str]]] = []
+    pts_files: list[dict] = []
     paths = _files(paths)
     for path in paths:
         try:
@@ -117,14 +167,23 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
             raise UsageError(f"cannot read {path}: {exc.strerror}") from None
         text = data.decode("utf-8", errors="replace")
         try:
-            plans, said = _plan(path, text, label_from, group_by)
+            if looks_like_pts(text):
+                plans, said, info = _plan_pts(path, text)
+                pts_files.append(info)
+            else:
+                plans, said = _plan(path, text, label_from, group_by)
         except FioParseError as exc:
             raise FioParseError(f"{path}: {exc}") from None
         planned.append((path, plans, said))
+    if label is None and len(pts_files) == 1 and len(paths) == 1 and pts_files[0]["title"]:
+        label = pts_files[0]["title"]  # a PTS result is known by its title
 
     with contextlib.closing(app.open_store()) as store:
         meta = {"sources": [os.path.abspath(p) for p in paths],
-                "outputs": [{"source": os.path.abspath(p), **pl["meta"]} for p, plans, _ in planned for pl in plans]}  # fmt: skip
+                "outputs": [{"source": os.path.abspath(p), **pl["meta"]} for p, plans, _ in planned for pl in plans
+                            if pl["meta"].get("kind") != "pts"]}  # fmt: skip
+        if pts_files:
+            meta["pts"] = pts_files
         run_id = store.create_run(label=label, kind="import", meta=meta)
         try:
             now = app.env.clock()
@@ -133,6 +192,7 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
                     run_id=run_id, workload=pl["workload"], target=pl.get("target"), fio=pl["fio"],
                     raw_output=pl["raw_output"], label=pl.get("label") or label, source=pl["source"],
                     options=pl["options"], job_text=pl.get("job_text"), created_at=now,
+                    repetition=pl.get("repetition", 0),
                 )
                 for _path, plans, _said in planned for pl in plans
             ])  # fmt: skip
@@ -142,7 +202,12 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
         store.finish_run(run_id, "complete")
         records = store.results(run_id)
     for path, plans, said in planned:
-        if len(plans) > 1 or said:
+        if plans and plans[0]["meta"].get("kind") == "pts":
+            systems = len({pl["target"] for pl in plans})
+            workloads = len({pl["workload"] for pl in plans})
+            app.err(f"{os.path.basename(path)}: Phoronix Test Suite result, {systems} system(s) x {workloads} workload(s) "
+                    f"-> run {run_id} ({len(plans)} result{'s' if len(plans) != 1 else ''}, one per run of each test)")  # fmt: skip
+        elif len(plans) > 1 or said:
             app.err(f"{os.path.basename(path)}: {len(plans)} fio output{'s' if len(plans) != 1 else ''} -> run {run_id} ({len(plans)} result{'s' if len(plans) != 1 else ''})")
         for line in said:
             app.err(line)

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.table import Table
 
-from ..compare import METRIC_LABELS, Cell, Comparison, Config, Row, format_p
+from ..compare import Cell, Comparison, Config, Row, format_p, metric_label
 from ..stats import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
 from ..stats import Comparison as Versus
 from .csv import _num
-from .units import fmt_bw, fmt_iops, fmt_ns
+from .units import fmt_bw, fmt_iops, fmt_ns, formatter
 
 LEADER_SIGNIFICANT = "★"
 LEADER_BEST_MEAN = "☆"
@@ -41,7 +42,7 @@ def format_cell(row: Row, cell: Cell | None) -> str:
     """``"1.2k ± 10 (3)"``, ``"1.2k (1)"`` for a single run, with the leader's mark; ``"-"`` for no figure."""
     if cell is None:
         return MISSING
-    fmt = _FORMATTERS[row.metric]
+    fmt = formatter(row.metric)
     s = cell.summary
     text = f"{fmt(s.mean)} ± {fmt(s.stddev)} ({s.n})" if s.n >= 2 else f"{fmt(s.mean)} ({s.n})"
     if row.leader == cell.config:
@@ -122,7 +123,7 @@ def format_compare_table(cmp: Comparison) -> Table:
         table.add_row(
             "" if same_workload else row.workload,
             "" if same_direction else row.direction,
-            METRIC_LABELS[row.metric],
+            metric_label(row.metric),
             *_row_texts(cmp, row, others),
         )
         last = (row.workload, row.direction)
@@ -147,7 +148,7 @@ def format_compare_markdown(cmp: Comparison) -> str:
         "|" + "|".join(align) + "|",
     ]
     for row in cmp.rows:
-        cells = [row.workload, row.direction, METRIC_LABELS[row.metric], *_row_texts(cmp, row, others)]
+        cells = [row.workload, row.direction, metric_label(row.metric), *_row_texts(cmp, row, others)]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     lines.append("")
     lines.append(_legend(cmp))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model import DIRECTIONS, LatencyStats, ResultRecord
 
@@ -39,7 +39,7 @@ COLUMNS = (
 )
 
 
-def _num(v: float | int | None) -> str:
+def _num(v: float | None) -> str:
     if v is None:
         return ""
     if isinstance(v, float) and v.is_integer():

@@ -16,19 +16,26 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
-from ..compare import METRIC_LABELS, Comparison, Config, Row, summary_sentences
+from ..compare import Comparison, Config, Row, metric_label, summary_sentences
 from ..metrics import METRICS
 from ..model import DIRECTIONS, SEVERITIES, ResultRecord, RunInfo
 from ..stats import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
 from ..units import format_bytes
 from . import html_charts as charts
-from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT, compare_to_json, format_rel_diff, format_verdict
+from .compare import (
+    LEADER_BEST_MEAN,
+    LEADER_SIGNIFICANT,
+    compare_to_json,
+    format_rel_diff,
+    format_verdict,
+)
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -226,7 +233,7 @@ def figure_cell(cmp: Comparison, row: Row, index: int) -> dict[str, Any] | None:
     cell = row.cells[index]
     if cell is None:
         return None
-    fmt = charts.FORMATTERS[row.metric]
+    fmt = charts.formatter(row.metric)
     s = cell.summary
     v = row.versus[index]
     mark = ""
@@ -251,12 +258,13 @@ def _table(cmp: Comparison, workload: str, headline: str) -> dict[str, Any]:
     for r in rows:
         by_dir.setdefault(r.direction, {})[r.metric] = r
     body = []
-    for direction in DIRECTIONS:
+    columns = charts.table_metrics(cmp, workload)
+    for direction in charts.TABLE_DIRECTIONS:
         metrics = by_dir.get(direction)
         if not metrics:
             continue
         for i, c in enumerate(cmp.configs):
-            cells = {m: figure_cell(cmp, metrics[m], i) if m in metrics else None for m in TABLE_METRICS}
+            cells = {m: figure_cell(cmp, metrics[m], i) if m in metrics else None for m in columns}
             if all(v is None for v in cells.values()):
                 continue
             n = max((v["n"] for v in cells.values() if v), default=0)
@@ -264,7 +272,7 @@ def _table(cmp: Comparison, workload: str, headline: str) -> dict[str, Any]:
                 {"direction": direction, "config": c.name, "key": c.key, "baseline": c.key == cmp.baseline, "n": n, "cells": cells}
             )
     return {
-        "columns": [{"metric": m, "label": METRIC_LABELS[m], "headline": m == headline} for m in TABLE_METRICS],
+        "columns": [{"metric": m, "label": metric_label(m), "headline": m == headline} for m in columns],
         "rows": body,
     }
 
@@ -273,7 +281,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
     out = []
     for i, workload in enumerate(charts.workloads(cmp)):
         headline = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}.get(headlines.get(workload, ""), "iops")
-        bars = [figs.add(charts.bar_figure(cmp, workload, m)) for m in charts.CHART_METRICS]
+        bars = [figs.add(charts.bar_figure(cmp, workload, m)) for m in charts.chart_metrics(cmp, workload)]
         series = [figs.add(charts.series_figure(cmp, by_config, workload, k)) for k in ("iops", "bw_bytes")]
         activity = []
         mine = {c.key: [r for r in by_config.get(c.key, []) if r.workload == workload] for c in cmp.configs}
@@ -287,7 +295,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
                 "pools": pool_activity(cmp, mine),
                 "name": workload,
                 "anchor": f"w{i}",
-                "headline": METRIC_LABELS[headline],
+                "headline": metric_label(headline),
                 "bars": [b for b in bars if b is not None],
                 "table": _table(cmp, workload, headline),
                 "percentiles": figs.add(charts.percentile_figure(cmp, by_config, workload)),

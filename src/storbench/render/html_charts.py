@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from ..compare import METRIC_LABELS, Comparison, Config, Row
+from ..compare import Comparison, Config, Row, metric_label
 from ..errors import UsageError
-from ..metrics import HIGHER_IS_BETTER, summary_jobs
+from ..metrics import HIGHER_IS_BETTER, MEASURE_DIRECTION, summary_jobs
 from ..model import DIRECTIONS, ResultRecord
 from ..units import parse_size
-from .units import fmt_bw, fmt_iops, fmt_ns
+from .units import fmt_bw, fmt_iops, fmt_ns, formatter
 
 #: At most this many points per time-series trace (longer series are averaged in buckets).
 MAX_POINTS = 500
@@ -35,6 +36,31 @@ DASH = {"read": "solid", "write": "dash", "trim": "dot", "mixed": "dashdot"}
 
 #: The metrics drawn as bar charts and sweep lines (p99 is in the percentile curves).
 CHART_METRICS = ("iops", "bw_bytes", "lat_mean_ns")
+#: the table's metrics for fio results (the report modules' TABLE_METRICS)
+FIO_TABLE_METRICS = ("iops", "bw_bytes", "lat_mean_ns", "clat_p99_ns")
+
+
+def measure_units(cmp: Comparison, workload: str) -> list[str]:
+    """The units of another benchmark's figures (Measures) this workload has, in row order."""
+    return list(dict.fromkeys(r.metric for r in cmp.rows if r.workload == workload and r.direction == MEASURE_DIRECTION))
+
+
+def chart_metrics(cmp: Comparison, workload: str) -> tuple[str, ...]:
+    """What a workload's bar charts show: fio's figures, then each Measure's unit."""
+    units = measure_units(cmp, workload)
+    fio = any(r.workload == workload and r.direction != MEASURE_DIRECTION for r in cmp.rows)
+    return (CHART_METRICS if fio or not units else ()) + tuple(units)
+
+
+def table_metrics(cmp: Comparison, workload: str) -> tuple[str, ...]:
+    """A workload's table columns: fio's four figures, or (another benchmark's result) its units."""
+    units = measure_units(cmp, workload)
+    fio = any(r.workload == workload and r.direction != MEASURE_DIRECTION for r in cmp.rows)
+    return (FIO_TABLE_METRICS if fio or not units else ()) + tuple(units)
+
+
+#: directions a report's tables walk: fio's, then the one of other benchmarks' figures
+TABLE_DIRECTIONS = (*DIRECTIONS, MEASURE_DIRECTION)
 FORMATTERS: Mapping[str, Callable[[float | None], str]] = {
     "iops": fmt_iops,
     "bw_bytes": fmt_bw,
@@ -108,6 +134,8 @@ def scale_for(metric: str, largest: float) -> tuple[float, str]:
             if largest >= div:
                 return float(div), unit
         return 1.0, "B/s"
+    if not metric.endswith("_ns"):  # another benchmark's figure, in its own unit
+        return 1.0, metric
     for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if largest >= div:
             return div, unit
@@ -341,7 +369,7 @@ def bar_figure(cmp: Comparison, workload: str, metric: str) -> dict[str, Any] | 
     if not cells:
         return None
     div, unit = scale_for(metric, max(c.summary.mean for c in cells))
-    fmt = FORMATTERS[metric]
+    fmt = formatter(metric)
     names = []
     for i, c in enumerate(cmp.configs):
         ns = sorted({r.cells[i].summary.n for r in rows if r.cells[i] is not None})
@@ -381,7 +409,7 @@ def bar_figure(cmp: Comparison, workload: str, metric: str) -> dict[str, Any] | 
     return {
         "data": traces,
         "layout": _layout(
-            f"{METRIC_LABELS[metric]}, {unit} ({better})" if unit != "IOPS" else f"IOPS ({better})",
+            f"{metric_label(metric)}, {unit} ({better})" if unit not in ("IOPS", metric) else f"{unit} ({better})",
             110 + 30 * bars + (30 if len(traces) > 1 else 0),
             barmode="group",
             uniformtext={"mode": "hide", "minsize": 10},
@@ -586,7 +614,7 @@ def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> dict[str, Any] |
     if not lines:
         return None
     div, unit = scale_for(metric, largest)
-    fmt = FORMATTERS[metric]
+    fmt = formatter(metric)
     data = []
     for i, (key, direction, xs, cells, labels) in enumerate(lines):
         name = (esc(names[key]) + " " if key else "") + direction
@@ -606,7 +634,7 @@ def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> dict[str, Any] |
     return {
         "data": data,
         "layout": _layout(
-            f"{METRIC_LABELS[metric]} over {esc(sweep.keys[0])}" + (f", {unit}" if unit != "IOPS" else ""),
+            f"{metric_label(metric)} over {esc(sweep.keys[0])}" + (f", {unit}" if unit != "IOPS" else ""),
             340,
             showlegend=len(data) > 1,
             xaxis={"type": "category", "categoryorder": "array", "categoryarray": _axis_values(sweep.values(0)), "automargin": True},
@@ -621,7 +649,7 @@ def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, m
     z = [[None for _ in xs] for _ in ys]
     text = [["" for _ in xs] for _ in ys]
     found = False
-    fmt = FORMATTERS[metric]
+    fmt = formatter(metric)
     for p in sweep.points:
         if p.config != config:
             continue
@@ -651,7 +679,7 @@ def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, m
             }
         ],
         "layout": _layout(
-            f"{METRIC_LABELS[metric]}, {direction}: {name}",
+            f"{metric_label(metric)}, {direction}: {name}",
             120 + 40 * len(ys),
             xaxis={"title": {"text": esc(sweep.keys[0])}, "type": "category", "automargin": True},
             yaxis={"title": {"text": esc(sweep.keys[1])}, "type": "category", "automargin": True},

@@ -10,10 +10,11 @@ open an HTML tag in renderers that allow inline HTML.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from ..compare import METRIC_LABELS, Comparison, summary_sentences
+from ..compare import Comparison, metric_label, summary_sentences
 from ..model import DIRECTIONS, ResultRecord
 from . import html_charts as charts
 from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT
@@ -24,8 +25,8 @@ from .html import (
     figure_cell,
     finding_digest,
     invalid_workloads,
-    pool_activity,
     job_files,
+    pool_activity,
 )
 
 _MD_SPECIAL = "\\`*_[]|#"
@@ -68,7 +69,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
     """IOPS, bandwidth and mean latency side by side: bars per configuration, error bars = standard error."""
     from matplotlib.figure import Figure
 
-    panels = [(m, charts.rows_of(cmp, workload, m)) for m in charts.CHART_METRICS]
+    panels = [(m, charts.rows_of(cmp, workload, m)) for m in charts.chart_metrics(cmp, workload)]
     panels = [(m, rows) for m, rows in panels if any(c is not None for r in rows for c in r.cells)]
     if not panels:
         return None
@@ -99,7 +100,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
         ax.set_yticklabels(labels if pi == 0 else [""] * len(labels), fontsize=8)
         ax.invert_yaxis()
         better = "higher" if rows[0].higher_is_better else "lower"
-        ax.set_title(f"{METRIC_LABELS[metric]} ({better} is better)", fontsize=9)
+        ax.set_title(f"{metric_label(metric)} ({better} is better)", fontsize=9)
         ax.set_xlabel(unit, fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
@@ -160,15 +161,16 @@ def _cell_text(cell: dict[str, Any] | None) -> str:
 
 
 def _workload_table(cmp: Comparison, workload: str) -> list[str]:
-    cols = ["configuration", "dir", "n", *(METRIC_LABELS[m] for m in TABLE_METRICS)]
-    lines = ["| " + " | ".join(cols) + " |", "|---|---|--:|" + "--:|" * len(TABLE_METRICS)]
+    columns = charts.table_metrics(cmp, workload)
+    cols = ["configuration", "dir", "n", *(metric_label(m) for m in columns)]
+    lines = ["| " + " | ".join(cols) + " |", "|---|---|--:|" + "--:|" * len(columns)]
     rows = charts.rows_of(cmp, workload)
-    for direction in DIRECTIONS:
+    for direction in charts.TABLE_DIRECTIONS:
         metrics = {r.metric: r for r in rows if r.direction == direction}
         if not metrics:
             continue
         for i, c in enumerate(cmp.configs):
-            cells = [figure_cell(cmp, metrics[m], i) if m in metrics else None for m in TABLE_METRICS]
+            cells = [figure_cell(cmp, metrics[m], i) if m in metrics else None for m in columns]
             if all(x is None for x in cells):
                 continue
             n = max(x["n"] for x in cells if x)

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.table import Table
 
-from ..model import DIRECTIONS, DirectionStats, JobResult, ResultRecord, RunInfo, Suite
-from ..metrics import direction_figures, iter_directions, repetition_stats
-from ..model import SEVERITIES
+from ..metrics import (
+    MEASURE_DIRECTION,
+    direction_figures,
+    iter_directions,
+    repetition_stats,
+)
+from ..model import (
+    DIRECTIONS,
+    SEVERITIES,
+    DirectionStats,
+    JobResult,
+    ResultRecord,
+    RunInfo,
+    Suite,
+)
 from ..stats import summarize
-from .units import fmt_bw, fmt_iops, fmt_ns
+from .units import fmt_bw, fmt_iops, fmt_ns, fmt_number
 
 
 def _p99(d: DirectionStats) -> float | None:
@@ -84,15 +96,16 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
     The findings column names what is particular to each workload; what holds for every
     workload is said once (:func:`format_run_wide`)."""
     wide = set(run_wide_checks(records))
+    # results of another benchmark (a PTS test) have their own figure, in a column of its own
+    measured = any(r.fio.measures for r in records)
+    fio_figures = not measured or any(r.fio.jobs for r in records)  # an import of other benchmarks only: no fio columns
+    fio_columns = (("dir", "left"), ("IOPS", "right"), ("bandwidth", "right"), ("mean lat", "right"), ("p99 clat", "right"))
     table = Table(title=title, show_lines=False, header_style="bold")
     for col, justify in (
         ("workload", "left"),
         ("target", "left"),
-        ("dir", "left"),
-        ("IOPS", "right"),
-        ("bandwidth", "right"),
-        ("mean lat", "right"),
-        ("p99 clat", "right"),
+        *(fio_columns if fio_figures else ()),
+        *((("figure", "right"),) if measured else ()),
         ("runs", "right"),
         ("findings", "left"),
     ):
@@ -101,19 +114,26 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
         first = group[0]
         figures = [direction_figures(r.fio) for r in group]
         directions = [d for d in DIRECTIONS if any(d in f for f in figures)]
+        units = list(dict.fromkeys(m.unit for r in group for m in r.fio.measures))
         flagged = _finding_summary(group, skip=wide)
-        if not directions:
-            table.add_row(first.workload, first.target or first.source or "-", "-", "-", "-", "-", "-", str(len(group)), flagged)
-        for i, d in enumerate(directions):
-            col = lambda m: [f.get(d, {}).get(m) for f in figures]  # noqa: E731
+        lines = [(d, None) for d in directions] + [(MEASURE_DIRECTION, u) for u in units]
+        if not lines:
+            table.add_row(first.workload, first.target or first.source or "-", *(("-",) * 5 if fio_figures else ()),
+                          *(("-",) if measured else ()), str(len(group)), flagged)  # fmt: skip
+        for i, (d, unit) in enumerate(lines):
+            values = lambda m, d=d, figures=figures: [f.get(d, {}).get(m) for f in figures]
+            if unit is not None:
+                first_line, _, rest = _cell(values(unit), fmt_number).partition("\n")
+                shown = f"{first_line} {unit}" + (f"\n{rest}" if rest else "")
+                cells = [*(("-",) * 5 if fio_figures else ()), shown]
+            else:
+                cells = [d, _cell(values("iops"), fmt_iops), _cell(values("bw_bytes"), fmt_bw),
+                         _cell(values("lat_mean_ns"), fmt_ns), _cell(values("clat_p99_ns"), fmt_ns),
+                         *(("-",) if measured else ())]  # fmt: skip
             table.add_row(
                 first.workload if i == 0 else "",
                 (first.target or first.source or "-") if i == 0 else "",
-                d,
-                _cell(col("iops"), fmt_iops),
-                _cell(col("bw_bytes"), fmt_bw),
-                _cell(col("lat_mean_ns"), fmt_ns),
-                _cell(col("clat_p99_ns"), fmt_ns),
+                *cells,
                 str(len(group)),
                 flagged if i == 0 else "",
             )
@@ -164,6 +184,8 @@ def format_stats(records: Sequence[ResultRecord]) -> list[str]:
         for direction, metrics in stats.items():
             for metric, s in metrics.items():
                 fmt = {"iops": fmt_iops, "bw_bytes": fmt_bw}.get(metric, fmt_ns)
+                if direction == MEASURE_DIRECTION:
+                    fmt = lambda v, u=metric: fmt_number(v, u)
                 lo, hi = s.ci95 if s.ci95 else (None, None)
                 outl = f", outliers: runs {', '.join(str(i + 1) for i in s.outliers)}" if s.outliers else ""
                 lines.append(
@@ -238,3 +260,41 @@ def format_backend(records: Sequence[ResultRecord]) -> list[str]:
             lines.append(f"{workload}:")
             lines.extend(f"  {line}" for line in body)
     return lines
+
+
+def format_pts_files(pts_files: Sequence[dict]) -> list[str]:
+    """What a Phoronix Test Suite result file said of itself and of each system (the run
+    meta ``pts`` that ``storbench import`` keeps): title, writer, and per system its
+    hardware and software as PTS described them."""
+    lines: list[str] = []
+    for f in pts_files:
+        lines.append(f"Phoronix Test Suite result {f.get('title') or '(untitled)'!r} ({f.get('test_client') or 'PTS'}, saved {f.get('last_modified') or '?'})")
+        if f.get("description"):
+            lines.append(f"  {f['description']}")
+        for s in f.get("systems", []):
+            when = f", run {s['timestamp']}" if s.get("timestamp") else ""
+            client = f" with PTS {s['client_version']}" if s.get("client_version") else ""
+            lines.append(f"  system {s['identifier']!r}{when}{client}")
+            for part in ("hardware", "software"):
+                fields = s.get(part) or {}
+                if fields:
+                    lines.append(f"    {part}: " + ", ".join(f"{k}: {v}" if k else v for k, v in fields.items()))
+            for key in ("disk-scheduler", "disk-mount-options", "disk-details"):
+                if (s.get("attributes") or {}).get(key):
+                    lines.append(f"    {key}: {s['attributes'][key]}")
+    return lines
+
+
+def format_system_differences(systems: Sequence[tuple[str, dict]]) -> list[str]:
+    """The hardware and software fields in which the compared PTS systems differ, one line
+    each ("File-System: ext4 (a) / xfs (b)"); nothing when they are alike or fewer than two."""
+    if len(systems) < 2:
+        return []
+    lines: list[str] = []
+    for part in ("hardware", "software"):
+        keys = list(dict.fromkeys(k for _, s in systems for k in (s.get(part) or {})))
+        for key in keys:
+            values = [(name, (s.get(part) or {}).get(key, "-")) for name, s in systems]
+            if len({v for _, v in values}) > 1:
+                lines.append(f"  {key or part}: " + " / ".join(f"{v} ({name})" for name, v in values))
+    return (["the systems differ in:"] + lines) if lines else []

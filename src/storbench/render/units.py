@@ -38,10 +38,39 @@ def fmt_ns(ns: float | None) -> str:
     return f"{ns:.0f} ns"
 
 
+def fmt_number(value: float | None, unit: str = "") -> str:
+    """Another benchmark's figure in its own unit, with 4 significant digits ("1,631,249
+    Final Score", "2.05 MB/s", "264 Seconds")."""
+    if value is None:
+        return "-"
+    if abs(value) >= 1e4:
+        text = f"{value:,.0f}"
+    else:
+        text = f"{value:.4g}"
+    return f"{text} {unit}".rstrip()
+
+
 def fmt_bytes(n: float | None) -> str:
     if n is None:
         return "-"
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    for unit, scale in (
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n:.0f} B"
+
+
+def formatter(metric: str):
+    """The human form of a comparison metric: fio's by its kind, another benchmark's figure
+    (a Measure, whose metric is its unit) as a number with that unit."""
+    if metric == "iops":
+        return fmt_iops
+    if metric == "bw_bytes":
+        return fmt_bw
+    if metric.endswith("_ns"):
+        return fmt_ns
+    return fmt_number  # the unit is the metric's name, shown beside it
