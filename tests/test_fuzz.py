@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, Cli
-from storbench.cli import _overrides
+from storbench.commands.common import _overrides
 from storbench.errors import FioParseError, StorbenchError, SuiteError, TargetError, UsageError
 from storbench.fio import parse_output
 from storbench.jobfile import build_job

@@ -550,7 +550,7 @@ def test_ioengine_auto_is_probed_on_every_host(cli, tmp_path, agents) -> None:
 
 
 def test_hosts_survive_resume_meta() -> None:
-    from storbench.cli import _Request
+    from storbench.commands.run import _Request
     from storbench.runner import Repeat
 
     wl = builtin_catalog().workload("rnd4k-q1t1-read")

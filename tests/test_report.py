@@ -18,7 +18,7 @@ from markupsafe import escape
 
 from conftest import Cli, needs_fio
 from storbench import compare
-from storbench.cli import App
+from storbench.commands.common import App
 from storbench.context import Env
 from storbench.metrics import direction_figures
 from storbench.model import Finding

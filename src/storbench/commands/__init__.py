@@ -1,7 +1,9 @@
-"""Subcommands that live in their own modules.
+"""Every subcommand, one module each (``run.py`` is ``storbench run``).
 
-Each module imports ``cli`` (the click group), ``App`` and ``pass_app`` from
-:mod:`storbench.cli` and registers its command with ``@cli.command()``; cli.py
-imports them all at its end.  Keep command modules thin: parse options, call the
-pure modules, print.
+Each module defines its command with ``@click.command()``, takes what commands share
+(:class:`~storbench.commands.common.App`, the injected environment; ``pass_app``; JSON
+printing, run lookup) from :mod:`.common`, and never imports :mod:`storbench.cli`:
+``cli.py`` holds only the group, its ``--db`` option and the mapping of errors to exit
+codes, and adds every command it finds here.  Keep command modules thin: parse options,
+call the pure modules, print.
 """

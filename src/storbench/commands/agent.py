@@ -34,9 +34,9 @@ from typing import Callable, TextIO
 
 import click
 
-from ..cli import App, cli, pass_app
 from ..errors import StorbenchError, UsageError
 from ..hosts import DEFAULT_PORT, parse_address
+from .common import App, pass_app
 
 READY_TIMEOUT_S = 10.0
 STOP_TERM_WAIT_S = 5.0
@@ -219,7 +219,7 @@ def serve_until_stopped(
         signal.signal(signal.SIGTERM, old_term)
 
 
-@cli.command()
+@click.command()
 @click.option("--bind", default="127.0.0.1", show_default=True, metavar="ADDR", help="Address to listen on (an IP address of a private interface, or 127.0.0.1 behind an SSH tunnel).")
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True, help="TCP port to listen on.")
 @click.option("--dir", "directory", metavar="DIR", help="Working directory of fio's server: test files of runs without --target go here (default: a new directory here, removed at stop).")

@@ -10,9 +10,9 @@ from typing import Sequence
 import click
 from rich.console import Console
 
-from ..cli import App, _resolve_runs, cli, pass_app
 from ..errors import RegressionError, UsageError
 from ..model import ResultRecord
+from .common import App, _resolve_runs, pass_app
 
 SINGLE_RUN_NOTE = "with single runs no significance can be claimed; use --repeat 3 or more"
 
@@ -80,7 +80,7 @@ def _regression_message(cmp, found) -> str:
     return "regression: " + "; ".join(parts)
 
 
-@cli.command()
+@click.command()
 @click.argument("run_refs", metavar="RUN...", nargs=-1)
 @click.option("--label-prefix", metavar="TEXT", help="Also compare every run whose label starts with TEXT.")
 @click.option("--baseline", metavar="RUN", help="The configuration the others are compared with: a run id or label, or a column name (default: the first).")

@@ -21,9 +21,9 @@ import os
 
 import click
 
-from ..cli import App, _print_json, _public, cli, pass_app
 from ..errors import FioParseError, UsageError
 from ..model import ResultRecord
+from .common import App, _print_json, _public, pass_app
 
 #: more results than this and import names the workloads instead of printing the whole table
 TABLE_MAX_RESULTS = 60
@@ -139,7 +139,7 @@ def _files(paths) -> list[str]:
     return out
 
 
-@cli.command("import")
+@click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--label", metavar="TEXT", help="Name the imported run.")
 @click.option("--label-from", type=click.Choice(["heading", "command", "none"]), default="heading", show_default=True,

@@ -15,8 +15,9 @@ import sys
 
 import click
 
-from ..cli import App, _catalog, _CliReporter, _overrides, _print_json, _public, cli
 from ..errors import StorbenchError, UsageError
+from .common import App, _catalog, _overrides, _print_json, _public
+from .run import _CliReporter
 
 
 class _StudyReporter(_CliReporter):
@@ -27,7 +28,8 @@ class _StudyReporter(_CliReporter):
 
 
 def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."):
-    from ..matrix import Scratch, loop_size as check_loop_size
+    from ..matrix import Scratch
+    from ..matrix import loop_size as check_loop_size
 
     given = [name for name, v in (("--device", device), ("--devices", devices), ("--loop-file", loop_file), ("--loop-files", loop_files)) if v]
     if len(given) > 1:
@@ -58,7 +60,7 @@ def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."
     return Scratch(kind="none")
 
 
-@cli.command()
+@click.command()
 @click.option("--device", metavar="DEV", help="Scratch block device to build every setup on (its data is destroyed).")
 @click.option("--devices", metavar="A,B,...", help="Several scratch devices (mirrors, raidz, btrfs raid1/raid10); each must be named by --destroy-data.")
 @click.option("--destroy-data", "destroy", metavar="DEV", multiple=True, help="Allow wiping --device (or each of --devices): repeat it exactly.")
@@ -173,7 +175,7 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = dataclasses.replace(_overrides(size, runtime), extra=runner.INTERVAL_LOG_OPTIONS)
     label = mx.validate_label(label) if label is not None else mx.default_label(app.env.clock)
-    from ..cli import default_repeat
+    from .common import default_repeat
 
     if repeat is None:
         repeat = default_repeat(app.env.environ)

@@ -18,10 +18,17 @@ import subprocess
 
 import click
 
-from ..cli import App, _print_json, cli, pass_app
 from ..errors import StorbenchError, UsageError
 from ..hosts import parse_address
-from ..net import DEFAULT_IPERF3_PORT, NetError, format_measurements, iperf3_argv, parse_iperf3_json, plan_measurements
+from ..net import (
+    DEFAULT_IPERF3_PORT,
+    NetError,
+    format_measurements,
+    iperf3_argv,
+    parse_iperf3_json,
+    plan_measurements,
+)
+from .common import App, _print_json, pass_app
 
 #: extra seconds iperf3 may take beyond --time (connecting, the end exchange)
 IPERF3_GRACE_S = 30
@@ -35,7 +42,7 @@ def _iperf3(app: App) -> str:
     return path
 
 
-@cli.command()
+@click.command()
 @click.argument("server", required=False)
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_IPERF3_PORT, show_default=True, help="iperf3 server port.")
 @click.option("--parallel", type=click.IntRange(1, 128), default=4, show_default=True, help="Also measure with N parallel streams (1: single stream only).")

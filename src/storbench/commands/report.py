@@ -13,9 +13,9 @@ from typing import Sequence
 
 import click
 
-from ..cli import App, _resolve_runs, cli, pass_app
 from ..errors import UsageError
 from ..model import ResultRecord, RunInfo
+from .common import App, _resolve_runs, pass_app
 
 
 def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[int, RunInfo]]:
@@ -77,7 +77,7 @@ def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Pat
     return out
 
 
-@cli.command()
+@click.command()
 @click.argument("run_refs", metavar="RUN...", nargs=-1)
 @click.option("--label-prefix", metavar="TEXT", help="Also include every run whose label starts with TEXT.")
 @click.option("--baseline", metavar="CONFIG", help="Compare against this configuration: a label, run id or key like run3 (default: the first).")

@@ -15,11 +15,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..compare import Comparison, metric_label, summary_sentences
-from ..model import DIRECTIONS, ResultRecord
+from ..model import ResultRecord
 from . import html_charts as charts
 from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT
 from .html import (
-    TABLE_METRICS,
     configuration_facts,
     default_headlines,
     figure_cell,

@@ -1,0 +1,183 @@
+"""What every command shares: the injected environment (:class:`App`), printing JSON,
+finding runs, public records, the suite catalog and size/runtime overrides."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+import click
+from rich.console import Console
+
+from ..context import Env
+from ..errors import UsageError
+from ..model import Overrides, ResultRecord
+
+# --------------------------------------------------------------------------- shared state
+
+
+@dataclass
+class App:
+    env: Env
+    db_option: str | None
+
+    @property
+    def db_url(self) -> str:
+        from ..context import (
+            default_db_url,  # not from ..store: no SQLAlchemy import for a path
+        )
+
+        if self.db_option:
+            return (
+                self.db_option
+                if "://" in self.db_option
+                else f"sqlite:///{os.path.abspath(self.db_option)}"
+            )
+        return default_db_url(self.env.environ)
+
+    def open_store(self):
+        from ..store import Store
+
+        return Store.open(self.db_url)
+
+    def console(self, err: bool = False) -> Console:
+        stream = self.env.stderr if err else self.env.stdout
+        isatty = getattr(stream, "isatty", None)
+        tty = bool(isatty and isatty())
+        return Console(
+            file=stream,
+            width=None if tty else 160,
+            force_terminal=False,
+            highlight=False,
+        )
+
+    def out(self, text: str = "") -> None:
+        self.env.stdout.write(text + "\n")
+
+    def err(self, text: str) -> None:
+        self.env.stderr.write(text + "\n")
+
+
+pass_app = click.make_pass_decorator(App)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _catalog(suite_file: str | None):
+    from ..suites import builtin_catalog, load_suite_file
+
+    catalog = builtin_catalog()
+    if suite_file:
+        catalog = load_suite_file(suite_file, catalog)
+    return catalog
+
+
+def _finite(data):
+    """``data`` with NaN and infinities as None: JSON has no such numbers, and fio's text
+    output does print ``stdev=nan`` (a figure that was not measured, which JSON calls null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
+def _print_json(app: App, data) -> None:
+    app.out(
+        json.dumps(
+            _finite(data), indent=2, sort_keys=False, allow_nan=False, default=str
+        )
+    )
+
+
+#: repetitions of each workload when neither --repeat nor $STORBENCH_REPEAT says otherwise
+DEFAULT_REPEAT = 3
+
+
+def default_repeat(environ) -> int:
+    """``$STORBENCH_REPEAT`` (a whole number from 1), else :data:`DEFAULT_REPEAT`; one-line UsageError otherwise."""
+    value = environ.get("STORBENCH_REPEAT")
+    if value is None or value == "":
+        return DEFAULT_REPEAT
+    if not value.strip().isdigit() or int(value) < 1:
+        raise UsageError(
+            f"STORBENCH_REPEAT={value!r}: give a whole number of repetitions, 1 or more"
+        )
+    return int(value)
+
+
+def _public(records: Sequence[ResultRecord]) -> list[dict]:
+    """Public records, each with the statistics over its workload's repetitions in its run."""
+    from ..metrics import repetition_stats
+    from ..render.terminal import group_records
+    from ..serialize import result_record_to_public
+    from ..stats import summary_to_dict
+
+    stats_of: dict[int, dict] = {}
+    for group in group_records(records):
+        by_run: dict[int, list[ResultRecord]] = {}
+        for rec in group:
+            by_run.setdefault(rec.run_id, []).append(rec)
+        for members in by_run.values():
+            stats = {
+                d: {m: summary_to_dict(s) for m, s in metrics.items()}
+                for d, metrics in repetition_stats([r.fio for r in members]).items()
+            }
+            for rec in members:
+                stats_of[id(rec)] = stats
+    out = [result_record_to_public(r, stats_of.get(id(r))) for r in records]
+    # each finding names the workloads of its run that have it too (a run-wide one: all of them)
+    covers: dict[tuple[int, str, str], list[str]] = {}
+    for group in group_records(records):
+        last = group[-1]
+        for f in last.findings:
+            names = covers.setdefault((last.run_id, f.check, f.severity), [])
+            if last.workload not in names:
+                names.append(last.workload)
+    for rec, pub in zip(records, out):
+        for f, fd in zip(rec.findings, pub["findings"]):
+            fd["workloads"] = covers.get(
+                (rec.run_id, f.check, f.severity), [rec.workload]
+            )
+    return out
+
+
+def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
+    ids: list[int] = []
+    for ref in refs:
+        if ref == "last":
+            newest = store.list_runs(limit=1)
+            found = [newest[0].run_id] if newest else []
+        else:
+            found = store.find_runs(ref)
+        if not found:
+            raise UsageError(
+                f"no run matches {ref!r} (give a run id, a label or 'last'; see 'storbench list')"
+            )
+        ids.extend(found)
+    return ids
+
+
+def _overrides(size: str | None, runtime: str | None) -> Overrides:
+    from ..units import fio_size, parse_duration, parse_size
+
+    rt = None
+    if runtime is not None:
+        seconds = parse_duration(runtime)
+        if seconds <= 0:
+            raise UsageError(f"--runtime {runtime!r} must be longer than 0 s")
+        ms = round(seconds * 1000) if seconds < 1e15 else None
+        if not ms:  # 0 would tell fio "no limit"
+            raise UsageError(
+                f"--runtime {runtime!r} must be from 1 ms to 1e15 s (fio counts whole milliseconds)"
+            )
+        rt = str(ms // 1000) if ms % 1000 == 0 else f"{ms}ms"
+    if size is not None and parse_size(size) == 0:
+        raise UsageError(f"--size {size!r} must be more than 0 bytes")
+    return Overrides(size=fio_size(size) if size is not None else None, runtime=rt)

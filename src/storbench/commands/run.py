@@ -1,0 +1,552 @@
+"""``storbench run``: a suite on targets (here or on fio servers), stored workload by workload, with live progress and the report at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+
+import click
+
+from ..errors import StorbenchError, UsageError
+from ..model import Overrides, ResultRecord, Target
+from .common import (
+    App,
+    _catalog,
+    _overrides,
+    _print_json,
+    _public,
+    _resolve_runs,
+    default_repeat,
+)
+
+# --------------------------------------------------------------------------- run
+
+
+class _CliReporter:
+    """Live progress on stderr: one bar per workload with ETA and fio's current rates."""
+
+    def __init__(self, app: App, show_progress: bool) -> None:
+        self.app = app
+        self.console = app.console(err=True)
+        self.show = show_progress
+        self.progress = None
+        self.task = None
+        #: (check, severity) -> how many workloads had it (said once, see workload_done)
+        self.said: dict[tuple[str, str], int] = {}
+
+    def __enter__(self):
+        if self.show:
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("eta {task.fields[eta]}"),
+                TextColumn("{task.fields[rate]}"),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+    def workload_started(self, workload, target, index, total, repetition) -> None:
+        desc = f"[{index + 1}/{total}] {workload.name}" + (f" #{repetition + 1}" if repetition else "")
+        if self.progress is not None:
+            if self.task is not None:
+                self.progress.remove_task(self.task)
+            self.task = self.progress.add_task(desc, total=100.0, eta="?", rate="")
+        else:
+            self.app.err(f"{desc} on {target.display} ...")
+
+    def status(self, status) -> None:
+        if self.progress is None or self.task is None:
+            return
+        fields = {}
+        if status.eta_s is not None:
+            fields["eta"] = f"{status.eta_s // 60}m{status.eta_s % 60:02d}s"
+        rate = " ".join(x for x in (status.bw_text, f"{status.iops_text} IOPS" if status.iops_text else None) if x)
+        if rate:
+            fields["rate"] = rate
+        if status.percent is not None:
+            self.progress.update(self.task, completed=status.percent, **fields)
+        elif fields:
+            self.progress.update(self.task, **fields)
+
+    def workload_done(self, record: ResultRecord) -> None:
+        from ..render.terminal import direction_rows
+        from ..render.units import fmt_bw, fmt_iops, fmt_ns
+
+        parts = []
+        for _job, d in direction_rows(record):
+            lat = d.lat_ns or d.clat_ns
+            parts.append(
+                f"{d.direction} {fmt_iops(d.iops)} IOPS {fmt_bw(d.bw_bytes)} lat {fmt_ns(lat.mean_ns if lat else None)}"
+            )
+        rep = f" #{record.repetition + 1}" if record.repetition else ""
+        self.console.print(f"  done {record.workload}{rep}: " + "; ".join(parts), highlight=False, markup=False)
+        for f in record.findings:
+            if f.severity == "info":
+                continue
+            key = (f.check, f.severity)
+            if f.severity != "invalid" and key in self.said:
+                self.said[key] += 1  # said already for this run: counted, summed up at the end
+                continue
+            self.said.setdefault(key, 1)
+            self.console.print(f"    {f.severity}: {f.message}", highlight=False, markup=False)
+
+
+    def note(self, text: str) -> None:
+        self.console.print(f"  {text}", highlight=False, markup=False)
+
+    def workload_failed(self, workload, target, reason) -> None:
+        self.console.print(f"  FAILED {workload.name} on {target.display}: {reason}", highlight=False, markup=False)
+
+
+def _workload_to_meta(w) -> dict:
+    return {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
+
+
+def _workload_from_meta(d: dict):
+    from ..model import Workload
+
+    return Workload(
+        name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
+        headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"),
+    )
+
+
+@dataclass(frozen=True)
+class _Request:
+    """Everything a run needs, from the command line or from a stored run (--resume)."""
+
+    workloads: tuple
+    target_paths: tuple[str, ...]
+    overrides: Overrides
+    repeat: object
+    label: str | None
+    suite: str | None
+    keep_files: bool
+    telemetry: bool
+    destroy: tuple[str, ...]
+    #: --host/--hosts: storbench.hosts.Host records (empty: a local run)
+    hosts: tuple = ()
+    #: --prefill: one sequential write over each target's test area before its workloads
+    prefill: bool = False
+    #: --ceph-conf, --ceph-client: how rbd: and rados: targets reach their cluster
+    ceph_conf: str | None = None
+    ceph_client: str | None = None
+    ceph_timeout_s: int | None = None
+
+    @property
+    def guarded_workloads(self) -> tuple:
+        """What will write to the targets: the workloads, and the prefill pass when asked for."""
+        from ..runner import PREFILL_WORKLOAD
+
+        return tuple(self.workloads) + ((PREFILL_WORKLOAD,) if self.prefill else ())
+
+    def meta(self) -> dict:
+        return {
+            **({"prefill": True} if self.prefill else {}),
+            **({"ceph_conf": self.ceph_conf} if self.ceph_conf else {}),
+            **({"ceph_client": self.ceph_client} if self.ceph_client else {}),
+            **({"ceph_timeout_s": self.ceph_timeout_s} if self.ceph_timeout_s is not None else {}),
+            **({"hosts": [h.to_meta() for h in self.hosts]} if self.hosts else {}),
+            "workloads": [_workload_to_meta(w) for w in self.workloads],
+            "targets": list(self.target_paths),
+            "overrides": {"size": self.overrides.size, "runtime": self.overrides.runtime, "extra": [list(e) for e in self.overrides.extra]},
+            "repeat": dataclasses.asdict(self.repeat),
+            "keep_files": self.keep_files,
+            "telemetry": self.telemetry,
+            "destroy_data": list(self.destroy),
+        }
+
+    @classmethod
+    def from_meta(cls, meta: dict, label: str | None, suite: str | None) -> "_Request":
+        from ..runner import Repeat
+
+        try:
+            ov = meta["overrides"]
+            return cls(
+                workloads=tuple(_workload_from_meta(w) for w in meta["workloads"]),
+                target_paths=tuple(meta["targets"]),
+                overrides=Overrides(size=ov["size"], runtime=ov["runtime"], extra=tuple((k, v) for k, v in ov.get("extra", []))),
+                repeat=Repeat(**meta["repeat"]),
+                label=label,
+                suite=suite,
+                keep_files=bool(meta.get("keep_files")),
+                telemetry=bool(meta.get("telemetry", True)),
+                destroy=tuple(meta.get("destroy_data", [])),
+                hosts=_hosts_from_meta(meta.get("hosts", [])),
+                prefill=bool(meta.get("prefill", False)),
+                ceph_conf=meta.get("ceph_conf"),
+                ceph_client=meta.get("ceph_client"),
+                ceph_timeout_s=meta.get("ceph_timeout_s"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if "setup" in meta or "study" in meta:
+                raise UsageError("this run belongs to a matrix study; continue it with 'storbench matrix --resume STUDY'") from None
+            raise UsageError(f"this run cannot be resumed: it was stored without its plan ({exc})") from None
+
+
+def _hosts_from_meta(items) -> tuple:
+    from ..hosts import Host
+
+    return tuple(Host.from_meta(d) for d in items)
+
+
+@click.command()
+@click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
+@click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
+@click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
+@click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device, NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH), GlusterFS volume (gluster://HOST/VOLUME), RBD image (rbd:POOL/IMAGE) or RADOS pool (rados:POOL) to test (repeatable). Default: a scratch directory here.")
+@click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device, export, image or pool, destroying its data.")
+@click.option("--ceph-conf", metavar="PATH", type=click.Path(dir_okay=False), help="The Ceph cluster's ceph.conf for rbd: and rados: targets (default: $CEPH_CONF, else /etc/ceph/ceph.conf).")
+@click.option("--ceph-client", metavar="NAME", help="The Ceph client (user) for rbd: and rados: targets (default: admin).")
+@click.option("--ceph-timeout", "ceph_timeout", type=click.IntRange(min=1, max=3600), metavar="SECONDS", help="How long one Ceph operation may wait for the cluster before the workload fails (default: 15).")
+@click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
+@click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
+@click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML inventory of fio servers ([host.NAME] address, port, target, label); see docs/many-hosts.md.")
+@click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
+@click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s, 2m.")
+@click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option (repeatable: a grid).")
+@click.option("--label", metavar="TEXT", help="Name this run (used by show, compare, report).")
+@click.option("--keep-files", is_flag=True, help="Leave the test files in place afterwards.")
+@click.option("--dry-run", is_flag=True, help="Print each fio job file and run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored results as JSON.")
+@click.option("--repeat", type=click.IntRange(min=1), default=None, help="Run each workload N times (default: 3, or $STORBENCH_REPEAT).")
+@click.option("--until-rse", "until_rse", type=click.FloatRange(min=0, min_open=True), metavar="PCT", help="Repeat each workload until the relative standard error of its headline metric is below PCT percent.")
+@click.option("--min-runs", type=click.IntRange(min=1), default=3, show_default=True, help="With --until-rse: at least this many runs.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=10, show_default=True, help="With --until-rse: give up after this many runs.")
+@click.option("--no-telemetry", is_flag=True, help="Do not describe the storage, sample device activity or write interval logs.")
+@click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run: only its missing workloads and repetitions.")
+@click.option("--report", "report_path", metavar="FILE", help="Where to write the HTML report (default: storbench-run-N.html here).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
+@click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
+@click.pass_context
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+    """Run a suite (or single workloads) through fio and store every result.
+
+    With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
+    of them at once; each host's result and the aggregate are stored.
+    """
+    from .. import runner
+
+    app: App = ctx.obj
+    if resume is not None and (host_values or hosts_file):
+        raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
+    if resume is not None:
+        given = [
+            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client", "ceph_timeout")
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise UsageError(f"--resume takes the plan of the stored run; do not also give --{given[0].replace('_names', '').replace('_name', '').replace('_', '-')}")
+        with contextlib.closing(app.open_store()) as store:
+            [run_id] = _resolve_runs(store, [resume])[:1]
+            info = store.get_run(run_id)
+            if info.kind != "run":
+                raise UsageError(f"run {run_id} is an import; only runs can be resumed")
+            if info.status == "complete":
+                raise UsageError(f"run {run_id} is complete; nothing to resume")
+            request = _Request.from_meta(store.run_meta(run_id), info.label, info.suite)
+        _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
+        return
+
+    catalog = _catalog(suite_file)
+    if workload_names:
+        if suite_name:
+            raise UsageError("give either --suite or --workload, not both")
+        workloads = tuple(catalog.workload(n) for n in workload_names)
+        suite_label = None
+    else:
+        suite = catalog.suite(suite_name or "quick")
+        workloads = suite.workloads
+        suite_label = suite.name
+    from ..sweep import expand, parse_sweep
+
+    workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
+    overrides = _overrides(size, runtime)
+    hosts = _parse_hosts(host_values, hosts_file, targets, destroy)
+    if not no_telemetry and not hosts:  # client runs: interval logs of hosts on one address collide
+        overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
+    if until_rse is not None and repeat is not None:
+        raise UsageError("give either --repeat or --until-rse, not both")
+    if repeat is None:
+        repeat = 1 if until_rse is not None else default_repeat(app.env.environ)
+
+    if min_runs > max_runs:
+        raise UsageError(f"--min-runs {min_runs} is more than --max-runs {max_runs}")
+    if label is not None and ("\n" in label or "\r" in label):
+        raise UsageError("--label must be a single line")
+    request = _Request(
+        workloads=workloads,
+        target_paths=tuple(targets),
+        overrides=overrides,
+        repeat=runner.Repeat(count=repeat, until_rse_pct=until_rse, min_runs=min_runs, max_runs=max_runs),
+        label=label,
+        suite=suite_label,
+        keep_files=keep_files,
+        telemetry=not no_telemetry,
+        destroy=tuple(destroy),
+        hosts=hosts,
+        prefill=prefill,
+        ceph_conf=ceph_conf,
+        ceph_client=ceph_client,
+        ceph_timeout_s=ceph_timeout,
+    )
+    if (ceph_conf or ceph_client or ceph_timeout) and hosts:
+        raise UsageError("--ceph-conf, --ceph-client and --ceph-timeout are for rbd: and rados: targets reached from here; they cannot be used with --host/--hosts")
+    if prefill and hosts:
+        raise UsageError("--prefill runs here, before the workloads; it cannot be used with --host/--hosts")
+    if dry_run:
+        _dry_run(app, request)
+        return
+    _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
+
+
+def _parse_hosts(host_values, hosts_file, targets, destroy) -> tuple:
+    """--host values and the --hosts inventory, validated (pure apart from reading the file)."""
+    from ..hosts import check_remote_target, combine_hosts, load_inventory, parse_host
+
+    if not host_values and not hosts_file:
+        return ()
+    found = [parse_host(v) for v in host_values]
+    if hosts_file:
+        found += list(load_inventory(hosts_file))
+    if len(targets) > 1:
+        raise UsageError("with --host/--hosts give at most one --target (a directory on the hosts; per-host targets go in the --hosts file)")
+    for t in targets:
+        check_remote_target(t, f"--target {t!r}")
+    if destroy:
+        raise UsageError("--destroy-data is for local block devices; it cannot be used with --host/--hosts")
+    return combine_hosts(found)
+
+
+def _remote_targets(request: _Request) -> tuple[Target, ...]:
+    """Client runs: the --target is a directory ON the hosts, never looked at here; without
+    one, the test file goes into each agent's working directory (a relative path)."""
+    return tuple(Target(kind="dir", path=t) for t in request.target_paths) or (Target(kind="dir", path="."),)
+
+
+def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
+    from .. import runner
+
+    if request.hosts:
+        return _remote_targets(request)
+    return tuple(
+        runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url,
+                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)  # fmt: skip
+        for t in request.target_paths
+    )
+
+
+def _dry_run(app: App, request: _Request) -> None:
+    from .. import runner
+
+    resolved = _resolve_targets(app, request)
+    shown = resolved or (Target(kind="dir", path=os.path.join(app.env.cwd, ".storbench-scratch-XXXXXX"), scratch=True),)
+    plan = runner.RunPlan(workloads=request.workloads, targets=shown, overrides=request.overrides, label=request.label)
+    executor = None
+
+    def engine_for(target: Target) -> str:
+        nonlocal executor
+        from ..engines import probe_ioengine
+
+        if request.hosts:  # probed on the hosts when the run starts
+            return "libaio"
+        executor = executor or runner.SubprocessFio(app.env.fio_path)
+        where = target.path if os.path.isdir(target.path) else (os.path.dirname(target.path) if target.kind == "file" else app.env.cwd)
+        return probe_ioengine(executor.path, where)
+
+    for spec in runner.plan_jobs(plan, engine_for):
+        if request.hosts:
+            from ..hosts import job_for_host
+
+            for host in request.hosts:
+                app.out(f"# workload {spec.workload.name} on host {host.display} ({host.endpoint}), directory {host.target or spec.target.display}")
+                if any(k == "ioengine" and v == "auto" for k, v in spec.workload.options):
+                    app.out("# ioengine=auto: the engine is probed on the hosts when the run starts")
+                app.out(job_for_host(spec.job_text, host.target).rstrip("\n"))
+                app.out("")
+            continue
+        app.out(f"# workload {spec.workload.name} on {spec.target.display}")
+        app.out(spec.job_text.rstrip("\n"))
+        app.out("")
+
+
+def _prepare_hosts(app: App, request: _Request):
+    """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are
+    left out with one line each, and the rest run.  Returns (ClientFio, Preflight)."""
+    from ..hosts import ClientFio, Preflight, check_hosts
+
+    probe_executor = ClientFio(request.hosts, app.env.fio_path)
+    local_version = probe_executor.version()
+    preflight = Preflight(tuple(check_hosts(request.hosts, probe_executor.path, local_version)))
+    for check in preflight.left_out:
+        app.err(f"host {check.host.display}: left out: {check.problem}")
+    if not preflight.usable:
+        first = preflight.left_out[0]
+        raise StorbenchError(f"no host can run ({len(preflight.left_out)} left out); first: host {first.host.display}: {first.problem}")
+    for check in preflight.checks:
+        if check.ok and check.facts is not None:
+            f = check.facts
+            app.err(f"host {check.host.display}: {f.hostname or '?'} ({f.os or '?'} {f.arch or '?'}), {f.fio_version}")
+    return ClientFio(preflight.usable, app.env.fio_path), preflight
+
+
+def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run: int | None, report_path, no_report: bool) -> None:
+    import threading
+
+    from .. import runner
+
+    # The store module (SQLAlchemy: a quarter of a second) is imported on another thread
+    # while this one waits for fio (--version, the ioengine probe); open_store then finds it loaded.
+    threading.Thread(target=importlib.import_module, args=("storbench.store",), daemon=True).start()
+    preflight = None
+    if request.hosts:
+        executor, preflight = _prepare_hosts(app, request)
+    else:
+        executor = runner.SubprocessFio(app.env.fio_path)
+    fio_version = executor.version()
+    show_progress = app.env.show_progress if progress is None else progress
+    resolved = _resolve_targets(app, request)
+    label = request.label
+    with contextlib.ExitStack() as stack:
+        if not resolved:
+            resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
+        plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=label, keep_files=request.keep_files, repeat=request.repeat)
+
+        def engine_for(target: Target) -> str:
+            from ..engines import probe_ioengine
+
+            if preflight is not None:
+                return executor.probe_ioengine(target.path)
+            where = target.path if target.kind == "dir" else os.path.dirname(target.path)
+            return probe_ioengine(executor.path, where)
+
+        specs = runner.plan_jobs(plan, engine_for)
+        if request.repeat.count == 1 and request.repeat.until_rse_pct is None and resume_run is None:
+            app.err("note: one run per workload (--repeat 1): no spread or confidence interval can be given")
+        if preflight is None:  # client runs: the targets are on the hosts
+            runner.check_free_space(specs)
+        else:
+            stack.callback(_remove_remote_files, app, executor, specs, request.keep_files)
+        store = stack.enter_context(contextlib.closing(app.open_store()))
+        previous: dict[tuple[str, str], list[ResultRecord]] = {}
+        if resume_run is None:
+            meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
+            if preflight is not None:  # what each fio server said about itself, and who was left out
+                meta["host_checks"] = preflight.meta()
+            run_id = store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
+        else:
+            run_id = resume_run
+            for rec in store.results(run_id):
+                # a scratch directory is new each time: results on the old one count for the new one
+                target = (rec.target or "") if request.target_paths else resolved[0].display
+                if rec.host in (None, "all"):
+                    previous.setdefault((rec.workload, target), []).append(rec)
+            store.reopen_run(run_id)
+        reporter = stack.enter_context(_CliReporter(app, show_progress))
+        try:
+            outcome = runner.execute(
+                run_id,
+                specs,
+                executor=executor,
+                sink=store,
+                reporter=reporter,
+                label=label,
+                clock=app.env.clock,
+                keep_files=request.keep_files,
+                repeat=request.repeat,
+                telemetry=_telemetry(request, store, remote=preflight is not None),
+                previous=previous,
+                prefill=request.prefill,
+            )
+        except StorbenchError as exc:
+            store.finish_run(run_id, "incomplete", reason=str(exc))
+            raise
+        except BaseException as exc:
+            store.finish_run(run_id, "incomplete", reason=f"storbench stopped: {type(exc).__name__}")
+            raise
+        if outcome.failures:
+            status = "incomplete" if outcome.stored or previous else "failed"
+            first = outcome.failures[0]
+            reason = (
+                f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
+                f"workload {first.workload!r} on {first.target}: {first.reason}"
+            )
+        else:
+            status, reason = "complete", None
+        store.finish_run(run_id, status, reason=reason)
+        records = store.results(run_id)
+
+    if as_json:
+        _print_json(app, _public(records))
+    else:
+        from ..render.terminal import format_results_table, format_run_wide
+
+        title = f"run {run_id}" + (f" ({label})" if label else "")
+        app.console().print(format_results_table(records, title=title))
+        for line in format_run_wide(records):
+            app.out(line)
+        if preflight is not None:
+            from ..hosts import format_host_lines
+
+            for line in format_host_lines(records):
+                app.out(line)
+        app.out(f"results stored in {app.db_url} as run {run_id} (storbench show {run_id})")
+    if not no_report and records:
+        _write_report(app, run_id, report_path)
+    if outcome.failures:
+        first = outcome.failures[0]
+        raise StorbenchError(
+            f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
+            f"workload {first.workload!r} on {first.target}: {first.reason}"
+        )
+
+
+def _telemetry(request: _Request, store, *, remote: bool):
+    """What the runner learns about the storage: nothing here for client runs (the
+    storage is on the hosts); else the local description, with the network ceilings
+    ``storbench net`` measured, for the share-ceiling check."""
+    from .. import runner
+    from ..net import CeilingLookup
+
+    if remote or not request.telemetry:
+        return runner.NoTelemetry()
+    telemetry = runner.SystemTelemetry()
+    telemetry.net_ceilings = CeilingLookup(store.last_net_ceiling)
+    return telemetry
+
+
+def _remove_remote_files(app: App, executor, specs, keep_files: bool) -> None:
+    """Client runs: the test files are on the hosts; fio removes them there."""
+    if keep_files:
+        return
+    for problem in executor.remove_test_files(s.job_text for s in specs):
+        app.err(f"warning: {problem}")
+
+
+def _write_report(app: App, run_id: int, report_path: str | None) -> None:
+    """The HTML report of a finished run (the report module may not be installed yet)."""
+    try:
+        from ..commands.report import write_run_report
+    except ImportError:
+        return
+    path = report_path or os.path.join(app.env.cwd, f"storbench-run-{run_id}.html")
+    written = write_run_report(app, run_id, path)
+    app.err(f"report: {written}")

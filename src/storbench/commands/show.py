@@ -1,0 +1,70 @@
+"""storbench show: one run with every result, its storage, statistics and findings."""
+
+from __future__ import annotations
+
+import contextlib
+
+import click
+
+from .common import App, _print_json, _public, _resolve_runs, pass_app
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the run's result records as JSON."
+)
+@click.option(
+    "--raw", is_flag=True, help="Print fio's raw output of each result, verbatim."
+)
+@pass_app
+def show(app: App, run_ref, as_json, raw):
+    """Show one run (an id or a label) with every result."""
+    from ..render.terminal import format_results_table, format_run_header
+
+    with contextlib.closing(app.open_store()) as store:
+        run_ids = _resolve_runs(store, [run_ref])
+        run_id = run_ids[0]
+        info = store.get_run(run_id)
+        records = store.results(run_id)
+        pts_files = store.run_meta(run_id).get("pts") or []
+    if as_json:
+        _print_json(app, _public(records))
+        return
+    if raw:
+        for rec in records:
+            app.out(f"# result {rec.result_id}: workload {rec.workload}")
+            app.out(rec.raw_output)
+        return
+    from ..render.terminal import format_backend, format_findings, format_stats
+    from ..storage import format_storage
+
+    for line in format_run_header(info):
+        app.out(line)
+    from ..render.terminal import format_pts_files
+
+    for line in format_pts_files(pts_files):
+        app.out(line)
+    described: set[str] = set()
+    for rec in records:
+        if rec.storage is not None and (rec.target or "") not in described:
+            described.add(rec.target or "")
+            app.out("")
+            for line in format_storage(rec.storage):
+                app.out(line)
+    app.console().print(format_results_table(records))
+    stats_lines = format_stats(records)
+    if stats_lines:
+        app.out("statistics over repetitions:")
+        for line in stats_lines:
+            app.out(line)
+    backend_lines = format_backend(records)
+    if backend_lines:
+        app.out("what the storage back-end did (last repetition of each workload):")
+        for line in backend_lines:
+            app.out(line)
+    findings = format_findings(records)
+    if findings:
+        app.out("findings:")
+        for line in findings:
+            app.out(line)
