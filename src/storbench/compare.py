@@ -382,6 +382,12 @@ def _headline_rows(cmp: Comparison, headlines: Mapping[str, str] | None) -> list
     return chosen
 
 
+def headline_rows(cmp: Comparison, headlines: Mapping[str, str] | None = None) -> list[Row]:
+    """The rows a person judges each workload by: one per workload and direction (fio's), and
+    every figure of another benchmark (see :func:`summary_sentences` for the rule)."""
+    return _headline_rows(cmp, headlines)
+
+
 def _transfer_size_headline(metrics: Mapping[str, Row]) -> str | None:
     """IOPS when the mean transfer size (bandwidth / IOPS) is below 64 KiB, else bandwidth."""
     iops, bw = metrics.get("iops"), metrics.get("bw_bytes")
@@ -491,3 +497,140 @@ def _lead_words(leader: Cell, runner: Cell, higher_is_better: bool) -> str:
     if rel == 0:
         return "equals"
     return f"is {_pct(abs(rel))} {'higher' if rel > 0 else 'lower'} than"
+
+
+# --------------------------------------------------------------------------- verdicts: one line per workload
+
+
+def _verdict_what(row: Row) -> str:
+    if row.direction == MEASURE_DIRECTION:
+        return f"{row.workload} ({row.metric})"
+    return f"{row.workload} {row.direction} {METRIC_LABELS[row.metric]}"
+
+
+def _behind_pct(leader: Cell, other: Cell, higher_is_better: bool) -> float | None:
+    """How far ``other`` is from the leader, in percent of the leader's figure (less of a
+    higher-is-better figure, more of a latency)."""
+    a, b = leader.summary.mean, other.summary.mean
+    if a == 0:
+        return None
+    return 100.0 * ((a - b) if higher_is_better else (b - a)) / abs(a)
+
+
+def _significance(loser: Cell, leader: Cell, hib: bool, alpha: float) -> str:
+    if leader.summary.n < 2 or loser.summary.n < 2:
+        return "one run: no significance"
+    vs = stats.compare_samples(loser.values, leader.values, higher_is_better=hib, alpha=alpha)
+    if vs.p_value is None:
+        return "the test could not decide"
+    word = "significant" if vs.verdict == stats.VERDICT_BETTER else "within noise"
+    p = format_p(vs.p_value, alpha)
+    return f"{word}, p {p if p.startswith('<') else '= ' + p}".replace("p <", "p < ").replace("<  ", "< ")
+
+
+def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -> list[str]:
+    """The answer a study exists for, one line per workload and direction, on the figure a
+    person judges the workload by (the rule of :func:`summary_sentences`): the leader, by how
+    much it leads the runner-up and whether that is real, then how far behind each other
+    configuration is::
+
+        gitlab read IOPS: xfs leads ext4 by 19.0% (significant, p = 0.002); btrfs is 80.0% behind xfs (significant, p < 0.001)
+
+    Latencies lead by being lower ("ext4 is 12.0% lower than xfs"). A figure only one
+    configuration has says so; with single runs nothing is called significant.
+    """
+    names = {c.key: c.name for c in cmp.configs}
+    out: list[str] = []
+    for row in _headline_rows(cmp, headlines):
+        what = _verdict_what(row)
+        present = [c for c in row.cells if c is not None]
+        if len(present) < 2:
+            out.append(f"{what}: only {names[present[0].config]} has it")
+            continue
+        hib = row.higher_is_better
+        leader = next(c for c in present if c.config == row.leader)
+        others = sorted((c for c in present if c is not leader), key=lambda c: -c.summary.mean if hib else c.summary.mean)
+        runner = others[0]
+        behind = _behind_pct(leader, runner, hib)
+        if behind is None:
+            lead = f"{names[leader.config]} leads {names[runner.config]}"
+        elif hib:
+            ahead = 100.0 * (leader.summary.mean - runner.summary.mean) / abs(runner.summary.mean) if runner.summary.mean else None
+            lead = f"{names[leader.config]} leads {names[runner.config]}" + (f" by {_pct(ahead)}" if ahead is not None else "")
+        else:
+            lead = f"{names[leader.config]} is {_pct(behind)} lower than {names[runner.config]}"
+        parts = [f"{lead} ({_significance(runner, leader, hib, cmp.alpha)})"]
+        for c in others[1:]:
+            pct = _behind_pct(leader, c, hib)
+            far = f"{_pct(pct)} behind" if pct is not None else "behind"
+            parts.append(f"{names[c.config]} is {far} {names[leader.config]} ({_significance(c, leader, hib, cmp.alpha)})")
+        out.append(f"{what}: " + "; ".join(parts))
+    return out
+
+
+# --------------------------------------------------------------------------- is it like for like?
+
+#: job options that place a job or log it, not what it measures
+_PLACEMENT_OPTIONS = frozenset({
+    "filename", "directory", "name", "uri", "pool", "rbdname", "clientname", "clustername", "volume", "brick",
+    "hostname", "port", "unlink", "filename_format", "exitall_on_error", "log_avg_msec", "per_job_logs",
+    "log_hist_msec", "log_max_value", "log_offset", "log_prio", "log_unix_epoch",
+})  # fmt: skip
+#: storage description fields that are settings of the host or of fio, not of the storage under test
+_CONFOUNDERS = ("host.",)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A way the compared configurations differ.
+
+    ``variable`` differences are the study's own: the storage under test (filesystem,
+    devices, pool, share, cluster settings).  The others (a different kernel, fio version,
+    CPU, memory, or the same workload run with other options) mean the comparison is not like
+    for like, and are shown as warnings.
+    """
+
+    field: str  # "filesystem.fstype", "host.kernel", "fio version", "option size"
+    values: tuple[str, ...]  # one per configuration, aligned with Comparison.configs ("-": not known)
+    variable: bool
+    workload: str | None = None  # for job options: the workload whose options differ
+
+
+def config_differences(cmp: Comparison, records_by_config: Mapping[str, Sequence[ResultRecord]]) -> tuple[Difference, ...]:
+    """How the configurations differ (pure): storage settings (via
+    :func:`storbench.storage.differences` against the first described configuration), fio
+    versions, and the job options of each workload measured by several configurations."""
+    from .storage import differences
+
+    keys = [c.key for c in cmp.configs]
+    out: list[Difference] = []
+    described = [c for c in cmp.configs if c.storage is not None]
+    if len(described) > 1:
+        ref = described[0]
+        table: dict[str, dict[str, str]] = {}
+        for c in described[1:]:
+            for name, va, vb in differences(ref.storage, c.storage):
+                table.setdefault(name, {ref.key: va})[c.key] = vb
+        for name, values in table.items():
+            row = tuple(values.get(k, values[ref.key]) if cmp.config(k).storage is not None else "-" for k in keys)
+            out.append(Difference(name, row, variable=not name.startswith(_CONFOUNDERS)))
+    versions = []
+    for k in keys:
+        found = sorted({r.fio.fio_version for r in records_by_config.get(k, ()) if r.fio.fio_version})
+        versions.append(", ".join(found) or "-")
+    known = {v for v in versions if v != "-"}
+    if len(known) > 1 and not any(d.field == "host.fio_version" for d in out):
+        out.append(Difference("fio version", tuple(versions), variable=False))
+    workloads = list(dict.fromkeys(r.workload for k in keys for r in records_by_config.get(k, ())))
+    for w in workloads:
+        # a configuration whose records carry no options (an import of bare outputs) is not known
+        firsts = [next((r for r in records_by_config.get(k, ()) if r.workload == w and r.options), None) for k in keys]
+        have = [r for r in firsts if r is not None]
+        if len(have) < 2:
+            continue
+        options = list(dict.fromkeys(o for r in have for o in r.options if o not in _PLACEMENT_OPTIONS and "log" not in o))
+        for o in options:
+            values = tuple("-" if r is None else ("(not set)" if o not in r.options else (r.options[o] if r.options[o] is not None else "(set)")) for r in firsts)  # fmt: skip
+            if len({v for v, r in zip(values, firsts) if r is not None}) > 1:
+                out.append(Difference(f"option {o}", values, variable=False, workload=w))
+    return tuple(out)

@@ -43,13 +43,14 @@ class App:
 
         return Store.open(self.db_url)
 
-    def console(self, err: bool = False) -> Console:
+    def console(self, err: bool = False, *, width: int = 160) -> Console:
+        """A console on stdout (or stderr): the terminal's width on a terminal, else ``width``."""
         stream = self.env.stderr if err else self.env.stdout
         isatty = getattr(stream, "isatty", None)
         tty = bool(isatty and isatty())
         return Console(
             file=stream,
-            width=None if tty else 160,
+            width=None if tty else width,
             force_terminal=False,
             highlight=False,
         )
@@ -181,3 +182,14 @@ def _overrides(size: str | None, runtime: str | None) -> Overrides:
     if size is not None and parse_size(size) == 0:
         raise UsageError(f"--size {size!r} must be more than 0 bytes")
     return Overrides(size=fio_size(size) if size is not None else None, runtime=rt)
+
+
+def headlines_of(records: Sequence[ResultRecord]) -> dict[str, str]:
+    """Each workload's headline ("iops", "bw" or "lat"), judged from the options it ran with."""
+    from ..suites import default_headline
+
+    out: dict[str, str] = {}
+    for rec in records:
+        if rec.workload not in out:
+            out[rec.workload] = default_headline(tuple(rec.options.items()))
+    return out

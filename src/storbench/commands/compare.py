@@ -12,7 +12,7 @@ from rich.console import Console
 
 from ..errors import RegressionError, UsageError
 from ..model import ResultRecord
-from .common import App, _resolve_runs, pass_app
+from .common import App, _resolve_runs, headlines_of, pass_app
 
 SINGLE_RUN_NOTE = "with single runs no significance can be claimed; use --repeat 3 or more"
 
@@ -53,13 +53,7 @@ def _baseline_key(store, groups, ref: str) -> str:
 
 def _headlines(records: Sequence[ResultRecord]) -> dict[str, str]:
     """Each workload's headline metric, judged from the options it ran with."""
-    from ..suites import default_headline
-
-    out: dict[str, str] = {}
-    for rec in records:
-        if rec.workload not in out:
-            out[rec.workload] = default_headline(tuple(rec.options.items()))
-    return out
+    return headlines_of(records)
 
 
 def _has_single_runs(cmp) -> bool:
@@ -89,9 +83,10 @@ def _regression_message(cmp, found) -> str:
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a GitHub Markdown table.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV, one line per row and configuration.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--all-metrics", is_flag=True, help="The terminal table shows every metric of every workload (default: the one each workload is judged by; --markdown, --csv and --json always have all).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
 @pass_app
-def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, as_markdown, as_csv, as_json, output):
+def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, as_markdown, as_csv, as_json, all_metrics, output):
     """Compare runs (ids, labels or 'last') workload by workload, with Welch's t-test.
 
     Each run is one configuration; a run with several targets gives one per target.
@@ -135,7 +130,12 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         app.err(f"run {rid} has no results; left out")
 
     cmp = cmp_mod.compare(groups, base_key)
-    sentences = cmp_mod.summary_sentences(cmp, _headlines(records))
+    heads = _headlines(records)
+    sentences = cmp_mod.summary_sentences(cmp, heads)
+    verdicts = cmp_mod.verdict_lines(cmp, heads)
+    by_config = {c.key: list(members) for c, members in groups}
+    unlike = [d for d in cmp_mod.config_differences(cmp, by_config) if not d.variable]
+    variables = [d for d in cmp_mod.config_differences(cmp, by_config) if d.variable]
     notes: list[str] = []
     if not any(sum(c is not None for c in row.cells) >= 2 for row in cmp.rows):
         notes.append("no workload was measured in more than one configuration: nothing to compare (workload names must match)")
@@ -146,6 +146,13 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
     described = [(c.name, systems_of[(c.run_ids[0], c.target or "")]) for c in cmp.configs
                  if (c.run_ids[0], c.target or "") in systems_of]  # fmt: skip
     notes.extend(format_system_differences(described))
+    names = [c.name for c in cmp.configs]
+    what_differs = [f"{d.field}: " + " / ".join(f"{v} ({n})" for v, n in zip(d.values, names)) for d in variables]
+    warnings = [
+        f"not like for like: {d.field}" + (f" of {d.workload}" if d.workload else "") + ": "
+        + " / ".join(f"{v} ({n})" for v, n in zip(d.values, names))
+        for d in unlike
+    ]  # fmt: skip
     found: tuple = ()
     if fail_pct is not None:
         found = cmp_mod.regressions(cmp, fail_pct, gate_metrics or None)
@@ -158,6 +165,10 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
     if as_json:
         data = view.compare_to_json(cmp)
         data["summary"] = sentences
+        data["verdicts"] = verdicts
+        data["differences"] = [{"field": d.field, "values": dict(zip([c.key for c in cmp.configs], d.values)),
+                                "variable": d.variable, "workload": d.workload}
+                               for d in cmp_mod.config_differences(cmp, by_config)]  # fmt: skip
         data["notes"] = notes
         if fail_pct is not None:
             data["fail_if_worse_pct"] = fail_pct
@@ -173,6 +184,10 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
             app.err(note)
     elif as_markdown:
         text = view.format_compare_markdown(cmp)
+        if verdicts:
+            text = "".join(f"- **{md_line}**\n" for md_line in verdicts) + "\n" + text
+        if warnings:
+            text += "\n" + "".join(f"- {w}\n" for w in warnings)
         if sentences:
             text += "\n" + "".join(f"- {s}\n" for s in sentences)
         if notes:
@@ -183,12 +198,21 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
     if text is None:
         if output:
             buf = io.StringIO()
-            console = Console(file=buf, width=160, force_terminal=False, highlight=False, no_color=True)
+            console = Console(file=buf, width=120, force_terminal=False, highlight=False, no_color=True)
         else:
-            console = app.console()
-        console.print(view.format_compare_table(cmp))
-        lines = [*sentences, *([""] if sentences and notes else []), *notes]
-        for line in lines:
+            console = app.console(width=120)
+        for line in verdicts:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        if what_differs:
+            console.print("the configurations differ in (the study's variable): " + "; ".join(what_differs), markup=False, highlight=False, soft_wrap=True)
+        for line in warnings:
+            console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
+        console.print("")
+        rows = None if all_metrics else cmp_mod.headline_rows(cmp, heads)
+        console.print(view.format_compare_table(cmp, rows))
+        if notes:
+            console.print("")
+        for line in notes:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         if output:
             _write(output, buf.getvalue())

@@ -21,6 +21,7 @@ from .common import (
     _public,
     _resolve_runs,
     default_repeat,
+    headlines_of,
 )
 
 # --------------------------------------------------------------------------- run
@@ -497,10 +498,22 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
     if as_json:
         _print_json(app, _public(records))
     else:
+        from ..render.glance import format_glance, glance, target_line
         from ..render.terminal import format_results_table, format_run_wide
 
         title = f"run {run_id}" + (f" ({label})" if label else "")
-        app.console().print(format_results_table(records, title=title))
+        one_target = target_line(records)
+        at_a_glance = glance(records, headlines_of(records)) if one_target else None
+        if at_a_glance is not None:
+            from ..render.glance import particular_findings
+            from ..render.terminal import run_wide_checks
+
+            app.out(f"{title}, {one_target}")
+            app.console().print(format_glance(at_a_glance))
+            for line in particular_findings(records, set(run_wide_checks(records))):
+                app.out(line)
+        else:
+            app.console().print(format_results_table(records, title=title))
         for line in format_run_wide(records):
             app.out(line)
         if preflight is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -104,29 +104,63 @@ def _row_texts(cmp: Comparison, row: Row, others: list[int]) -> list[str]:
 # --------------------------------------------------------------------------- terminal
 
 
-def format_compare_table(cmp: Comparison) -> Table:
-    """One line per workload, direction and metric; repeated workload/direction names blanked."""
-    headers, others = _columns(cmp)
+def _short_verdict(v: Versus | None) -> str:
+    if v is None:
+        return ""
+    if v.verdict == VERDICT_SINGLE_RUN:
+        return "n=1"
+    if v.verdict == VERDICT_INCONCLUSIVE or v.p_value is None:
+        return "?"
+    return {"within noise": "noise"}.get(v.verdict, v.verdict)
+
+
+def compact_cell(row: Row, cell: Cell | None, versus: Versus | None) -> str:
+    """``"48.2k ±2.5% ★"`` and, against the baseline, ``"-12.3% worse"`` below it: the spread as a
+    share of the mean (sd / mean), so a cell stays narrow whatever the unit."""
+    if cell is None:
+        return MISSING
+    fmt = formatter(row.metric)
+    s = cell.summary
+    text = fmt(s.mean)
+    if s.n >= 2 and s.stddev is not None and s.mean:
+        text += f" ±{100.0 * s.stddev / abs(s.mean):.1f}%"
+    elif s.n < 2:
+        text += " (1)"
+    if row.leader == cell.config:
+        text += " " + (LEADER_SIGNIFICANT if row.leader_significant else LEADER_BEST_MEAN)
+    if versus is not None:
+        text += f"\n{format_rel_diff(versus)} {_short_verdict(versus)}"
+    return text
+
+
+def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None) -> Table:
+    """One line per workload and figure, one column per configuration: mean ±sd% (the leader
+    marked) and, below it, the difference to the baseline and the verdict.  ``rows``: the rows
+    to show (the CLI passes each workload's headline rows unless --all-metrics); by default
+    every row.  Fits 120 columns for up to four configurations."""
+    from rich import box
+
     title = "comparison: " + " vs ".join(c.name for c in cmp.configs)
-    table = Table(title=title, caption=_legend(cmp), header_style="bold", caption_justify="left")
-    table.add_column("workload", overflow="fold")
-    table.add_column("dir")
-    table.add_column("metric")
-    n = len(cmp.configs)
-    for j, h in enumerate(headers):
-        is_verdict = j >= n and (j - n) % 2 == 1
-        table.add_column(h, justify="left" if is_verdict else "right", overflow="fold")
-    last: tuple[str, str] | None = None
-    for row in cmp.rows:
-        same_workload = last is not None and last[0] == row.workload
-        same_direction = same_workload and last is not None and last[1] == row.direction
+    base = cmp.config(cmp.baseline).name
+    legend = (f"Figures: mean ±sd as a share of the mean; below: the difference to {base} and {cmp.test}'s verdict "
+              f"(α = {cmp.alpha:g}; noise: within noise, n=1: a single run). {LEADER_SIGNIFICANT} best and significantly "
+              f"ahead of all; {LEADER_BEST_MEAN} best mean only.")  # fmt: skip
+    table = Table(title=title, caption=legend, header_style="bold", caption_justify="left",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False)  # fmt: skip
+    table.add_column("workload", overflow="fold", max_width=22)
+    table.add_column("figure", overflow="fold", max_width=16)
+    bi = cmp.baseline_index
+    for i, c in enumerate(cmp.configs):
+        table.add_column(c.name + (" (baseline)" if i == bi else ""), justify="right", overflow="fold")
+    last: str | None = None
+    for row in rows if rows is not None else cmp.rows:
+        figure = row.metric if row.direction == "result" else f"{row.direction} {metric_label(row.metric)}"
         table.add_row(
-            "" if same_workload else row.workload,
-            "" if same_direction else row.direction,
-            metric_label(row.metric),
-            *_row_texts(cmp, row, others),
+            "" if last == row.workload else row.workload,
+            figure,
+            *(compact_cell(row, cell, row.versus[i]) for i, cell in enumerate(row.cells)),
         )
-        last = (row.workload, row.direction)
+        last = row.workload
     return table
 
 

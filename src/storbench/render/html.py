@@ -124,10 +124,29 @@ def invalid_workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
     return [{"workload": w, **v} for w, v in found.items()]
 
 
-def _summary(cmp: Comparison, headlines: Mapping[str, str]) -> dict[str, Any]:
+def _summary(cmp: Comparison, headlines: Mapping[str, str], records: Sequence[ResultRecord] = (),
+             by_config: Mapping[str, Sequence[ResultRecord]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """What the report opens with: for a study, one verdict line per workload and what makes
+    the comparison not like for like; for a single configuration, its figures at a glance in
+    the preset's layout (:mod:`storbench.render.glance`)."""
+    from ..compare import config_differences, verdict_lines
+    from .glance import glance
+
     base = cmp.config(cmp.baseline).name
+    single = len(cmp.configs) == 1
+    g = glance(records, dict(headlines)) if single and records else None
+    diffs = config_differences(cmp, by_config or {}) if not single else ()
+    names = [c.name for c in cmp.configs]
+
+    def values(d) -> str:
+        return " / ".join(f"{v} ({n})" for v, n in zip(d.values, names))
+
     return {
-        "sentences": summary_sentences(cmp, headlines),
+        "sentences": summary_sentences(cmp, headlines) if not single else [],
+        "verdicts": verdict_lines(cmp, headlines) if not single else [],
+        "glance": None if g is None else {"title": g.title, "columns": list(g.columns), "rows": [list(r) for r in g.rows], "note": g.note},
+        "variables": [f"{d.field}: {values(d)}" for d in diffs if d.variable],
+        "unlike": [f"{d.field}" + (f" of {d.workload}" if d.workload else "") + f": {values(d)}" for d in diffs if not d.variable],
         "method": f"Differences are judged with {cmp.test} at α = {cmp.alpha:g} against the baseline {base}. "
         "“Within noise” means the runs cannot tell the configurations apart, not that they are equal; "
         "with a single run no difference can be claimed.",
@@ -378,6 +397,22 @@ def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecor
                 )  # fmt: skip
                 entry.update(message=f.message, fix=f.fix)
                 entry["count"] += 1
+    # a warning or note every workload of a configuration has is said once, for all of them
+    for c in cmp.configs:
+        workloads = {r.workload for r in by_config.get(c.key, [])}
+        if len(workloads) < 2:
+            continue
+        keys = [k for k in found if k[0] == c.key]
+        for check, severity in {(k[2], k[3]) for k in keys if k[3] != "invalid"}:
+            mine = [k for k in keys if (k[2], k[3]) == (check, severity)]
+            if {k[1] for k in mine} != workloads:
+                continue
+            first = found[mine[0]]
+            merged = {**first, "workload": f"every workload ({len(workloads)})",
+                      "count": sum(found[k]["count"] for k in mine), "of": sum(found[k]["of"] for k in mine)}  # fmt: skip
+            for k in mine:
+                del found[k]
+            found[(c.key, "*", check, severity)] = merged
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(found.values(), key=lambda e: -rank.get(e["severity"], 0))
 
@@ -440,7 +475,7 @@ def format_html_report(
         "generated_at": generated_at,
         "header": _header(cmp, by_config, runs or {}),
         "invalid": invalid_workloads(cmp, by_config),
-        "summary": _summary(cmp, heads),
+        "summary": _summary(cmp, heads, records, by_config),
         "configs": configuration_facts(cmp, by_config),
         "workloads": _workloads(cmp, by_config, figs, heads),
         "sweeps": _sweeps(cmp, by_config, figs),

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..compare import Comparison, metric_label, summary_sentences
+from ..compare import Comparison, metric_label
 from ..model import ResultRecord
 from . import html_charts as charts
 from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT
@@ -217,10 +217,25 @@ def format_markdown_report(
             out.append(f"> - **{md(i['workload'])}** in {md(', '.join(i['configs']))}: {md(', '.join(i['checks']))}")
         out.append("")
     out += ["## Summary", ""]
-    out += [f"- {md(s)}" for s in summary_sentences(cmp, heads)] or ["No figures to compare."]
+    from .html import _summary
+
+    summary = _summary(cmp, heads, records, by_config)
+    g = summary["glance"]
+    if g is not None:
+        out += [f"**{md(g['title'])}**", "", "| " + " | ".join(md(c) for c in g["columns"]) + " |",
+                "|---|" + "--:|" * (len(g["columns"]) - 1)]  # fmt: skip
+        out += ["| " + " | ".join(md(c) for c in row) + " |" for row in g["rows"]]
+        out += ["", f"_{md(g['note'])}_"] if g["note"] else []
+    else:
+        out += [f"- **{md(v)}**" for v in summary["verdicts"]] or ["No figures to compare."]
+        if summary["variables"]:
+            out += ["", "The configurations differ in (the study's variable): " + md("; ".join(summary["variables"]))]
+        out += [f"- ⚠ not like for like: {md(u)}" for u in summary["unlike"]]
     base = cmp.config(cmp.baseline).name
-    out += ["", f"_{md(cmp.test)} at α = {cmp.alpha:g} against the baseline {md(base)}; "
-            "“within noise” means the runs cannot tell the configurations apart._", ""]  # fmt: skip
+    if len(cmp.configs) > 1:
+        out += ["", f"_{md(cmp.test)} at α = {cmp.alpha:g} against the baseline {md(base)}; "
+                "“within noise” means the runs cannot tell the configurations apart._"]  # fmt: skip
+    out += [""]
 
     for workload in charts.workloads(cmp):
         out += [f"## {md(workload)}", ""]

@@ -1,0 +1,209 @@
+"""Pure: a single run at a glance, in its preset's own layout.
+
+* ``quick`` (CrystalDiskMark / KDiskMark's standard preset): the familiar grid, one row per
+  test (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1), read and write side by side, each in
+  MB/s (decimal, as the preset prints), IOPS and mean latency;
+* ``pts-fio`` (the Phoronix Test Suite pts/fio matrix): block size x pattern, MB/s and IOPS;
+* ``ssd-journal``: the six journal tests with IOPS, mean and p99 latency;
+* anything else: one row per workload with its headline figure (mean ± sd), n and p99.
+
+A layout is chosen by the workload names a run has (so an import or a subset of the suite
+gets it too): when every workload of the run belongs to a preset, that preset's layout.  The
+figures are those of :func:`storbench.metrics.direction_figures`, averaged over repetitions;
+a cell a run did not measure is ``-``.  :func:`format_glance` gives the rich table, the
+Markdown and HTML reports render the same :class:`Glance`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..metrics import direction_figures, headline_metric
+from ..model import ResultRecord
+from ..stats import summarize
+from .units import fmt_bw, fmt_iops, fmt_ns, formatter
+
+__all__ = ["Glance", "glance", "format_glance", "target_line", "particular_findings", "INVALID_MARK"]
+
+
+@dataclass(frozen=True)
+class Glance:
+    title: str  # "CrystalDiskMark grid (quick)"
+    columns: tuple[str, ...]  # the first one names the rows
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""  # how to read it
+
+
+def _fmt_mb(bw_bytes: float | None) -> str:
+    return "-" if bw_bytes is None else f"{bw_bytes / 1e6:,.1f}" if bw_bytes < 1e8 else f"{bw_bytes / 1e6:,.0f}"
+
+
+def _mean(values: list[float | None]) -> float | None:
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)  # type: ignore[arg-type]
+
+
+def _figure(groups: dict[str, list[ResultRecord]], workload: str, direction: str, metric: str) -> float | None:
+    recs = groups.get(workload)
+    if not recs:
+        return None
+    return _mean([direction_figures(r.fio).get(direction, {}).get(metric) for r in recs])
+
+
+def _groups(records: Sequence[ResultRecord]) -> dict[str, list[ResultRecord]]:
+    out: dict[str, list[ResultRecord]] = {}
+    for r in records:
+        out.setdefault(r.workload, []).append(r)
+    return out
+
+
+#: appended to every figure of a workload with an ``invalid`` finding (its numbers do not
+#: measure the target): the mark stays beside the figure wherever it appears
+INVALID_MARK = " ✗"
+
+
+def _invalid(groups: dict[str, list[ResultRecord]]) -> set[str]:
+    return {w for w, recs in groups.items() if any(f.severity == "invalid" for f in recs[-1].findings)}
+
+
+def _mark(text: str, workload: str, invalid: set[str]) -> str:
+    return text + INVALID_MARK if workload in invalid and text != "-" else text
+
+
+_CDM_ROWS = (("SEQ1M Q8T1", "seq1m-q8t1"), ("SEQ1M Q1T1", "seq1m-q1t1"), ("RND4K Q32T1", "rnd4k-q32t1"), ("RND4K Q1T1", "rnd4k-q1t1"))
+_PTS = re.compile(r"(seq|rand)-(read|write)-(\d+[kmg])")
+_JOURNAL = ("journal-sync", "journal-fsync", "parallel-sync", "parallel-fsync", "non-txn", "linear-write")
+
+
+def _cdm(groups: dict[str, list[ResultRecord]]) -> Glance:
+    rows = []
+    for label, stem in _CDM_ROWS:
+        cells = [label]
+        for d in ("read", "write"):
+            w = f"{stem}-{d}"
+            bad = _invalid(groups)
+            cells += [_mark(_fmt_mb(_figure(groups, w, d, "bw_bytes")), w, bad), _mark(fmt_iops(_figure(groups, w, d, "iops")), w, bad),
+                      _mark(fmt_ns(_figure(groups, w, d, "lat_mean_ns")), w, bad) if w in groups else "-"]  # fmt: skip
+        rows.append(tuple(cells))
+    return Glance(
+        "CrystalDiskMark grid (quick)",
+        ("test", "read MB/s", "read IOPS", "read lat", "write MB/s", "write IOPS", "write lat"),
+        tuple(rows),
+        "MB/s = 10^6 bytes/s as CrystalDiskMark prints it; means over the repetitions",
+    )
+
+
+def _pts(groups: dict[str, list[ResultRecord]]) -> Glance:
+    sizes: list[str] = []
+    for w in groups:
+        m = _PTS.fullmatch(w)
+        if m and m.group(3) not in sizes:
+            sizes.append(m.group(3))
+    from ..units import parse_size
+
+    sizes.sort(key=parse_size)
+    patterns = (("seq", "read"), ("seq", "write"), ("rand", "read"), ("rand", "write"))
+    rows = []
+    for bs in sizes:
+        cells = [bs]
+        for kind, d in patterns:
+            w = f"{kind}-{d}-{bs}"
+            bw, iops = _figure(groups, w, d, "bw_bytes"), _figure(groups, w, d, "iops")
+            cells.append("-" if bw is None else _mark(f"{_fmt_mb(bw)} MB/s, {fmt_iops(iops)} IOPS", w, _invalid(groups)))
+        rows.append(tuple(cells))
+    return Glance(
+        "pts/fio matrix (pts-fio)",
+        ("block size", "sequential read", "sequential write", "random read", "random write"),
+        tuple(rows),
+        "MB/s = 10^6 bytes/s; means over the repetitions",
+    )
+
+
+def _journal(groups: dict[str, list[ResultRecord]]) -> Glance:
+    rows = []
+    for w in _JOURNAL:
+        if w not in groups:
+            continue
+        iops = _figure(groups, w, "write", "iops")
+        rows.append((_mark(w, w, _invalid(groups)), fmt_iops(iops), fmt_bw(_figure(groups, w, "write", "bw_bytes")),
+                     fmt_ns(_figure(groups, w, "write", "lat_mean_ns")), fmt_ns(_figure(groups, w, "write", "clat_p99_ns"))))  # fmt: skip
+    return Glance("SSD journal tests (ssd-journal)", ("test", "IOPS", "bandwidth", "mean lat", "p99 lat"), tuple(rows),
+                  "write figures; means over the repetitions")  # fmt: skip
+
+
+def _generic(groups: dict[str, list[ResultRecord]], headlines: dict[str, str]) -> Glance:
+    rows = []
+    for w, recs in groups.items():
+        figs = [direction_figures(r.fio) for r in recs]
+        directions = [d for d in figs[0] if all(d in f for f in figs)] if figs else []
+        metric = headline_metric(headlines.get(w, "iops"))
+        for d in directions:
+            m = metric if d != "result" else next(iter(figs[0][d]))
+            values = [f[d].get(m) for f in figs]
+            p99 = _mean([f[d].get("clat_p99_ns") for f in figs]) if d != "result" else None
+            if any(v is None for v in values):
+                rows.append((w, d, "-", str(len(recs)), fmt_ns(p99)))
+                continue
+            fmt = formatter(m)
+            s = summarize([float(v) for v in values])  # type: ignore[arg-type]
+            text = fmt(s.mean) + (f" ± {fmt(s.stddev)}" if s.stddev is not None else "")
+            label = {"iops": "IOPS", "bw_bytes": "", "lat_mean_ns": "mean lat"}.get(m, m)
+            rows.append((w, d, _mark(f"{text} {label}".strip(), w, _invalid(groups)), str(s.n), fmt_ns(p99) if d != "result" else "-"))
+    return Glance("headline figures", ("workload", "dir", "headline (mean ± sd)", "n", "p99 lat"), tuple(rows))
+
+
+def glance(records: Sequence[ResultRecord], headlines: dict[str, str] | None = None) -> Glance | None:
+    """The run at a glance (see the module docstring), or None for no records."""
+    groups = _groups(records)
+    if not groups:
+        return None
+    names = set(groups)
+    cdm = {f"{stem}-{d}" for _, stem in _CDM_ROWS for d in ("read", "write")}
+    if names <= cdm:
+        return _cdm(groups)
+    if all(_PTS.fullmatch(n) for n in names):
+        return _pts(groups)
+    if names <= set(_JOURNAL):
+        return _journal(groups)
+    return _generic(groups, headlines or {})
+
+
+def target_line(records: Sequence[ResultRecord]) -> str | None:
+    """``"target: /mnt/x"`` when every record has the same target (named once, above the table)."""
+    targets = {r.target for r in records}
+    if len(targets) == 1 and None not in targets:
+        return f"target: {next(iter(targets))}"
+    return None
+
+
+def format_glance(g: Glance):
+    """The rich table of a Glance."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=g.title, caption=g.note or None, caption_justify="left", header_style="bold", box=box.SIMPLE_HEAD)
+    for i, col in enumerate(g.columns):
+        table.add_column(col, justify="left" if i == 0 else "right", overflow="fold")
+    for row in g.rows:
+        table.add_row(*(f"[red]{c}[/red]" if c.endswith(INVALID_MARK) else c.replace("[", "\\[") for c in row))
+    return table
+
+
+def particular_findings(records: Sequence[ResultRecord], skip: set[tuple[str, str]]) -> list[str]:
+    """The findings of each workload that are not said for the whole run (``skip``), worst
+    first, one line each with its fix: what the glance table cannot hold."""
+    from ..model import SEVERITIES
+
+    groups = _groups(records)
+    found = [(f, w) for w, recs in groups.items() for f in recs[-1].findings
+             if f.severity != "info" and (f.check, f.severity) not in skip]  # fmt: skip
+    found.sort(key=lambda fw: -SEVERITIES.index(fw[0].severity))
+    lines = []
+    for f, w in found:
+        mark = INVALID_MARK.strip() + " " if f.severity == "invalid" else ""
+        lines.append(f"{mark}{f.severity} {w} [{f.check}] {f.message}")
+        lines.append(f"  fix: {f.fix}")
+    return lines
