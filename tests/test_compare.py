@@ -31,6 +31,8 @@ from storbench.compare import (
     format_p,
     regressions,
     summary_sentences,
+    verdict_lines,
+    headline_rows,
 )
 from storbench.fio import parse_output
 from storbench.model import DirectionStats, FioResult, JobResult, LatencyStats, ResultRecord
@@ -446,13 +448,48 @@ def test_markdown_is_a_well_formed_table():
     assert len(table) == 2 + len(_golden_comparison().rows)
 
 
+def _terminal(cmp: Comparison, rows=None, width: int = 120) -> str:
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=False, no_color=True)
+    for line in verdict_lines(cmp):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print(format_compare_table(cmp, rows))
+    return buf.getvalue()
+
+
 def test_terminal_table_shows_figures_differences_and_verdicts():
     cmp = _golden_comparison()
-    buf = io.StringIO()
-    Console(file=buf, width=250, force_terminal=False, no_color=True).print(format_compare_table(cmp))
-    out = buf.getvalue()
-    for text in ("ext4 (baseline)", "xfs vs ext4", "verdict (xfs)", "verdict (zfs|lz4)", "+20.0%", "better (p=", "n=1: no significance", "within noise", "★", "☆", "1000 ± 10.0 (3)"):
+    out = _terminal(cmp)
+    for text in ("ext4 (baseline)", "+20.0% better", "n=1", "noise", "★", "☆", "1000 ±1.0%"):
         assert text in out, text
+    table = out[out.index("comparison:"):]
+    assert max(len(line) for line in table.splitlines()) <= 120  # three configurations in 120 columns
+    path = GOLDEN / "compare-terminal.txt"
+    if os.environ.get("STORBENCH_REGEN_GOLDEN"):
+        path.write_text(out, encoding="utf-8")
+    assert out == path.read_text(encoding="utf-8"), "run with STORBENCH_REGEN_GOLDEN=1 and review the diff"
+
+
+def test_verdict_lines_by_hand():
+    cmp = _golden_comparison()
+    lines = verdict_lines(cmp)
+    # rnd4k-q32t1-read: xfs 1200 vs ext4 1000 (+20%), zfs|lz4 a single run of 900 (25% behind 1200)
+    by = {line.split(":")[0]: line for line in lines}
+    assert by["rnd4k-q32t1-read read IOPS"].startswith("rnd4k-q32t1-read read IOPS: xfs leads ext4 by 2")
+    assert "zfs|lz4 is 25.0% behind xfs (one run: no significance)" in by["rnd4k-q32t1-read read IOPS"]
+    assert "within noise" in by["seq1m-q8t1-read read bandwidth"]
+    assert by["fsync-only write IOPS"] == "fsync-only write IOPS: only xfs has it"
+
+
+def test_four_configurations_fit_120_columns():
+    records = [rec(i, f"workload-with-a-long-name-{w}", None, v * i, rep=r)
+               for i in range(1, 5) for w in range(3) for r, v in enumerate([1000.0, 1010.0, 990.0])]  # fmt: skip
+    cmp = compare(configurations(records, {1: "ext4-nvme0n1", 2: "xfs-nvme0n1", 3: "btrfs-nvme0n1", 4: "zfs-lz4-nvme0n1"}))
+    out = _terminal(cmp, headline_rows(cmp))
+    table = out[out.index("comparison:"):]
+    assert max(len(line) for line in table.splitlines()) <= 120
+    for name in ("ext4-nvme0n1", "zfs-lz4-nvme0n1"):
+        assert name in out
 
 
 def test_json_shape_and_values():

@@ -221,14 +221,18 @@ def test_embedded_data_equals_the_store(runs, report_html):
     assert means <= {x for f in iops_bars for t in f["data"] for x in t["x"]}
 
 
-def test_summary_sentences_are_prominent(runs, report_html):
+def test_summary_verdicts_are_prominent(runs, report_html):
     with contextlib.closing(runs.store()) as store:
         records = store.results(runs.a) + store.results(runs.b)
     cmp = compare.compare(compare.configurations(records, {1: "alpha", 2: SCRIPT_LABEL}))
     summary = report_html[report_html.index('<section class="summary"') : report_html.index("</section>")]
-    sentences = compare.summary_sentences(cmp)
-    assert sentences
-    for s in sentences:
+    verdicts = compare.verdict_lines(cmp)
+    assert len(verdicts) == len(WORKLOADS)  # one line per workload (each has one direction)
+    ul = summary[summary.index('<ul class="verdicts">') : summary.index("</ul>")]
+    for s in verdicts:
+        assert f"<li>{escape(s)}</li>" in ul
+    # the sentences stay, folded under the verdicts
+    for s in compare.summary_sentences(cmp):
         assert f"<li>{escape(s)}</li>" in summary
     # before the first table
     assert report_html.index('<section class="summary"') < report_html.index("<table")
@@ -370,8 +374,8 @@ def test_markdown_report_with_png_charts(runs):
     assert md(f"{fmt_iops(s.mean)} ± {fmt_iops(s.stddev)}") in text
     for heading in ("## Summary", "## Findings", "## Configurations", "## fio job files", *(f"## {md(w)}" for w in WORKLOADS)):
         assert heading in text
-    for sentence in compare.summary_sentences(_cmp(runs)):
-        assert md(sentence) in text
+    for verdict in compare.verdict_lines(_cmp(runs)):
+        assert f"- **{md(verdict)}**" in text
 
 
 def _cmp(runs):

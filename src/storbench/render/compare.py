@@ -148,7 +148,7 @@ def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None) -> 
     table = Table(title=title, caption=legend, header_style="bold", caption_justify="left",
                   box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False)  # fmt: skip
     table.add_column("workload", overflow="fold", max_width=22)
-    table.add_column("figure", overflow="fold", max_width=16)
+    table.add_column("figure", overflow="fold", max_width=18)
     bi = cmp.baseline_index
     for i, c in enumerate(cmp.configs):
         table.add_column(c.name + (" (baseline)" if i == bi else ""), justify="right", overflow="fold")
