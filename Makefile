@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 APT_PACKAGES := fio
 
-.PHONY: install run test bench soak clean
+.PHONY: install run test bench soak clean vendor-plotly
 
 install: $(STAMP)
 
@@ -36,3 +36,10 @@ bench: install
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
+
+# the report's plotly.js partial bundle (render/vendor/README.md): the version the plotly package embeds
+vendor-plotly: install
+	@v=$$($(BIN)/python -c "from plotly.offline import get_plotlyjs_version as v; print(v())"); d=$$(mktemp -d); \
+	(cd $$d && npm pack -q plotly.js-basic-dist-min@$$v >/dev/null && tar xzf plotly.js-basic-dist-min-$$v.tgz) && \
+	cp $$d/package/plotly-basic.min.js src/storbench/render/vendor/ && cp $$d/package/LICENSE src/storbench/render/vendor/plotly-LICENSE.txt && \
+	rm -rf $$d && echo "plotly.js-basic-dist-min $$v" && sha256sum src/storbench/render/vendor/plotly-basic.min.js

@@ -551,3 +551,27 @@ def test_hand_built_rows_render():
     cmp = Comparison(configs=(cfg("run1", "x"), cfg("run2", "y")), baseline="run1", rows=(row,), test=WELCH_T_TEST, alpha=0.05)
     md = format_compare_markdown(cmp)
     assert "| w | read | IOPS | 2.0 ± 1.0 (3) | 3.0 ± 1.0 (3) ☆ | +50.0% | within noise (p=" in md
+
+
+def test_two_option_sweep_is_a_grid_the_partial_plotly_bundle_draws():
+    """A bs x iodepth sweep (2 x 3): one square per point, coloured by the mean and labelled with it
+    (the report's plotly.js bundle has bar and scatter traces only, no heatmap)."""
+    import dataclasses
+
+    from storbench.render.html import PLOTLY_TRACE_TYPES
+    from storbench.render.html_charts import find_sweeps, heatmap_figure, records_by_config
+
+    records = []
+    for bs in ("4k", "64k"):
+        for qd in ("1", "8", "32"):
+            for r, v in enumerate((1000.0, 1010.0)):
+                x = rec(1, f"w-bs{bs}-qd{qd}", v * int(qd) / (16 if bs == "64k" else 1), rep=r)
+                records.append(dataclasses.replace(x, options={"rw": "randread", "bs": bs, "iodepth": qd}))
+    cmp = compare(configurations(records, {1: "ext4"}))
+    (sweep,) = find_sweeps(cmp, records_by_config(cmp, records))
+    fig = heatmap_figure(cmp, sweep, cmp.configs[0].key, "read", "iops")
+    (trace,) = fig["data"]
+    assert trace["type"] in PLOTLY_TRACE_TYPES and trace["marker"]["symbol"] == "square"
+    points = dict(zip(zip(trace["x"], trace["y"]), trace["marker"]["color"]))
+    assert points == {(bs, qd): 1005.0 * int(qd) / (16 if bs == "64k" else 1) for bs in ("4k", "64k") for qd in ("1", "8", "32")}
+    assert trace["text"][0] == "1005 (n=2)"
