@@ -120,3 +120,42 @@ def test_report_reads_on_a_phone(browser, report_path):
     finally:
         page.close()
     assert (ARTIFACTS / "report-phone.png").stat().st_size > 20_000
+
+
+@pytest.fixture(scope="module")
+def single_report_path(report_runs) -> Path:
+    """A report of one run: it opens with the figures at a glance instead of verdicts."""
+    res = report_runs.cli("report", "alpha", "-o", "browser-single.html")
+    assert res.code == 0, res.err
+    return Path(res.out.strip())
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_the_summary_reads_at_a_glance(browser, report_path, single_report_path, width):
+    # a study: one verdict line per workload, on screen, nothing wider than the page
+    page, _console, errors, _ = _open(browser, report_path, width, 844)
+    try:
+        assert errors == []
+        items = page.locator("#summary ul.verdicts > li")
+        assert items.count() >= 1
+        first = items.first.inner_text()
+        assert re.match(r"\S+ \w+ (IOPS|bandwidth|mean latency): .+ (leads|is) ", first), first
+        box = page.locator("#summary").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    finally:
+        page.close()
+    # a single run: its preset's grid, a row per workload; a wide grid scrolls inside its box
+    page, _console, errors, _ = _open(browser, single_report_path, width, 844)
+    try:
+        assert errors == []
+        assert page.locator("#summary ul.verdicts").count() == 0
+        grid = page.locator("#summary table.glance")
+        assert grid.count() == 1
+        assert grid.locator("tbody tr").count() >= 1
+        assert "n" in [c.strip() for c in grid.locator("thead th").all_inner_texts()] or grid.locator("thead th").count() >= 5
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"report-single-{width}.png"))
+    finally:
+        page.close()

@@ -152,7 +152,7 @@ def _summary(cmp: Comparison, headlines: Mapping[str, str], records: Sequence[Re
         "glance": None if g is None else {"title": g.title, "columns": list(g.columns), "rows": [list(r) for r in g.rows], "note": g.note},
         "variables": [f"{d.field}: {values(d)}" for d in diffs if d.variable],
         "unlike": [f"{d.field}" + (f" of {d.workload}" if d.workload else "") + f": {values(d)}" for d in diffs if not d.variable],
-        "method": f"Differences are judged with {cmp.test} at α = {cmp.alpha:g} against the baseline {base}. "
+        "method": "" if single else f"Differences are judged with {cmp.test} at α = {cmp.alpha:g} against the baseline {base}. "
         "“Within noise” means the runs cannot tell the configurations apart, not that they are equal; "
         "with a single run no difference can be claimed.",
     }
