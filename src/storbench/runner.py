@@ -910,6 +910,38 @@ def _remove_artifacts(before: Mapping[str, bool]) -> None:
                 os.unlink(path)
 
 
+#: the probe of a size-based job's speed (plan.py): this much of the area, this long
+PROBE_SIZE = "32m"
+PROBE_RUNTIME = "2s"
+PROBE_FILE_NAME = "storbench.probe"
+
+
+def probe_rate(executor: Any, spec: JobSpec) -> float | None:
+    """Bytes per second (all jobs together) of ``spec``'s workload run for :data:`PROBE_RUNTIME`
+    on :data:`PROBE_SIZE` of its target, time-based, without warm-up: the speed a size-based
+    job's duration is estimated from.  Its own test file is removed; None when fio fails."""
+    from .model import Overrides
+
+    opts = dict(spec.options)
+    extra = (("time_based", "1"), ("ramp_time", "0"), ("startdelay", "0"))
+    engine = opts.get("ioengine")
+    job = build_job(spec.workload, spec.target, Overrides(size=PROBE_SIZE, runtime=PROBE_RUNTIME, extra=extra),
+                    ioengine=engine, test_file_name=PROBE_FILE_NAME)  # fmt: skip
+    try:
+        inv = run_fio(executor, job, lambda status: None)
+        result = parse_fio_json(inv.output_text)
+    except (FioParseError, TargetError, OSError):
+        return None
+    finally:
+        remove_test_files([job])
+    if fio_failure_reason(inv, result) is not None:
+        return None
+    from .metrics import direction_figures
+
+    total = sum(f["bw_bytes"] or 0.0 for f in direction_figures(result).values() if "bw_bytes" in f)
+    return total or None
+
+
 def remove_test_files(specs: Sequence[JobSpec]) -> None:
     seen: set[str] = set()
     for spec in specs:

@@ -30,8 +30,13 @@ from .common import (
 class _CliReporter:
     """Live progress on stderr: one bar per workload with ETA and fio's current rates."""
 
-    def __init__(self, app: App, show_progress: bool) -> None:
+    def __init__(self, app: App, show_progress: bool, planned_s: float | None = None) -> None:
+        import time
+
         self.app = app
+        #: the run's expected duration (plan.py) and its start: the whole run's ETA beside the workload's
+        self.planned_s = planned_s
+        self.started = time.monotonic()
         self.console = app.console(err=True)
         self.show = show_progress
         self.progress = None
@@ -53,6 +58,7 @@ class _CliReporter:
                 BarColumn(),
                 TaskProgressColumn(),
                 TextColumn("eta {task.fields[eta]}"),
+                TextColumn("run eta {task.fields[run_eta]}"),
                 TextColumn("{task.fields[rate]}"),
                 console=self.console,
                 transient=True,
@@ -69,14 +75,22 @@ class _CliReporter:
         if self.progress is not None:
             if self.task is not None:
                 self.progress.remove_task(self.task)
-            self.task = self.progress.add_task(desc, total=100.0, eta="?", rate="")
+            self.task = self.progress.add_task(desc, total=100.0, eta="?", rate="", run_eta=self._run_eta())
         else:
             self.app.err(f"{desc} on {target.display} ...")
+
+    def _run_eta(self) -> str:
+        import time
+
+        if not self.planned_s:
+            return "?"
+        left = max(0, round(self.planned_s - (time.monotonic() - self.started)))
+        return f"{left // 60}m{left % 60:02d}s"
 
     def status(self, status) -> None:
         if self.progress is None or self.task is None:
             return
-        fields = {}
+        fields = {"run_eta": self._run_eta()}
         if status.eta_s is not None:
             fields["eta"] = f"{status.eta_s // 60}m{status.eta_s % 60:02d}s"
         rate = " ".join(x for x in (status.bw_text, f"{status.iops_text} IOPS" if status.iops_text else None) if x)
@@ -227,6 +241,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--label", metavar="TEXT", help="Name this run (used by show, compare, report).")
 @click.option("--keep-files", is_flag=True, help="Leave the test files in place afterwards.")
 @click.option("--dry-run", is_flag=True, help="Print each fio job file and run nothing.")
+@click.option("--plan", "show_plan", is_flag=True, help="Say how long the run will take (size-based workloads are probed for a few seconds) and run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored results as JSON.")
 @click.option("--repeat", type=click.IntRange(min=1), default=None, help="Run each workload N times (default: 3, or $STORBENCH_REPEAT).")
 @click.option("--until-rse", "until_rse", type=click.FloatRange(min=0, min_open=True), metavar="PCT", help="Repeat each workload until the relative standard error of its headline metric is below PCT percent.")
@@ -238,7 +253,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -316,6 +331,9 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     if dry_run:
         _dry_run(app, request)
         return
+    if show_plan:
+        _show_plan(app, request)
+        return
     _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
 
 
@@ -389,6 +407,56 @@ def _dry_run(app: App, request: _Request) -> None:
         app.out("")
 
 
+def _repetitions(request: _Request) -> int:
+    r = request.repeat
+    return r.min_runs if r.until_rse_pct is not None else r.count
+
+
+def _estimates(app: App, specs, request: _Request, executor, *, probe: bool) -> list:
+    """The plan of every job (plan.py); size-based ones big enough to matter are probed
+    (``probe``, runs here only) for a few seconds each, once per workload and target."""
+    from .. import plan, runner
+
+    out = []
+    rates: dict[tuple[str, str], float | None] = {}
+    for spec in specs:
+        options = dict(spec.options)
+        rate = None
+        if probe and plan.needs_probe(options):
+            key = (spec.workload.name, spec.target.display)
+            if key not in rates:
+                app.err(f"probing {spec.workload.name} on {spec.target.display} for {runner.PROBE_RUNTIME} to estimate its duration ...")
+                rates[key] = runner.probe_rate(executor, spec)
+            rate = rates[key]
+        out.append(plan.estimate(spec.workload.name, spec.target.display, options, _repetitions(request), rate))
+    return out
+
+
+def _show_plan(app: App, request: _Request) -> None:
+    """``run --plan``: every job's expected duration and the total; nothing is stored."""
+    from .. import plan, runner
+
+    if request.hosts:
+        raise UsageError("--plan probes the targets from here; it cannot be used with --host/--hosts")
+    executor = runner.SubprocessFio(app.env.fio_path)
+    executor.version()
+    resolved = _resolve_targets(app, request)
+    with contextlib.ExitStack() as stack:
+        if not resolved:
+            resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
+        run_plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=request.label)
+
+        def engine_for(target: Target) -> str:
+            from ..engines import probe_ioengine
+
+            where = target.path if target.kind == "dir" else os.path.dirname(target.path)
+            return probe_ioengine(executor.path, where)
+
+        specs = runner.plan_jobs(run_plan, engine_for)
+        for line in plan.format_plan(_estimates(app, specs, request, executor, probe=True)):
+            app.out(line)
+
+
 def _prepare_hosts(app: App, request: _Request):
     """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are
     left out with one line each, and the rest run.  Returns (ClientFio, Preflight)."""
@@ -440,6 +508,11 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             return probe_ioengine(executor.path, where)
 
         specs = runner.plan_jobs(plan, engine_for)
+        from ..plan import format_total, total_seconds
+
+        estimates = _estimates(app, specs, request, executor, probe=preflight is None and resume_run is None)
+        if resume_run is None:
+            app.err(format_total(estimates))
         if request.repeat.count == 1 and request.repeat.until_rse_pct is None and resume_run is None:
             app.err("note: one run per workload (--repeat 1): no spread or confidence interval can be given")
         if preflight is None:  # client runs: the targets are on the hosts
@@ -461,7 +534,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                 if rec.host in (None, "all"):
                     previous.setdefault((rec.workload, target), []).append(rec)
             store.reopen_run(run_id)
-        reporter = stack.enter_context(_CliReporter(app, show_progress))
+        reporter = stack.enter_context(_CliReporter(app, show_progress, planned_s=total_seconds(estimates)[0]))
         try:
             outcome = runner.execute(
                 run_id,
