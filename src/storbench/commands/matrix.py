@@ -23,7 +23,14 @@ from .run import _CliReporter
 class _StudyReporter(_CliReporter):
     """The run's progress lines plus the study's own (which setup, how it was built)."""
 
+    #: the study's plan line, said with its first note (once the setups are checked, so that a
+    #: study refused at the start stays a one-line error)
+    plan_line: str | None = None
+
     def study_note(self, text: str) -> None:
+        if self.plan_line is not None:
+            self.console.print(self.plan_line, highlight=False, markup=False)
+            self.plan_line = None
         self.console.print(text, highlight=False, markup=False)
 
 
@@ -134,6 +141,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(contextlib.closing(app.open_store()))
         reporter = stack.enter_context(_StudyReporter(app, show_progress))
+        reporter.plan_line = _study_plan(study)
         try:
             outcome = mx.run_study(
                 study, scratch, store=store, executor=executor, reporter=reporter, clock=app.env.clock,
@@ -151,6 +159,27 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             f"{len(problems)} of {len(outcome.setups)} setup(s) did not complete; first: setup {first.setup!r} "
             f"({first.status}): {first.reason}; continue with 'storbench matrix --resume {study.label}'"
         )
+
+
+def _study_plan(study) -> str:
+    """The study's expected duration, from each workload's runtime (the setups are not built
+    yet, so size-based workloads are not probed: ``run --plan`` on one setup probes them)."""
+    from ..jobfile import build_job
+    from ..model import Target
+    from ..plan import estimate, format_total
+
+    probe_target = Target(kind="dir", path="/plan")
+    reps = study.repeat.min_runs if study.repeat.until_rse_pct is not None else study.repeat.count
+    estimates = []
+    for setup in study.setups:
+        for w in study.workloads:
+            try:
+                options = dict(build_job(w, probe_target, study.overrides, ioengine="libaio").options)
+            except (StorbenchError, ValueError):  # a workload only a setup's own target kind can place
+                options = dict(w.options)
+            estimates.append(estimate(w.name, setup.name, options, reps))
+    line = format_total(estimates).replace(" target", " setup")
+    return line.replace("(storbench run --plan probes them)", "(storbench run --plan on one setup probes them)")
 
 
 def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files):
