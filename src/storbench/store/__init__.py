@@ -518,6 +518,19 @@ class Store:
 
         return self._read(work)
 
+    def update_run_meta(self, run_id: int, updates: dict[str, Any]) -> None:
+        """Add or replace top-level keys of a run's free JSON (a curve's points, knee and ceiling)."""
+
+        def work(conn: Connection) -> None:
+            row = conn.execute(select(runs.c.meta_json).where(runs.c.id == run_id)).first()
+            if row is None:
+                raise self._not_found(conn, run_id)
+            meta = json.loads(row.meta_json)
+            meta.update(updates)
+            conn.execute(update(runs).where(runs.c.id == run_id).values(meta_json=json.dumps(meta, allow_nan=False, default=str)))
+
+        self._write(work)
+
     # ----------------------------------------------------------------- network ceilings (0003)
 
     def add_net_ceiling(

@@ -1,0 +1,45 @@
+"""SNIA's steady-state rule (steady.py) on known series, figures checked by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from storbench.steady import fit_line, steady_state
+
+
+def test_settled_series():
+    # window 100, 102, 98, 101, 99: average 100, range 4 -> 4%, slope -0.3/round -> |-1.2| / 100 = 1.2%
+    s = steady_state([60, 80, 95, 100, 102, 98, 101, 99])
+    assert s.settled and s.window == (3, 7)
+    assert s.average == pytest.approx(100.0)
+    assert s.range_share == pytest.approx(0.04)
+    assert s.slope == pytest.approx(-0.3) and s.slope_share == pytest.approx(0.012)
+    assert s.reason == "steady over rounds 4-8: range 4.0% (<= 20%), slope 1.2% (<= 10%) of the average"
+
+
+def test_drifting_series_fails_on_the_slope_only():
+    # 100, 103, 106, 109, 112: average 106, range 12 -> 11.3% (fine), rise 3 x 4 = 12 -> 11.3% > 10%
+    s = steady_state([100, 103, 106, 109, 112])
+    assert not s.settled
+    assert s.range_share == pytest.approx(12 / 106) and s.slope_share == pytest.approx(12 / 106)
+    assert s.reason == "not steady over rounds 1-5: slope 11.3% > 10% of the average"
+
+
+def test_noisy_series_fails_on_the_range_only():
+    # 80, 120, 120, 80, 100: average 100, range 40%; the fitted line is flat (sxy = 40 - 20 + 0 - 20 + 0 = 0)
+    s = steady_state([80, 120, 120, 80, 100])
+    assert not s.settled and s.range_share == pytest.approx(0.40)
+    assert s.slope == pytest.approx(0.0) and s.slope_share == pytest.approx(0.0)
+    assert s.reason == "not steady over rounds 1-5: range 40.0% > 20% of the average"
+
+
+def test_a_step_settles_once_the_window_is_past_it():
+    step = [50] * 4 + [100] * 4
+    assert not steady_state(step).settled  # window 50, 100, 100, 100, 100: range 50 / 90 = 56%
+    assert steady_state(step + [100]).settled  # the window is past the step
+
+
+def test_too_few_rounds_and_the_fit():
+    s = steady_state([1, 2, 3])
+    assert not s.settled and s.window is None and s.reason == "3 of the 5 rounds a window needs"
+    assert fit_line([1.0, 3.0, 5.0]) == pytest.approx((2.0, 1.0))
