@@ -330,8 +330,9 @@ def format_ceiling(c: Ceiling) -> str:
 
 
 def step_name(workload: str, step: tuple[tuple[str, str], ...]) -> str:
-    """The stored workload name of a step: ``journal-sync@iodepth=8``."""
-    return workload + "@" + ",".join(f"{k}={v}" for k, v in step)
+    """The stored workload name of a step: ``journal-sync@iodepth=8`` (a mixed rate
+    ``rate_iops=3500,1500`` is named ``rate_iops=3500:1500``)."""
+    return workload + "@" + ",".join(f"{k}={v.replace(',', ':')}" for k, v in step)
 
 
 def rate_options(options: Mapping[str, str | None], total_iops: float) -> tuple[tuple[str, str], ...]:

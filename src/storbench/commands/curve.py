@@ -250,7 +250,7 @@ class _Curve:
             while (rate := cv.next_probe(lo, hi, probes)) is not None:
                 probes += 1
                 extra = load + cv.rate_options(base, rate)
-                step = (("sla-probe", str(probes)),) + extra
+                step = (("sla_probe", str(probes)),) + extra
                 p = self.point(step, self.measure(step, extra=extra))
                 value = p.figure(figure)
                 if value is not None and value <= limit_ns:
@@ -262,7 +262,7 @@ class _Curve:
             extra = tuple((k, v) for k, v in inside.step if k in cv.LOAD_KEYS or k == "rate_iops")
         else:
             extra = tuple((k, v) for k, v in best_point.step if k in cv.LOAD_KEYS or k == "rate_iops")
-        step = (("sla-ceiling", f"{best_rate:.0f}"),) + extra
+        step = (("sla_ceiling", f"{best_rate:.0f}"),) + extra
         records = self.measure(step, extra=extra, repeat=CEILING_REPEAT)
         pts = [cv.point_of(step, r.fio, r.result_id) for r in records]
         repeated = tuple(v for v in (p.figure(figure) for p in pts) if v is not None)

@@ -165,17 +165,25 @@ class _Request:
     ceph_conf: str | None = None
     ceph_client: str | None = None
     ceph_timeout_s: int | None = None
+    #: --precondition: SNIA's purge and two sequential writes over each target before its workloads
+    precondition: bool = False
+    #: --until steady: rounds of every workload until SNIA's steady-state rule holds (steady.py)
+    until_steady: bool = False
 
     @property
     def guarded_workloads(self) -> tuple:
-        """What will write to the targets: the workloads, and the prefill pass when asked for."""
+        """What will write to the targets: the workloads, and the prefill and precondition passes when asked for."""
+        from ..precondition import PRECONDITION_WORKLOAD
         from ..runner import PREFILL_WORKLOAD
 
-        return tuple(self.workloads) + ((PREFILL_WORKLOAD,) if self.prefill else ())
+        return (tuple(self.workloads) + ((PREFILL_WORKLOAD,) if self.prefill else ())
+                + ((PRECONDITION_WORKLOAD,) if self.precondition else ()))  # fmt: skip
 
     def meta(self) -> dict:
         return {
             **({"prefill": True} if self.prefill else {}),
+            **({"precondition": True} if self.precondition else {}),
+            **({"until": "steady"} if self.until_steady else {}),
             **({"ceph_conf": self.ceph_conf} if self.ceph_conf else {}),
             **({"ceph_client": self.ceph_client} if self.ceph_client else {}),
             **({"ceph_timeout_s": self.ceph_timeout_s} if self.ceph_timeout_s is not None else {}),
@@ -207,6 +215,8 @@ class _Request:
                 destroy=tuple(meta.get("destroy_data", [])),
                 hosts=_hosts_from_meta(meta.get("hosts", [])),
                 prefill=bool(meta.get("prefill", False)),
+                precondition=bool(meta.get("precondition", False)),
+                until_steady=meta.get("until") == "steady",
                 ceph_conf=meta.get("ceph_conf"),
                 ceph_client=meta.get("ceph_client"),
                 ceph_timeout_s=meta.get("ceph_timeout_s"),
@@ -245,6 +255,8 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored results as JSON.")
 @click.option("--repeat", type=click.IntRange(min=1), default=None, help="Run each workload N times (default: 3, or $STORBENCH_REPEAT).")
 @click.option("--until-rse", "until_rse", type=click.FloatRange(min=0, min_open=True), metavar="PCT", help="Repeat each workload until the relative standard error of its headline metric is below PCT percent.")
+@click.option("--until", "until", type=click.Choice(["steady"]), help="steady: repeat rounds of every workload until SNIA's steady-state rule holds for its headline figure over 5 rounds (at most 25).")
+@click.option("--precondition", is_flag=True, help="Before the workloads: purge each target where it supports it, then write it sequentially twice (128 KiB), as SNIA's PTS prescribes (a write: block devices and exports need --destroy-data).")
 @click.option("--min-runs", type=click.IntRange(min=1), default=3, show_default=True, help="With --until-rse: at least this many runs.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=10, show_default=True, help="With --until-rse: give up after this many runs.")
 @click.option("--no-telemetry", is_flag=True, help="Do not describe the storage, sample device activity or write interval logs.")
@@ -253,7 +265,7 @@ def _hosts_from_meta(items) -> tuple:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -301,6 +313,10 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
     if until_rse is not None and repeat is not None:
         raise UsageError("give either --repeat or --until-rse, not both")
+    if until == "steady" and (until_rse is not None or repeat is not None):
+        raise UsageError("--until steady decides the repetitions itself; leave out --repeat and --until-rse")
+    if until == "steady":
+        repeat = 1  # one repetition per round
     if repeat is None:
         repeat = 1 if until_rse is not None else default_repeat(app.env.environ)
 
@@ -323,7 +339,11 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         ceph_conf=ceph_conf,
         ceph_client=ceph_client,
         ceph_timeout_s=ceph_timeout,
+        precondition=precondition,
+        until_steady=until == "steady",
     )
+    if (precondition or until) and hosts:
+        raise UsageError("--precondition and --until steady run here; they cannot be used with --host/--hosts")
     if (ceph_conf or ceph_client or ceph_timeout) and hosts:
         raise UsageError("--ceph-conf, --ceph-client and --ceph-timeout are for rbd: and rados: targets reached from here; they cannot be used with --host/--hosts")
     if prefill and hosts:
@@ -536,20 +556,29 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             store.reopen_run(run_id)
         reporter = stack.enter_context(_CliReporter(app, show_progress, planned_s=total_seconds(estimates)[0]))
         try:
-            outcome = runner.execute(
-                run_id,
-                specs,
-                executor=executor,
-                sink=store,
-                reporter=reporter,
-                label=label,
-                clock=app.env.clock,
-                keep_files=request.keep_files,
-                repeat=request.repeat,
-                telemetry=_telemetry(request, store, remote=preflight is not None),
-                previous=previous,
-                prefill=request.prefill,
-            )
+            if request.precondition and resume_run is None:
+                from ..precondition import precondition
+
+                for target in resolved:
+                    for line in precondition(target, executor, request.overrides, request.workloads[0]):
+                        reporter.note(line)
+            if request.until_steady:
+                outcome = _until_steady(app, run_id, specs, executor, store, reporter, label, request, previous)
+            else:
+                outcome = runner.execute(
+                    run_id,
+                    specs,
+                    executor=executor,
+                    sink=store,
+                    reporter=reporter,
+                    label=label,
+                    clock=app.env.clock,
+                    keep_files=request.keep_files,
+                    repeat=request.repeat,
+                    telemetry=_telemetry(request, store, remote=preflight is not None),
+                    previous=previous,
+                    prefill=request.prefill,
+                )
         except StorbenchError as exc:
             store.finish_run(run_id, "incomplete", reason=str(exc))
             raise
@@ -603,6 +632,66 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
             f"workload {first.workload!r} on {first.target}: {first.reason}"
         )
+
+
+def _until_steady(app: App, run_id, specs, executor, store, reporter, label, request: _Request, previous):
+    """``--until steady``: rounds of every workload (one repetition each) until SNIA's rule
+    (steady.py) holds for each workload's headline figure over its last 5 rounds, at most 25
+    rounds; the window of each workload is stored in the run's metadata."""
+    from .. import runner
+    from ..metrics import headline_value
+    from ..steady import MAX_ROUNDS, steady_state
+    from .curve import _Described
+
+    telemetry = _Described(_telemetry(request, store, remote=False))
+    history: dict[tuple[str, str], list[ResultRecord]] = {k: list(v) for k, v in previous.items()}
+    verdicts: dict[str, dict] = {}
+    open_specs = list(specs)
+    stored, failures = [], []
+    try:
+        for round_no in range(MAX_ROUNDS):
+            if not open_specs:
+                break
+            prev = {(s.workload.name, s.target.display): history.get((s.workload.name, s.target.display), []) for s in open_specs}
+            rounds_done = min(len(v) for v in prev.values())
+            outcome = runner.execute(
+                run_id, open_specs, executor=executor, sink=store, reporter=reporter, label=label, clock=app.env.clock,
+                keep_files=True, repeat=runner.Repeat(count=rounds_done + 1), telemetry=telemetry, previous=prev,
+                prefill=request.prefill and round_no == 0,
+            )  # fmt: skip
+            stored += list(outcome.stored)
+            failures += list(outcome.failures)
+            ids = set(outcome.stored)
+            for rec in store.results(run_id):
+                if rec.result_id in ids:
+                    history.setdefault((rec.workload, rec.target or ""), []).append(rec)
+            still = []
+            for spec in open_specs:
+                key = (spec.workload.name, spec.target.display)
+                recs = sorted(history.get(key, []), key=lambda r: r.repetition)
+                values = [headline_value(r.fio, spec.workload.headline) for r in recs]
+                series = [float(v) for v in values if v is not None]
+                verdict = steady_state(series)
+                name = spec.workload.name + (f" on {spec.target.display}" if len(specs) > len({s.workload.name for s in specs}) else "")
+                verdicts[name] = {"series": series, "settled": verdict.settled, "window": list(verdict.window) if verdict.window else None,
+                                  "average": verdict.average, "range_share": verdict.range_share, "slope_share": verdict.slope_share,
+                                  "slope": verdict.slope, "intercept": verdict.intercept, "reason": verdict.reason,
+                                  "headline": spec.workload.headline, "results": [r.result_id for r in recs]}  # fmt: skip
+                if verdict.settled:
+                    reporter.note(f"{name}: {verdict.reason}")
+                elif any(f.workload == spec.workload.name for f in outcome.failures):
+                    continue
+                else:
+                    still.append(spec)
+            open_specs = still
+        for spec in open_specs:
+            name = spec.workload.name
+            reporter.note(f"{name}: did not settle in {MAX_ROUNDS} rounds ({verdicts.get(name, {}).get('reason', '')})")
+    finally:
+        if not request.keep_files:
+            runner.remove_test_files(specs)
+        store.update_run_meta(run_id, {"steady": verdicts})
+    return runner.RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
 
 
 def _telemetry(request: _Request, store, *, remote: bool):

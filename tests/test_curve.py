@@ -1,0 +1,132 @@
+"""storbench curve on a device with a known response: nbdkit's delay filter makes every read
+wait 1 ms, and with -t THREADS the server answers at most THREADS reads at a time, so IOPS
+grow as depth / 1 ms until the threads run out (THREADS / 1 ms), and beyond that only the
+latency grows.  The curve's steps, its knee and the SLA ceiling are asserted against that
+model; the pure rules (curve.py) are asserted on hand-made points."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import needs_fio
+from servers import Nbdkit
+from storbench.curve import (
+    Point,
+    ceiling_verdict,
+    find_knee,
+    format_knee,
+    next_probe,
+    parse_load,
+    parse_rate,
+    rate_options,
+    sla_bracket,
+    stop_reason,
+)
+from storbench.errors import UsageError
+
+MS = 1e6
+
+
+def pt(qd: int, iops: float, p99_ms: float, p50_ms: float | None = None) -> Point:
+    return Point((("iodepth", str(qd)),), iops, iops * 4096, p99_ms * MS / 2, {"99.0": p99_ms * MS, "50.0": (p50_ms or p99_ms / 2) * MS})
+
+
+# --------------------------------------------------------------------------- the rules, by hand
+
+
+def test_load_steps_are_every_combination_by_outstanding_io():
+    steps = parse_load(["iodepth=1,4,16", "numjobs=1,4"])
+    assert [dict(s) for s in steps] == [
+        {"iodepth": "1", "numjobs": "1"}, {"iodepth": "1", "numjobs": "4"}, {"iodepth": "4", "numjobs": "1"},
+        {"iodepth": "4", "numjobs": "4"}, {"iodepth": "16", "numjobs": "1"}, {"iodepth": "16", "numjobs": "4"},
+    ]  # fmt: skip
+    assert parse_rate("10%..100%") == [pytest.approx(x / 10) for x in range(1, 11)]
+    assert parse_rate("20%..100%/40") == [0.2, 0.6, 1.0]
+    for bad, words in ((["bs=4k,8k"], "OPTION one of iodepth, numjobs"), (["iodepth=0,2"], "whole numbers from 1"),
+                       (["iodepth=1,1"], "given twice")):  # fmt: skip
+        with pytest.raises(UsageError, match=words):
+            parse_load(bad)
+    with pytest.raises(UsageError, match="LOW%..HIGH%"):
+        parse_rate("fast")
+
+
+def test_the_knee_is_where_load_turns_into_queueing():
+    # 1k -> 2k -> 4k -> 4.1k (+2.5%, p99 x2) -> 4.1k: the knee is QD4
+    points = [pt(1, 1000, 1.2), pt(2, 2000, 1.3), pt(4, 4000, 1.5), pt(8, 4100, 3.0), pt(16, 4150, 6.2)]
+    knee = find_knee(points)
+    assert knee is not None and knee.point.step == (("iodepth", "4"),)
+    assert knee.gain_beyond_pct == pytest.approx(3.75) and knee.p99_rise_beyond_pct == pytest.approx(313.3, abs=0.1)
+    assert format_knee(knee, points) == "knee at iodepth=4: 4000 IOPS, p99 1.50 ms; beyond it +4% IOPS for +313% p99"
+    assert find_knee(points[:3]) is None  # still growing
+
+
+def test_stop_rules():
+    assert stop_reason([pt(1, 1000, 1.0), pt(2, 2000, 25.0)], ("p99", 20 * MS)) == "p99 25.00 ms is above the limit 20.00 ms at iodepth=2"
+    flat = [pt(1, 1000, 1), pt(2, 1010, 2), pt(4, 1015, 4)]
+    assert stop_reason(flat, None).startswith("throughput stopped growing: the last 2 steps added +1.0%, +0.5% IOPS")
+    assert stop_reason(flat[:2], None) is None
+
+
+def test_sla_bracket_bisection_and_noise():
+    points = [pt(1, 1000, 1.2), pt(2, 2000, 1.6), pt(4, 4000, 2.5), pt(8, 4100, 5.0)]
+    inside, outside = sla_bracket(points, "p99", 2 * MS)
+    assert inside.iops == 2000 and outside.iops == 4000
+    assert next_probe(2000, 4000, 0) == 3000
+    assert next_probe(3950, 4000, 1) is None  # bracket under 2% of the upper rate
+    assert next_probe(2000, 4000, 6) is None  # probes used up
+    assert ceiling_verdict(2 * MS, [1.9 * MS, 2.05 * MS, 1.95 * MS])  # the limit is inside mean ± 2 sd
+    assert not ceiling_verdict(2 * MS, [1.50 * MS, 1.52 * MS, 1.49 * MS])
+    assert rate_options({"rw": "randrw", "rwmixread": "70", "numjobs": "2"}, 10000) == (("rate_iops", "3500,1500"),)
+    assert rate_options({"rw": "randread"}, 2500.4) == (("rate_iops", "2500"),)
+
+
+# --------------------------------------------------------------------------- on the delayed export
+
+needs_nbdkit = pytest.mark.skipif(shutil.which("nbdkit") is None, reason="needs nbdkit (tests/setup-system.sh)")
+
+
+@needs_fio
+@needs_nbdkit
+def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
+    """Two exports with a 1 ms read delay, 4 and 8 server threads."""
+    with Nbdkit(tmp_path / "a", ["-t", "4", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as four, \
+         Nbdkit(tmp_path / "b", ["-t", "8", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as eight:  # fmt: skip
+        r = cli("curve", "--target", four.uri, "--target", eight.uri, "--destroy-data", four.uri, "--destroy-data", eight.uri,
+                "--precondition", "--size", "16m", "--runtime", "500ms", "--load", "iodepth=1,4,16", "--sla", "p50=2ms",
+                "--label", "delayed", "--json", "--no-report")  # fmt: skip
+        assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert "precondition: wrote 32.0 MiB of nbd://127.0.0.1" in r.err
+    a, b = data["curves"]
+    for curve, threads in ((a, 4), (b, 8)):
+        by = {p["step"]["iodepth"]: p for p in curve["points"]}
+        assert list(by) == ["1", "4", "16"]
+        # QD1: one read at a time, each at least 1 ms
+        assert by["1"]["p50_ns"] >= 1.0 * MS and 300 <= by["1"]["iops"] <= 1000
+        # QD4: four at a time, each still about 1 ms: about 4x the IOPS of QD1
+        assert by["4"]["iops"] >= 2.5 * by["1"]["iops"]
+        # QD16: never more than the threads allow (threads / 1 ms), the rest waits in the queue
+        assert by["16"]["iops"] <= 1.05 * threads * 1000
+        assert by["16"]["p50_ns"] >= 0.8 * (16 / threads) * MS
+    # 4 threads: the curve flattens after QD4, and that is its knee; 8 threads still grows at QD4 -> QD16
+    assert a["knee"] is not None and a["knee"]["step"] == {"iodepth": "4"}
+    assert by["16"]["iops"] >= 1.5 * {p["step"]["iodepth"]: p for p in b["points"]}["4"]["iops"] or b["knee"] is None
+    # the SLA ceiling of the 4-thread export: between the last step within p50 <= 2 ms and the first beyond
+    c = a["sla_ceiling"]
+    inside = max((p for p in a["points"] if p["p50_ns"] <= 2 * MS), key=lambda p: p["iops"])
+    outside = min((p for p in a["points"] if p["p50_ns"] > 2 * MS and p["iops"] > inside["iops"]), key=lambda p: p["iops"])
+    assert inside["iops"] <= c["iops"] <= outside["iops"]
+    assert c["probes"] >= 1 and len(c["repeated_ns"]) == 3
+    assert c["within_noise"] or max(c["repeated_ns"]) <= 2 * MS or min(c["repeated_ns"]) > 2 * MS
+    # every probe and the repeated ceiling are stored results of the run
+    names = [x["workload"] for x in data["results"]]
+    assert sum("@sla_probe=" in n for n in names) == a["sla_ceiling"]["probes"] + b["sla_ceiling"]["probes"]
+    assert sum("@sla_ceiling=" in n for n in names) == 6
+    # compared point by point: one configuration per export
+    cmp = json.loads(cli("compare", str(data["run"]), "--json").out)
+    assert len(cmp["configs"]) == 2
+    row = next(x for x in cmp["rows"] if x["workload"] == "curve-randread-4k@iodepth=16" and x["metric"] == "iops")
+    assert row["leader"] == cmp["configs"][1]["key"]  # 8 threads answer more at QD16
