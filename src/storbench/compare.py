@@ -529,8 +529,9 @@ def _significance(loser: Cell, leader: Cell, hib: bool, alpha: float) -> str:
 
 
 def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -> list[str]:
-    """The answer a study exists for, one line per workload and direction, on the figure a
-    person judges the workload by (the rule of :func:`summary_sentences`): the leader, by how
+    """The answer a study exists for, one line per workload (a mixed workload on its larger
+    direction), on the figure a person judges the workload by (the rule of
+    :func:`summary_sentences`): the leader, by how
     much it leads the runner-up and whether that is real, then how far behind each other
     configuration is::
 
@@ -541,7 +542,23 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -
     """
     names = {c.key: c.name for c in cmp.configs}
     out: list[str] = []
+    # one line per workload: a mixed workload is judged on its larger direction (the most
+    # I/O in the first configuration that has the figure); another benchmark's figures each
+    chosen: list[Row] = []
     for row in _headline_rows(cmp, headlines):
+        same = next((i for i, r in enumerate(chosen) if r.workload == row.workload and r.direction != MEASURE_DIRECTION
+                     and row.direction != MEASURE_DIRECTION and r.metric == row.metric), None)  # fmt: skip
+        if same is None:
+            chosen.append(row)
+            continue
+
+        def size(r: Row) -> float:
+            first = next((c for c in r.cells if c is not None), None)
+            return first.summary.mean if first is not None else 0.0
+
+        if size(row) > size(chosen[same]):
+            chosen[same] = row
+    for row in chosen:
         what = _verdict_what(row)
         present = [c for c in row.cells if c is not None]
         if len(present) < 2:

@@ -147,7 +147,10 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
                  if (c.run_ids[0], c.target or "") in systems_of]  # fmt: skip
     notes.extend(format_system_differences(described))
     names = [c.name for c in cmp.configs]
-    what_differs = [f"{d.field}: " + " / ".join(f"{v} ({n})" for v, n in zip(d.values, names)) for d in variables]
+    shown = [d for d in variables if all(v != "-" for v in d.values)][:3] or variables[:3]  # the fields every side has first
+    what_differs = [f"{d.field}: " + " / ".join(f"{v} ({n})" for v, n in zip(d.values, names)) for d in shown]
+    if len(variables) > len(shown):
+        what_differs.append(f"and {len(variables) - len(shown)} more setting(s) (storbench compare --json lists them)")
     warnings = [
         f"not like for like: {d.field}" + (f" of {d.workload}" if d.workload else "") + ": "
         + " / ".join(f"{v} ({n})" for v, n in zip(d.values, names))

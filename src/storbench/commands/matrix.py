@@ -246,9 +246,14 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
     from .. import compare
     from ..render.compare import format_compare_table
 
+    from .common import headlines_of
+
     groups = compare.configurations(records, names)
     cmp = compare.compare(groups)
-    app.console().print(format_compare_table(cmp))
+    heads = headlines_of(records)
+    for line in compare.verdict_lines(cmp, heads):
+        app.out(line)
+    app.console(width=120).print(format_compare_table(cmp, compare.headline_rows(cmp, heads)))
     if any(cell is not None and cell.summary.n < 2 for row in cmp.rows for cell in row.cells):
         app.out("with single runs no significance can be claimed; use --repeat 3 or more")
     app.out(f"results stored in {app.db_url} as runs labelled {study.label}/SETUP "

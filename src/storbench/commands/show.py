@@ -52,7 +52,13 @@ def show(app: App, run_ref, as_json, raw):
             app.out("")
             for line in format_storage(rec.storage):
                 app.out(line)
-    app.console().print(format_results_table(records))
+    from ..render.glance import format_glance, glance, target_line
+    from .common import headlines_of
+
+    at_a_glance = glance(records, headlines_of(records)) if target_line(records) and not any(r.fio.measures for r in records) else None
+    if at_a_glance is not None:
+        app.console().print(format_glance(at_a_glance))
+    app.console().print(format_results_table(records, title="every figure" if at_a_glance is not None else None))
     stats_lines = format_stats(records)
     if stats_lines:
         app.out("statistics over repetitions:")

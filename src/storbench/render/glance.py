@@ -202,8 +202,15 @@ def particular_findings(records: Sequence[ResultRecord], skip: set[tuple[str, st
              if f.severity != "info" and (f.check, f.severity) not in skip]  # fmt: skip
     found.sort(key=lambda fw: -SEVERITIES.index(fw[0].severity))
     lines = []
-    for f, w in found:
-        mark = INVALID_MARK.strip() + " " if f.severity == "invalid" else ""
-        lines.append(f"{mark}{f.severity} {w} [{f.check}] {f.message}")
-        lines.append(f"  fix: {f.fix}")
+    by_check: dict[tuple, list] = {}
+    for i, (f, w) in enumerate(found):  # an invalid finding stays on its own line, beside its workload
+        by_check.setdefault((f.check, f.severity) if f.severity != "invalid" else (f.check, f.severity, i), []).append((f, w))
+    for (check, severity, *_), items in by_check.items():  # one check on several workloads: its fix once
+        mark = INVALID_MARK.strip() + " " if severity == "invalid" else ""
+        if len(items) == 1:
+            lines.append(f"{mark}{severity} {items[0][1]} [{check}] {items[0][0].message}")
+        else:
+            lines.append(f"{mark}{severity} [{check}] in {len(items)} workloads:")
+            lines.extend(f"  {w}: {f.message}" for f, w in items)
+        lines.extend(f"  fix: {fix}" for fix in dict.fromkeys(f.fix for f, _ in items))
     return lines

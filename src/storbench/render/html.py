@@ -150,12 +150,22 @@ def _summary(cmp: Comparison, headlines: Mapping[str, str], records: Sequence[Re
         "sentences": summary_sentences(cmp, headlines) if not single else [],
         "verdicts": verdict_lines(cmp, headlines) if not single else [],
         "glance": None if g is None else {"title": g.title, "columns": list(g.columns), "rows": [list(r) for r in g.rows], "note": g.note},
-        "variables": [f"{d.field}: {values(d)}" for d in diffs if d.variable],
+        "variables": _variables([d for d in diffs if d.variable], values),
         "unlike": [f"{d.field}" + (f" of {d.workload}" if d.workload else "") + f": {values(d)}" for d in diffs if not d.variable],
         "method": "" if single else f"Differences are judged with {cmp.test} at α = {cmp.alpha:g} against the baseline {base}. "
         "“Within noise” means the runs cannot tell the configurations apart, not that they are equal; "
         "with a single run no difference can be claimed.",
     }
+
+
+def _variables(variables, values) -> list[str]:
+    """The study's own differences, the fields every configuration has first, at most three,
+    then how many more (the configurations table shows them all)."""
+    shown = [d for d in variables if all(v != "-" for v in d.values)][:3] or variables[:3]
+    out = [f"{d.field}: {values(d)}" for d in shown]
+    if len(variables) > len(shown):
+        out.append(f"and {len(variables) - len(shown)} more setting(s) (see Configurations)")
+    return out
 
 
 def _host_facts(c: Config, recs: Sequence[ResultRecord]) -> dict[str, str]:

@@ -167,9 +167,19 @@ def format_findings(records: Sequence[ResultRecord]) -> list[str]:
         first = next(f for rec in latest for f in rec.findings if (f.check, f.severity) == (check, severity))
         lines.append(f"{severity.upper():8} every workload ({len(workloads)}) [{check}] {first.message}")
         lines.append(f"         fix: {first.fix}")
-    for f, rec in found:
-        lines.append(f"{f.severity.upper():8} {f.workload or rec.workload} [{f.check}] {f.message}")
-        lines.append(f"         fix: {f.fix}")
+    # the same check on several workloads: each says its own figures, the fix is said once
+    by_check: dict[tuple, list] = {}
+    for i, (f, rec) in enumerate(found):  # an invalid finding stays on its own line, beside its workload
+        by_check.setdefault((f.check, f.severity) if f.severity != "invalid" else (f.check, f.severity, i), []).append((f, rec))
+    for (check, severity, *_), items in by_check.items():
+        if len(items) == 1:
+            f, rec = items[0]
+            lines.append(f"{severity.upper():8} {f.workload or rec.workload} [{check}] {f.message}")
+        else:
+            lines.append(f"{severity.upper():8} {len(items)} workloads [{check}]:")
+            lines.extend(f"         {f.workload or rec.workload}: {f.message}" for f, rec in items)
+        fixes = list(dict.fromkeys(f.fix for f, _ in items))
+        lines.extend(f"         fix: {fix}" for fix in fixes)
     return lines
 
 
