@@ -95,7 +95,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     with Nbdkit(tmp_path / "a", ["-t", "4", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as four, \
          Nbdkit(tmp_path / "b", ["-t", "8", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as eight:  # fmt: skip
         r = cli("curve", "--target", four.uri, "--target", eight.uri, "--destroy-data", four.uri, "--destroy-data", eight.uri,
-                "--precondition", "--size", "16m", "--runtime", "500ms", "--load", "iodepth=1,4,16", "--sla", "p50=2ms",
+                "--precondition", "--size", "16m", "--runtime", "500ms", "--load", "iodepth=1,2,4,8,16", "--sla", "p50=2ms",
                 "--label", "delayed", "--json", "--no-report")  # fmt: skip
         assert r.code == 0, r.err
     data = json.loads(r.out)
@@ -103,7 +103,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     a, b = data["curves"]
     for curve, threads in ((a, 4), (b, 8)):
         by = {p["step"]["iodepth"]: p for p in curve["points"]}
-        assert list(by) == ["1", "4", "16"]
+        assert list(by) == ["1", "2", "4", "8", "16"] or curve["stopped"].startswith("throughput stopped growing")
         # QD1: one read at a time, each at least 1 ms
         assert by["1"]["p50_ns"] >= 1.0 * MS and 300 <= by["1"]["iops"] <= 1000
         # QD4: four at a time, each still about 1 ms: about 4x the IOPS of QD1
@@ -111,9 +111,11 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
         # QD16: never more than the threads allow (threads / 1 ms), the rest waits in the queue
         assert by["16"]["iops"] <= 1.05 * threads * 1000
         assert by["16"]["p50_ns"] >= 0.8 * (16 / threads) * MS
-    # 4 threads: the curve flattens after QD4, and that is its knee; 8 threads still grows at QD4 -> QD16
-    assert a["knee"] is not None and a["knee"]["step"] == {"iodepth": "4"}
-    assert by["16"]["iops"] >= 1.5 * {p["step"]["iodepth"]: p for p in b["points"]}["4"]["iops"] or b["knee"] is None
+    # 4 threads: the curve flattens once the 4 threads are busy (QD4, or QD8 when QD4 does not keep
+    # them busy all the time), and that is its knee, at no more than 4 / 1 ms; 8 threads flatten later
+    assert a["knee"] is not None and a["knee"]["step"]["iodepth"] in ("4", "8"), a["knee"]
+    assert a["knee"]["iops"] <= 1.05 * 4000
+    assert b["knee"] is None or b["knee"]["step"]["iodepth"] in ("8",), b["knee"]
     # the SLA ceiling of the 4-thread export: between the last step within p50 <= 2 ms and the first beyond
     c = a["sla_ceiling"]
     inside = max((p for p in a["points"] if p["p50_ns"] <= 2 * MS), key=lambda p: p["iops"])
@@ -130,3 +132,15 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     assert len(cmp["configs"]) == 2
     row = next(x for x in cmp["rows"] if x["workload"] == "curve-randread-4k@iodepth=16" and x["metric"] == "iops")
     assert row["leader"] == cmp["configs"][1]["key"]  # 8 threads answer more at QD16
+    # show and both reports carry the knee and the ceiling; the HTML draws both curves on one chart
+    shown = cli("show", str(data["run"])).out
+    assert f"knee at iodepth={a['knee']['step']['iodepth']}" in shown and "SLA p50 <= 2.00 ms: at most" in shown
+    assert cli("report", str(data["run"]), "-o", str(tmp_path / "c.md"), "--format", "markdown").code == 0
+    md = (tmp_path / "c.md").read_text()
+    assert "## Curves" in md and f"knee at iodepth={a['knee']['step']['iodepth']}" in md
+    assert cli("report", str(data["run"]), "-o", str(tmp_path / "c.html")).code == 0
+    page = (tmp_path / "c.html").read_text()
+    figures = json.loads(page.split('id="storbench-figures">')[1].split("</script>")[0])
+    (chart,) = [f for f in figures if f["layout"]["title"]["text"].startswith("p99 latency against IOPS")]
+    lines = [t for t in chart["data"] if t["mode"] == "lines+markers"]
+    assert len(lines) == 2 and [len(t["x"]) for t in lines] == [len(a["points"]), len(b["points"])]

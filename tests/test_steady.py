@@ -43,3 +43,49 @@ def test_too_few_rounds_and_the_fit():
     s = steady_state([1, 2, 3])
     assert not s.settled and s.window is None and s.reason == "3 of the 5 rounds a window needs"
     assert fit_line([1.0, 3.0, 5.0]) == pytest.approx((2.0, 1.0))
+
+
+# --------------------------------------------------------------------------- real rounds on a loop device
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+
+from conftest import needs_fio, needs_root  # noqa: E402
+
+
+@needs_fio
+@needs_root
+def test_until_steady_on_a_loop_device_reads_its_own_rounds_back(cli, tmp_path):
+    """Rounds of a rate-capped read (fio's rate_iops holds 2,000 IOPS) on a loop device settle
+    as soon as a window exists: the run stops after exactly 5 rounds, and the verdict it stored
+    is the rule applied to the IOPS storbench reads back from those 5 results."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        '[suite.s]\ndescription = "steady"\nworkloads = ["capped"]\n'
+        '[workload.capped]\ndescription = "2000 IOPS"\nfio = { rw = "randread", bs = "4k", size = "16m", rate_iops = 2000, '
+        'runtime = "400ms", time_based = true, ioengine = "psync" }\n'
+    )
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"\0" * (32 << 20))
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        r = cli("run", "--until", "steady", "--suite-file", str(suite), "--suite", "s", "--target", dev, "--no-report", "--json")
+        assert r.code == 0, r.err
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+    records = json.loads(r.out)
+    assert [x["repetition"] for x in records] == [0, 1, 2, 3, 4]
+    series = [x["jobs"][0]["read"]["iops"] for x in records]
+    assert all(1800 <= v <= 2100 for v in series), series
+    verdict = steady_state(series)
+    assert verdict.settled and verdict.window == (0, 4)
+    assert "capped: steady over rounds 1-5: range" in r.err
+    from storbench.store import Store
+
+    store = Store.open(f"sqlite:///{cli.db}")
+    try:
+        stored = store.run_meta(records[0]["run"])["steady"]["capped"]
+    finally:
+        store.close()
+    assert stored["settled"] and stored["window"] == [0, 4] and stored["series"] == series
+    assert stored["range_share"] == pytest.approx(verdict.range_share) and stored["results"] == [x["result"] for x in records]

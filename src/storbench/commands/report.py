@@ -19,10 +19,17 @@ from .common import App, _resolve_runs, pass_app
 
 
 def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[int, RunInfo]]:
+    records, runs, _metas = _load_all(app, run_ids)
+    return records, runs
+
+
+def _load_all(app: App, run_ids: Sequence[int]):
+    """Records, run infos and run metadata (curves, steady-state windows) of the runs."""
     with contextlib.closing(app.open_store()) as store:
         runs = {rid: store.get_run(rid) for rid in run_ids}
         records = [rec for rid in run_ids for rec in store.results(rid)]
-    return records, runs
+        metas = {rid: store.run_meta(rid) for rid in run_ids}
+    return records, runs, metas
 
 
 def _comparison(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):
@@ -60,10 +67,12 @@ def _write(path: Path, data: str | bytes) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _render_html(app: App, records, runs, cmp, title: str | None = None) -> str:
+def _render_html(app: App, records, runs, cmp, title: str | None = None, metas=None) -> str:
     from ..render.html import format_html_report
 
-    return format_html_report(records, cmp, title=title, generated_at=app.env.clock(), runs=runs)
+    if metas is None:
+        metas = _load_all(app, list(runs))[2]
+    return format_html_report(records, cmp, title=title, generated_at=app.env.clock(), runs=runs, metas=metas)
 
 
 def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Path:
@@ -107,7 +116,8 @@ def report(app: App, run_refs, label_prefix, baseline, output, fmt):
         return
     from ..render.markdown import format_markdown_report
 
-    text, pngs = format_markdown_report(records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock())
+    metas = _load_all(app, list(runs))[2]
+    text, pngs = format_markdown_report(records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock(), metas=metas)
     for name, data in pngs.items():
         _write(path.parent / name, data)
     _write(path, text)

@@ -27,7 +27,8 @@ def show(app: App, run_ref, as_json, raw):
         run_id = run_ids[0]
         info = store.get_run(run_id)
         records = store.results(run_id)
-        pts_files = store.run_meta(run_id).get("pts") or []
+        meta = store.run_meta(run_id)
+        pts_files = meta.get("pts") or []
     if as_json:
         _print_json(app, _public(records))
         return
@@ -69,6 +70,12 @@ def show(app: App, run_ref, as_json, raw):
         app.out("what the storage back-end did (last repetition of each workload):")
         for line in backend_lines:
             app.out(line)
+    curve = meta.get("curve_result") or {}
+    for c in curve.get("curves", []):
+        for line in c.get("lines", []):
+            app.out(line)
+    for name, verdict in (meta.get("steady") or {}).items():
+        app.out(f"steady state of {name}: {verdict.get('reason', '')} ({len(verdict.get('series') or [])} rounds)")
     findings = format_findings(records)
     if findings:
         app.out("findings:")

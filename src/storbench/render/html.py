@@ -392,6 +392,32 @@ def _sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], fi
     return out
 
 
+def curve_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None) -> list[dict[str, Any]]:
+    """Each curve run (``storbench curve``): its chart (every target on one), and per target the
+    knee and SLA lines."""
+    out = []
+    for rid, meta in metas.items():
+        result = meta.get("curve_result")
+        if not result or not result.get("curves"):
+            continue
+        fig = figs.add(charts.curve_figure(result["curves"], result.get("workload", ""))) if figs is not None else None
+        out.append({"run": rid, "workload": result.get("workload"), "figure": fig,
+                    "lines": [line for c in result["curves"] for line in c.get("lines", []) if not line.startswith("  ")],
+                    "curves": result["curves"]})  # fmt: skip
+    return out
+
+
+def steady_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None) -> list[dict[str, Any]]:
+    """Each workload of a ``--until steady`` run: SNIA's chart and the rule's verdict."""
+    out = []
+    for rid, meta in metas.items():
+        for name, verdict in (meta.get("steady") or {}).items():
+            fig = figs.add(charts.steady_figure(name, verdict)) if figs is not None else None
+            out.append({"run": rid, "workload": name, "figure": fig, "reason": verdict.get("reason", ""),
+                        "settled": verdict.get("settled", False), "rounds": len(verdict.get("series") or [])})  # fmt: skip
+    return out
+
+
 def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
     """One entry per configuration, workload, check and severity, worst first.
 
@@ -471,6 +497,7 @@ def format_html_report(
     generated_at: str | None = None,
     runs: Mapping[int, RunInfo] | None = None,
     headlines: Mapping[str, str] | None = None,
+    metas: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> str:
     """The whole report as one HTML string.
 
@@ -494,6 +521,8 @@ def format_html_report(
         "configs": configuration_facts(cmp, by_config),
         "workloads": _workloads(cmp, by_config, figs, heads),
         "sweeps": _sweeps(cmp, by_config, figs),
+        "curves": curve_sections(metas or {}, figs),
+        "steady": steady_sections(metas or {}, figs),
         "findings": finding_digest(cmp, by_config),
         "jobs": job_files(cmp, by_config),
         "legend": f"{LEADER_SIGNIFICANT} best and significantly ahead of every other configuration; "

@@ -699,3 +699,77 @@ def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, m
         ),
     }
 
+
+
+# --------------------------------------------------------------------------- curves and steady state
+
+
+def curve_figure(curves: Sequence[Mapping[str, Any]], name: str = "") -> dict[str, Any] | None:
+    """Latency against throughput, one line per target (``storbench curve``): p99 over IOPS,
+    each step a marker labelled with its load; the knee ringed; the SLA limit a dashed line."""
+    traces: list[dict[str, Any]] = []
+    limit_ns = None
+    for i, c in enumerate(curves):
+        pts = [p for p in c.get("points", []) if p.get("p99_ns") is not None]
+        if not pts:
+            continue
+        labels = [",".join(f"{k}={v}" for k, v in p["step"].items()) for p in pts]
+        traces.append({
+            "type": "scatter", "mode": "lines+markers", "name": esc(c.get("target", f"curve {i + 1}")),
+            "x": [p["iops"] for p in pts], "y": [p["p99_ns"] / 1e6 for p in pts], "text": [esc(t) for t in labels],
+            "marker": {"color": color(i), "size": 8}, "line": {"color": color(i)},
+            "hovertemplate": "%{text}: %{x:.0f} IOPS, p99 %{y:.3f} ms<extra>" + esc(c.get("target", "")) + "</extra>",
+        })  # fmt: skip
+        knee = c.get("knee")
+        if knee and knee.get("p99_ns") is not None:
+            traces.append({"type": "scatter", "mode": "markers", "name": f"knee ({esc(c.get('target', ''))})",
+                           "x": [knee["iops"]], "y": [knee["p99_ns"] / 1e6],
+                           "marker": {"symbol": "circle-open", "size": 18, "color": color(i), "line": {"width": 2}}})  # fmt: skip
+        ceiling = c.get("sla_ceiling")
+        if ceiling:
+            limit_ns = ceiling.get("limit_ns")
+    if not traces:
+        return None
+    shapes = []
+    if limit_ns is not None:
+        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": limit_ns / 1e6, "y1": limit_ns / 1e6,
+                       "line": {"dash": "dash", "color": "#b00020", "width": 1}})  # fmt: skip
+    return {
+        "data": traces,
+        "layout": _layout(f"p99 latency against IOPS{': ' + esc(name) if name else ''} (each point a load step)", 380,
+                          xaxis={"title": {"text": "IOPS"}, "rangemode": "tozero", "automargin": True},
+                          yaxis={"title": {"text": "p99 latency, ms"}, "rangemode": "tozero", "automargin": True},
+                          shapes=shapes),  # fmt: skip
+    }
+
+
+def steady_figure(name: str, verdict: Mapping[str, Any]) -> dict[str, Any] | None:
+    """SNIA's steady-state chart: the tracked figure per round, the measurement window's
+    average with its ±10 % and ±20 % bands, and the least-squares line over the window."""
+    series = list(verdict.get("series") or [])
+    if not series:
+        return None
+    rounds = list(range(1, len(series) + 1))
+    traces: list[dict[str, Any]] = [{"type": "scatter", "mode": "lines+markers", "name": "each round", "x": rounds, "y": series,
+                                     "marker": {"color": color(0)}, "line": {"color": color(0)}}]  # fmt: skip
+    window = verdict.get("window")
+    avg = verdict.get("average")
+    if window and avg:
+        w0, w1 = window[0] + 1, window[1] + 1
+        xs = [w0, w1]
+        for share, dash, label in ((0.0, "solid", "window average"), (0.10, "dot", "±10%"), (0.20, "dash", "±20%")):
+            for sign in ((1,) if share == 0 else (1, -1)):
+                traces.append({"type": "scatter", "mode": "lines", "x": xs, "y": [avg * (1 + sign * share)] * 2,
+                               "name": label, "showlegend": sign == 1, "line": {"color": "#555", "dash": dash, "width": 1}})  # fmt: skip
+        if verdict.get("slope") is not None and verdict.get("intercept") is not None:
+            b, a = verdict["slope"], verdict["intercept"]
+            traces.append({"type": "scatter", "mode": "lines", "name": "least-squares line", "x": xs,
+                           "y": [a, a + b * (w1 - w0)], "line": {"color": "#b00020", "width": 2}})  # fmt: skip
+    state = "steady" if verdict.get("settled") else "not steady"
+    unit = {"iops": "IOPS", "bw": "bytes/s", "lat": "mean latency, ns"}.get(verdict.get("headline", "iops"), "")
+    return {
+        "data": traces,
+        "layout": _layout(f"{esc(name)}: {state} (SNIA: range <= 20%, slope <= 10% of the 5-round window's average)", 340,
+                          xaxis={"title": {"text": "round"}, "dtick": 1, "automargin": True},
+                          yaxis={"title": {"text": unit}, "rangemode": "tozero", "automargin": True}),  # fmt: skip
+    }

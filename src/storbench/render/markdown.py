@@ -187,6 +187,7 @@ def format_markdown_report(
     title: str | None = None,
     generated_at: str | None = None,
     headlines: Mapping[str, str] | None = None,
+    metas: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> tuple[str, dict[str, bytes]]:
     """The report as Markdown, and its charts as ``{relative path: PNG bytes}``.
 
@@ -255,6 +256,21 @@ def format_markdown_report(
                 out.append(f"| {indent}{md(r['name'])} | {r['read']} | {r['write']} |")
             out.append("")
 
+    from .html import curve_sections, steady_sections
+
+    curves = curve_sections(metas or {}, None)
+    if curves:
+        out += ["## Curves", ""]
+        for c in curves:
+            out += [f"**{md(c['workload'])}** (run {c['run']})", ""]
+            for curve in c["curves"]:
+                out += [f"- {md(line.strip())}" for line in curve.get("lines", [])]
+            out.append("")
+    steady = steady_sections(metas or {}, None)
+    if steady:
+        out += ["## Steady state", ""]
+        out += [f"- **{md(s['workload'])}** (run {s['run']}): {md(s['reason'])} ({s['rounds']} rounds)" for s in steady]
+        out.append("")
     out += ["## Findings", ""]
     findings = finding_digest(cmp, by_config)
     for f in findings:
