@@ -168,6 +168,8 @@ def bench_env(db_path: Path) -> dict:
     # as a user runs it: Python caches compiled modules (a sandbox may have turned that off)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["NO_COLOR"] = "1"
+    # one fio run per workload, as the bare-fio side of every comparison (runs repeat 3 times by default)
+    env["STORBENCH_REPEAT"] = "1"
     return env
 
 

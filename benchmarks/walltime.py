@@ -82,8 +82,28 @@ def bench_fio(target: Path, work: Path) -> float | None:
 
 def storbench(suite: str, target: Path, env: dict, work: Path) -> float:
     t = run_timed([*storbench_argv(), "run", "--suite", suite, "--size", SIZE, "--runtime", str(RUNTIME_S),
-                   "--target", str(target), "--no-report"], env=env, cwd=work).check()
+                   "--target", str(target), "--no-report", "--repeat", "1"], env=env, cwd=work).check()
     return t.wall_s
+
+
+CURVE_STEPS = "iodepth=1,2,4,8,16,32"
+
+
+def curve_cost(target: Path, env: dict, work: Path) -> tuple[float, float, int]:
+    """``storbench curve`` of 6 one-second steps against bare fio running the job file of each
+    step (read back from the store) one after the other: (curve wall, bare wall, steps)."""
+    import sqlite3
+
+    t = run_timed([*storbench_argv(), "curve", "--target", str(target), "--size", SIZE, "--runtime", "1s",
+                   "--load", CURVE_STEPS, "--label", "bench-curve", "--no-report"], env=env, cwd=work).check()
+    db = sqlite3.connect(env["STORBENCH_DB"])
+    try:
+        (run_id,) = db.execute("SELECT max(id) FROM runs WHERE label = 'bench-curve'").fetchone()
+        jobs = [row[0] for row in db.execute("SELECT job_text FROM results WHERE run_id = ? ORDER BY id", (run_id,))]
+    finally:
+        db.close()
+    bare = bare_fio(jobs, target, work)
+    return t.wall_s, bare, len(jobs)
 
 
 def main() -> int:
@@ -127,9 +147,17 @@ def main() -> int:
                 detail=f"bare fio {bare:.2f} s (median of {len(bares)}): fio's own start-up and finish per workload, the floor",
             ))
             figures.append(Figure(
-                "walltime", f"{suite}: storbench's own time per workload", (sb - bare) / len(jobs), "",
+                "walltime", f"{suite}: storbench's own time per workload", (sb - bare) / len(jobs), "<= 0.05",
                 unit=" s", detail=f"(storbench - bare fio) / {len(jobs)} workloads",
             ))
+            if suite == "quick":
+                walls = [curve_cost(target, env, work) for _ in range(args.rounds)]
+                cw, bw, steps = median([w[0] for w in walls]), median([w[1] for w in walls]), walls[0][2]
+                print(f"  curve: {steps} steps of 1 s; storbench curve {cw:.2f} s, bare fio {bw:.2f} s", flush=True)
+                figures.append(Figure(
+                    "walltime", f"curve: storbench's own time per point ({steps} x 1 s)", (cw - bw) / steps, "<= 0.05",
+                    unit=" s", detail=f"(storbench curve {cw:.2f} s - bare fio {bw:.2f} s of the same job files) / {steps}",
+                ))
             if suite == "quick" and not args.no_bench_fio:
                 bf = bench_fio(target, work)
                 if bf is not None:
