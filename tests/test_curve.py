@@ -95,7 +95,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     with Nbdkit(tmp_path / "a", ["-t", "4", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as four, \
          Nbdkit(tmp_path / "b", ["-t", "8", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as eight:  # fmt: skip
         r = cli("curve", "--target", four.uri, "--target", eight.uri, "--destroy-data", four.uri, "--destroy-data", eight.uri,
-                "--precondition", "--size", "16m", "--runtime", "500ms", "--load", "iodepth=1,2,4,8,16", "--sla", "p50=2ms",
+                "--precondition", "--size", "16m", "--runtime", "300ms", "--load", "iodepth=1,2,4,8,16", "--sla", "p50=2ms",
                 "--label", "delayed", "--json", "--no-report")  # fmt: skip
         assert r.code == 0, r.err
     data = json.loads(r.out)
