@@ -78,11 +78,11 @@ def test_default_target_is_a_scratch_dir_removed_afterwards(cli, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("suite", ["quick", "fs-compare", "ssd-journal", "share", "pts-fio"])
+@pytest.mark.parametrize("suite", ["quick", "fs-compare", "ssd-journal", "share", "pts-fio", "curve"])
 def test_every_builtin_suite_runs_for_real(cli, tmp_path, suite):
     target = tmp_path / "t"
     target.mkdir()
-    res = cli("run", "--suite", suite, "--target", str(target), "--size", "16m", "--runtime", "500ms", "--json")
+    res = cli("run", "--suite", suite, "--target", str(target), "--size", "16m", "--runtime", "200ms", "--json")
     assert res.code == 0, res.err
     records = json.loads(res.out)
     expected = [w.name for w in builtin_catalog().suite(suite).workloads]

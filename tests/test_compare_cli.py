@@ -21,7 +21,7 @@ import pytest
 from conftest import Cli, needs_fio
 
 pytestmark = needs_fio
-SMALL = ("--size", "16m", "--runtime", "1")
+SMALL = ("--size", "16m", "--runtime", "500ms")
 
 
 def _run(cli: Cli, *args: str) -> None:

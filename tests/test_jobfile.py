@@ -290,12 +290,12 @@ def _run(job_text: str, job: Path) -> dict:
 @needs_fio
 @pytest.mark.slow
 def test_quick_suite_runs_for_real_on_one_shared_file(engine, tmp_path):
-    """Every workload of the default suite runs with fio as generated (8 MiB, 1 s each) on one test file."""
+    """Every workload of the default suite runs with fio as generated (8 MiB, 300 ms each) on one test file."""
     target_dir = tmp_path / "tgt"
     target_dir.mkdir()
     files = set()
     for workload in builtin_catalog().suite("quick").workloads:
-        spec = build_job(workload, Target("dir", str(target_dir)), Overrides(size="8m", runtime="1"), ioengine=engine)
+        spec = build_job(workload, Target("dir", str(target_dir)), Overrides(size="8m", runtime="300ms"), ioengine=engine)
         result = _run(spec.job_text, tmp_path / "job.fio")
         job = result["jobs"][0]
         assert job["error"] == 0

@@ -32,7 +32,7 @@ from storbench.store import Store
 pytestmark = needs_fio
 
 SCRIPT_LABEL = "<script>alert(1)</script>"
-SMALL = ("--size", "16m", "--runtime", "1")
+SMALL = ("--size", "16m", "--runtime", "500ms")
 WORKLOADS = ("rnd4k-q1t1-read", "seq1m-q1t1-read")
 FORMAT = {"iops": fmt_iops, "bw_bytes": fmt_bw, "lat_mean_ns": fmt_ns, "clat_p99_ns": fmt_ns}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

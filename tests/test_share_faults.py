@@ -27,7 +27,7 @@ def _killed_mid_run(cli, target: Path, kill) -> tuple[object, float]:
     watcher = when_fio_runs(kill, 1.0)
     started = time.monotonic()
     res = cli("run", "--target", str(target), "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read",
-              "--size", "16m", "--runtime", "5", "--no-report")  # fmt: skip
+              "--size", "16m", "--runtime", "3", "--no-report")  # fmt: skip
     watcher.join()
     return res, time.monotonic() - started
 

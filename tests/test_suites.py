@@ -98,7 +98,7 @@ HEADLINES = {
 
 def test_builtin_suites_are_exactly_the_published_ones():
     catalog = builtin_catalog()
-    assert set(catalog.suites) == set(PUBLISHED)
+    assert set(catalog.suites) == set(PUBLISHED) | {"curve"}  # curve: storbench's own, for storbench curve
     assert DEFAULT_SUITE == "quick"
     assert next(iter(catalog.suites)) == "quick"
     assert len(catalog.suite("pts-fio").workloads) == 16
@@ -162,11 +162,11 @@ def test_unknown_suite_and_workload_messages():
     with pytest.raises(SuiteError) as err:
         catalog.suite("quik")
     assert str(err.value) == (
-        "unknown suite 'quik' (did you mean 'quick'?) (known: fs-compare, pts-fio, quick, share, ssd-journal)"
+        "unknown suite 'quik' (did you mean 'quick'?) (known: curve, fs-compare, pts-fio, quick, share, ssd-journal)"
     )
     with pytest.raises(SuiteError, match=r"^unknown workload 'gitlb' \(did you mean 'gitlab'\?\) \(known: app, "):
         catalog.workload("gitlb")
-    with pytest.raises(SuiteError, match=r"^unknown suite 'x' \(known: fs-compare, pts-fio, quick, share, ssd-journal\)$"):
+    with pytest.raises(SuiteError, match=r"^unknown suite 'x' \(known: curve, fs-compare, pts-fio, quick, share, ssd-journal\)$"):
         catalog.suite("x")
 
 

@@ -281,12 +281,13 @@ def format_knee(knee: Knee | None, points: Sequence[Point]) -> str:
 
 
 def sla_bracket(points: Sequence[Point], figure: str, limit_ns: float) -> tuple[Point | None, Point | None]:
-    """(the highest-IOPS point within the limit, the lowest-IOPS point above it beyond that)."""
+    """(the highest-IOPS point within the limit, the first point after it, in step order,
+    that is beyond the limit); either may be None."""
     inside = [p for p in points if (v := p.figure(figure)) is not None and v <= limit_ns]
-    outside = [p for p in points if (v := p.figure(figure)) is not None and v > limit_ns]
     best = max(inside, key=lambda p: p.iops, default=None)
-    above = [p for p in outside if best is None or p.iops > best.iops]
-    return best, min(above, key=lambda p: p.iops, default=None)
+    start = points.index(best) + 1 if best is not None else 0
+    after = [p for p in points[start:] if (v := p.figure(figure)) is not None and v > limit_ns]
+    return best, (after[0] if after else None)
 
 
 def next_probe(lo_iops: float, hi_iops: float, probes: int) -> float | None:

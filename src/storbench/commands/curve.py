@@ -242,6 +242,9 @@ class _Curve:
         if outside is None:
             note = "the limit held at every step: the ceiling is at least the last step's IOPS (raise the load further)"
             best_rate, best_point, probes = inside.iops, inside, 0
+        elif cv.next_probe(inside.iops, outside.iops, 0) is None or outside.iops <= inside.iops:
+            note = f"the step beyond the limit ({outside.label}) adds no IOPS worth bisecting: the ceiling is {inside.label}"
+            best_rate, best_point, probes = inside.iops, inside, 0
         else:
             base = dict(self.workload.options)
             base.update(dict(outside.step))  # probes at the load of the first step beyond the limit, throttled
