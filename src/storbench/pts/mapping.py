@@ -328,7 +328,7 @@ def map_result_file(pts: PtsResultFile) -> PtsImport:
                 )
         if first.higher_is_better is None:
             said.append(
-                f"{name}: PTS does not say whether more or less {first.scale or 'of it'} is better (Proportion {first.proportion.strip()!r}); compared without a leader"
+                f"{name}: PTS does not say whether more or less {first.scale or 'of it'} is better (Proportion {first.proportion.strip()!r}); stored and shown, not ranked by storbench compare"
             )
     with_results = {r.system for r in records}
     idle = tuple(s.identifier for s in pts.systems if s.identifier not in with_results)
