@@ -146,3 +146,22 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     (chart,) = [f for f in figures if f["layout"]["title"]["text"].startswith("p99 latency against IOPS")]
     lines = [t for t in chart["data"] if t["mode"] == "lines+markers"]
     assert len(lines) == 2 and [len(t["x"]) for t in lines] == [len(a["points"]), len(b["points"])]
+
+
+@needs_fio
+@needs_nbdkit
+def test_rate_steps_hold_their_share_of_the_maximum(cli, tmp_path):
+    """--rate: the unthrottled maximum first, then fio's rate_iops at 25% and 50% of it; on
+    the delayed export (1 ms per read, QD1 from the workload) each step holds its rate."""
+    with Nbdkit(tmp_path / "r", ["memory", "16M"], filters=["delay"], params=["rdelay=1ms"]) as n:
+        r = cli("curve", "--target", n.uri, "--rate", "25%,50%", "--size", "8m", "--runtime", "500ms", "--json", "--no-report")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    names = [x["workload"] for x in data["results"]]
+    assert names[0] == "curve-randread-4k@rate_iops=max"
+    top = data["results"][0]["jobs"][0]["read"]["iops"]
+    (curve,) = data["curves"]
+    assert [p["step"]["rate"] for p in curve["points"]] == ["25%", "50%"]
+    for p, share in zip(curve["points"], (0.25, 0.50)):
+        assert int(p["step"]["rate_iops"]) == round(share * top)
+        assert p["iops"] == pytest.approx(share * top, rel=0.15)
