@@ -82,6 +82,14 @@ def test_sla_bracket_bisection_and_noise():
     assert next_probe(2000, 4000, 6) is None  # probes used up
     assert ceiling_verdict(2 * MS, [1.9 * MS, 2.05 * MS, 1.95 * MS])  # the limit is inside mean ± 2 sd
     assert not ceiling_verdict(2 * MS, [1.50 * MS, 1.52 * MS, 1.49 * MS])
+    from storbench.curve import Ceiling, format_ceiling
+
+    broke = Ceiling("p99", 3 * MS, 3435.0, pt(8, 3435, 2.93), repeated_ns=(5.2 * MS, 6.0 * MS, 7.0 * MS), probes=0)
+    assert not broke.confirmed
+    assert format_ceiling(broke) == (
+        "SLA p99 <= 3.00 ms: at most 3435 IOPS (p99 6.07 ms ± 901.8 µs over 3 runs: NOT confirmed, the repeated runs "
+        "broke the limit; the first run was luck or the load is noisy); 0 probes"
+    )
     assert rate_options({"rw": "randrw", "rwmixread": "70", "numjobs": "2"}, 10000) == (("rate_iops", "3500,1500"),)
     assert rate_options({"rw": "randread"}, 2500.4) == (("rate_iops", "2500"),)
 
@@ -127,7 +135,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     assert inside["iops"] <= c["iops"] <= max(outside["iops"], inside["iops"])
     bisected = outside["iops"] > 1.02 * inside["iops"]  # else the step beyond adds nothing to bisect
     assert (c["probes"] >= 1) == bisected and len(c["repeated_ns"]) == 3
-    assert c["within_noise"] or max(c["repeated_ns"]) <= 2 * MS or min(c["repeated_ns"]) > 2 * MS
+    assert c["confirmed"] == (c["within_noise"] or sum(c["repeated_ns"]) / 3 <= 2 * MS)
     # every probe and the repeated ceiling are stored results of the run
     names = [x["workload"] for x in data["results"]]
     assert sum("@sla_probe=" in n for n in names) == a["sla_ceiling"]["probes"] + b["sla_ceiling"]["probes"]

@@ -124,6 +124,13 @@ class Ceiling:
     probes: int = 0
     note: str = ""
 
+    @property
+    def confirmed(self) -> bool:
+        """The repeated runs kept the limit on average, or it is within their noise."""
+        if not self.repeated_ns:
+            return True
+        return self.within_noise or sum(self.repeated_ns) / len(self.repeated_ns) <= self.limit_ns
+
 
 # --------------------------------------------------------------------------- parsing
 
@@ -322,7 +329,12 @@ def format_ceiling(c: Ceiling) -> str:
         s = summarize(list(c.repeated_ns))
         spread = f" ± {_ms(s.stddev)}" if s.stddev is not None else ""
         text += f" ({c.figure} {_ms(s.mean)}{spread} over {s.n} runs"
-        text += ", within the noise: the limit lies inside mean ± 2 sd)" if c.within_noise else ")"
+        if c.within_noise:
+            text += ", within the noise: the limit lies inside mean ± 2 sd)"
+        elif not c.confirmed:
+            text += ": NOT confirmed, the repeated runs broke the limit; the first run was luck or the load is noisy)"
+        else:
+            text += ")"
     text += f"; {c.probes} probe{'s' if c.probes != 1 else ''}"
     return text + (f"; {c.note}" if c.note else "")
 

@@ -282,7 +282,7 @@ def _ceiling_json(c) -> dict:
     return {"figure": c.figure, "limit_ns": c.limit_ns, "iops": c.rate_iops,
             "step": dict(c.point.step) if c.point is not None else None,
             "repeated_ns": list(c.repeated_ns), "iops_repeated": list(c.iops_repeated),
-            "within_noise": c.within_noise, "probes": c.probes, "note": c.note}  # fmt: skip
+            "within_noise": c.within_noise, "confirmed": c.confirmed, "probes": c.probes, "note": c.note}  # fmt: skip
 
 
 def _point_line(p) -> str:
