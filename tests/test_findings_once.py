@@ -25,9 +25,13 @@ def test_run_wide_checks_fold_what_every_workload_shares_but_never_invalid():
     recs = [_rec("a", ("short-run", "warning"), ("sparse-read", "invalid")), _rec("b", ("short-run", "warning"), ("sparse-read", "invalid")),
             _rec("c", ("short-run", "warning"), ("fio-cpu-bound", "warning"))]  # fmt: skip
     assert run_wide_checks(recs) == {("short-run", "warning"): ["a", "b", "c"]}
-    assert format_run_wide(recs) == ["for every workload (3): warning [short-run] short-run of a", "  fix: fix short-run"]
+    # each workload says its own words (its figures): the check and its fix are said once
+    assert format_run_wide(recs) == ["for every workload (3): warning [short-run]:", "  a: short-run of a", "  b: short-run of b",
+                                     "  c: short-run of c", "  fix: fix short-run"]  # fmt: skip
     lines = format_findings(recs)
-    assert lines[0] == "WARNING  every workload (3) [short-run] short-run of a"
+    assert lines[:2] == ["WARNING  every workload (3) [short-run]:", "         a: short-run of a"]
+    same = [dataclasses.replace(r, findings=tuple(dataclasses.replace(f, message="5 s only") for f in r.findings)) for r in recs]
+    assert format_run_wide(same) == ["for every workload (3): warning [short-run] 5 s only", "  fix: fix short-run"]
     assert sum("[sparse-read]" in ln for ln in lines) == 2 and sum("[fio-cpu-bound]" in ln for ln in lines) == 1
     assert run_wide_checks(recs[:1]) == {}  # one workload: nothing to fold
     assert run_wide_checks([recs[0], dataclasses.replace(recs[2], findings=())]) == {}

@@ -85,10 +85,31 @@ def format_run_wide(records: Sequence[ResultRecord], *, notes: bool = False) -> 
     for (check, severity), workloads in sorted(wide.items(), key=lambda kv: -SEVERITIES.index(kv[0][1])):
         if severity == "info" and not notes:
             continue
-        first = next(f for rec in records for f in rec.findings if (f.check, f.severity) == (check, severity))
-        lines.append(f"for every workload ({len(workloads)}): {severity} [{check}] {first.message}")
-        lines.append(f"  fix: {first.fix}")
+        said = _latest_of(records, check, severity)
+        head = f"for every workload ({len(workloads)}): {severity} [{check}]"
+        lines.extend(_said_once(head, said, "  "))
     return lines
+
+
+def _latest_of(records: Sequence[ResultRecord], check: str, severity: str) -> list[tuple[str, object]]:
+    """(workload, finding) of the last repetition of each workload that has the check."""
+    out = []
+    for group in group_records(records):
+        f = next((f for f in group[-1].findings if (f.check, f.severity) == (check, severity)), None)
+        if f is not None:
+            out.append((group[-1].workload, f))
+    return out
+
+
+def _said_once(head: str, said: list, indent: str) -> list[str]:
+    """One line when every workload says the same words; else the head, then each workload's
+    own words (its figures), and the fix once."""
+    messages = list(dict.fromkeys(f.message for _, f in said))
+    if len(messages) == 1:
+        lines = [f"{head} {messages[0]}"]
+    else:
+        lines = [f"{head}:"] + [f"{indent}{w}: {f.message}" for w, f in said]
+    return lines + [f"{indent}fix: {fix}" for fix in dict.fromkeys(f.fix for _, f in said)]
 
 
 def format_results_table(records: Sequence[ResultRecord], title: str | None = None) -> Table:
@@ -164,9 +185,8 @@ def format_findings(records: Sequence[ResultRecord]) -> list[str]:
     found.sort(key=lambda fr: -SEVERITIES.index(fr[0].severity))
     lines = []
     for (check, severity), workloads in sorted(wide.items(), key=lambda kv: -SEVERITIES.index(kv[0][1])):
-        first = next(f for rec in latest for f in rec.findings if (f.check, f.severity) == (check, severity))
-        lines.append(f"{severity.upper():8} every workload ({len(workloads)}) [{check}] {first.message}")
-        lines.append(f"         fix: {first.fix}")
+        lines.extend(_said_once(f"{severity.upper():8} every workload ({len(workloads)}) [{check}]",
+                                _latest_of(records, check, severity), " " * 9))  # fmt: skip
     # the same check on several workloads: each says its own figures, the fix is said once
     by_check: dict[tuple, list] = {}
     for i, (f, rec) in enumerate(found):  # an invalid finding stays on its own line, beside its workload
