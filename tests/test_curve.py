@@ -116,9 +116,12 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
         by = {p["step"]["iodepth"]: p for p in curve["points"]}
         assert list(by) == ["1", "4", "8", "16"] or curve["stopped"].startswith("throughput stopped growing")
         # QD1: one read at a time, each at least 1 ms
-        assert by["1"]["p50_ns"] >= 1.0 * MS and 300 <= by["1"]["iops"] <= 1000
-        # QD4: four at a time, each still about 1 ms: about 4x the IOPS of QD1
-        assert by["4"]["iops"] >= 2.5 * by["1"]["iops"]
+        assert by["1"]["p50_ns"] >= 1.0 * MS and 200 <= by["1"]["iops"] <= 1000
+        # QD4: four at a time (ideally 4x QD1; a busy 2-core machine gets less)
+        assert by["4"]["iops"] >= 1.5 * by["1"]["iops"]
+        # every step obeys Little's law: outstanding I/O = IOPS x mean latency
+        for qd, p in by.items():
+            assert 0.6 * int(qd) <= p["iops"] * p["lat_mean_ns"] / 1e9 <= 1.15 * int(qd), (qd, p)
         # QD16: never more than the threads allow (threads / 1 ms), the rest waits in the queue
         assert by["16"]["iops"] <= 1.05 * threads * 1000
         assert by["16"]["p50_ns"] >= 0.8 * (16 / threads) * MS
