@@ -27,7 +27,7 @@ pytestmark = [
 
 #: the share suite's one-job workloads (its 16-job ones take minutes through two FUSE clients on 2 cores)
 SHARE = ("--workload", "seq-read", "--workload", "seq-write", "--workload", "rand-read-1", "--workload", "rand-write-1")
-SWEEP = (*SHARE, "--sweep", "bs=4k,128k,8m", "--size", "16m", "--runtime", "300ms", "--no-report")
+SWEEP = (*SHARE, "--sweep", "bs=4k,128k,8m", "--size", "16m", "--runtime", "200ms", "--no-report")
 
 
 def test_share_study_smb_sshfs_nbd(cli, tmp_path: Path, iperf3_server):  # noqa: F811

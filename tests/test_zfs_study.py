@@ -41,7 +41,7 @@ def assert_nothing_left(tmp_path: Path) -> None:
 def test_filesystem_study_ext4_xfs_zfs_raid10_raidz1(zfs, cli, tmp_path: Path):
     res = cli(
         "matrix", "--loop-files", "4", "--loop-size", "320m", "--fs", "ext4,xfs,zfs-raid10,zfs-raidz1",
-        "--suite", "fs-compare", "--size", "16m", "--runtime", "500ms", "--label", "fs", "--json",
+        "--suite", "fs-compare", "--size", "16m", "--runtime", "300ms", "--label", "fs", "--json",
         "--report", str(tmp_path / "fs.html"),
     )  # fmt: skip
     assert res.code == 0, res.err
