@@ -77,6 +77,34 @@ def _catalog(suite_file: str | None):
     return catalog
 
 
+def chosen_workloads(catalog, suite_name: str | None, workload_names) -> tuple[tuple, str | None]:
+    """The workloads ``--suite``/``--workload`` name (default: the quick suite) and the suite's
+    name (None for single workloads); a one-line UsageError for both at once."""
+    if workload_names:
+        if suite_name:
+            raise UsageError("give either --suite or --workload, not both")
+        return tuple(catalog.workload(n) for n in workload_names), None
+    suite = catalog.suite(suite_name or "quick")
+    return suite.workloads, suite.name
+
+
+class DescribeOnce:
+    """Telemetry that describes each target once (curve steps and steady-state rounds each
+    call runner.execute, which would describe the target again every time)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.cache: dict[str, object] = {}
+
+    def describe(self, target, fio_version):
+        if target.path not in self.cache:
+            self.cache[target.path] = self.inner.describe(target, fio_version)
+        return self.cache[target.path]
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
 def _finite(data):
     """``data`` with NaN and infinities as None: JSON has no such numbers, and fio's text
     output does print ``stdev=nan`` (a figure that was not measured, which JSON calls null)."""

@@ -17,29 +17,12 @@ import click
 
 from ..errors import StorbenchError, UsageError
 from ..model import ResultRecord
-from .common import App, _catalog, _overrides, _print_json, _public, pass_app
+from .common import App, DescribeOnce, _catalog, _overrides, _print_json, _public, pass_app
 
 DEFAULT_LOAD = ("iodepth=1,2,4,8,16,32,64",)
 DEFAULT_WORKLOAD = "curve-randread-4k"
 #: how often the winning SLA rate runs again to say how sure the ceiling is
 CEILING_REPEAT = 3
-
-
-class _Described:
-    """Telemetry that describes each target once for the whole curve (a step is a run of
-    its own for runner.execute, which would describe the target again)."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.cache: dict[str, object] = {}
-
-    def describe(self, target, fio_version):
-        if target.path not in self.cache:
-            self.cache[target.path] = self.inner.describe(target, fio_version)
-        return self.cache[target.path]
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
 
 
 @click.command()
@@ -92,7 +75,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, loads, rate, st
         from .run import _CliReporter
 
         reporter = stack.enter_context(_CliReporter(app, app.env.show_progress))
-        telemetry = _Described(runner.SystemTelemetry())
+        telemetry = DescribeOnce(runner.SystemTelemetry())
         status, reason = "complete", None
         try:
             for target in resolved:

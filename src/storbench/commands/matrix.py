@@ -190,15 +190,9 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     if bool(fs_list) == bool(setups_file):
         raise UsageError("give the setups with either --fs LIST or --setups FILE")
     setups = setups_from_fs_list(fs_list) if fs_list else load_setups_file(setups_file)
-    catalog = _catalog(suite_file)
-    if workload_names:
-        if suite_name:
-            raise UsageError("give either --suite or --workload, not both")
-        workloads = tuple(catalog.workload(n) for n in workload_names)
-        suite = None
-    else:
-        chosen = catalog.suite(suite_name or "quick")
-        workloads, suite = chosen.workloads, chosen.name
+    from .common import chosen_workloads
+
+    workloads, suite = chosen_workloads(_catalog(suite_file), suite_name, workload_names)
     from ..sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])

@@ -15,6 +15,8 @@ from ..errors import StorbenchError, UsageError
 from ..model import Overrides, ResultRecord, Target
 from .common import (
     App,
+    DescribeOnce,
+    chosen_workloads,
     _catalog,
     _overrides,
     _print_json,
@@ -294,16 +296,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    catalog = _catalog(suite_file)
-    if workload_names:
-        if suite_name:
-            raise UsageError("give either --suite or --workload, not both")
-        workloads = tuple(catalog.workload(n) for n in workload_names)
-        suite_label = None
-    else:
-        suite = catalog.suite(suite_name or "quick")
-        workloads = suite.workloads
-        suite_label = suite.name
+    workloads, suite_label = chosen_workloads(_catalog(suite_file), suite_name, workload_names)
     from ..sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
@@ -641,9 +634,7 @@ def _until_steady(app: App, run_id, specs, executor, store, reporter, label, req
     from .. import runner
     from ..metrics import headline_value
     from ..steady import MAX_ROUNDS, steady_state
-    from .curve import _Described
-
-    telemetry = _Described(_telemetry(request, store, remote=False))
+    telemetry = DescribeOnce(_telemetry(request, store, remote=False))
     history: dict[tuple[str, str], list[ResultRecord]] = {k: list(v) for k, v in previous.items()}
     verdicts: dict[str, dict] = {}
     open_specs = list(specs)
