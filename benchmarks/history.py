@@ -24,6 +24,7 @@ commands from another source tree (before/after figures).
 from __future__ import annotations
 
 import dataclasses
+import random
 import sys
 import time
 from pathlib import Path
@@ -45,17 +46,38 @@ SOURCES = {  # workload name -> fio JSON fixture
     "randrw-70-30": "h_randrw.json",
     "numjobs-group": "c_numjobs_group_reporting.json",
 }
-TEMPLATES = 8  # template runs: each workload stored 8 times with slightly different figures
+#: template runs, each workload stored once per template with figures of its own; a prime,
+#: so that the 50 runs the report takes (evenly spread over the history) are 50 different
+#: templates, and the report's size is that of 50 different runs (not of one copied)
+TEMPLATES = 53
 
 
-def scaled(fio, factor: float):
-    """The same fio result with every direction's IOPS and bandwidth scaled by ``factor``."""
-    jobs = []
-    for job in fio.jobs:
-        dirs = {name: dataclasses.replace(d, iops=d.iops * factor, bw_bytes=d.bw_bytes * factor)
-                for name, d in job.directions.items()}
-        jobs.append(dataclasses.replace(job, directions=dirs))
+def scaled(fio, factor: float, seed: int):
+    """The same fio result with every direction's IOPS and bandwidth scaled by ``factor`` and
+    its latencies (mean, sd, percentiles) moved by up to ±5 % (seeded): runs
+    that differ as real runs do, not copies."""
+    rng = random.Random(seed)
+
+    def lat(s):
+        if s is None:
+            return None
+        m = rng.uniform(0.95, 1.05)
+        return dataclasses.replace(s, min_ns=s.min_ns * m, max_ns=s.max_ns * m, mean_ns=s.mean_ns * m, stddev_ns=s.stddev_ns * m,
+                                   percentiles={k: v * rng.uniform(0.95, 1.05) for k, v in s.percentiles.items()})  # fmt: skip
+
+    def jitter(d):
+        return dataclasses.replace(d, iops=d.iops * factor, bw_bytes=d.bw_bytes * factor,
+                                   lat_ns=lat(d.lat_ns), clat_ns=lat(d.clat_ns), slat_ns=lat(d.slat_ns))  # fmt: skip
+
+    jobs = [dataclasses.replace(job, directions={name: jitter(d) for name, d in job.directions.items()}) for job in fio.jobs]
     return dataclasses.replace(fio, jobs=tuple(jobs))
+
+
+def jittered_series(series, seed: int):
+    """Per-second series with every value moved by up to ±20 % (seeded)."""
+    rng = random.Random(seed)
+    return {kind: ({d: [(t, v * rng.uniform(0.8, 1.2)) for t, v in pts] for d, pts in per.items()} if isinstance(per, dict) else per)
+            for kind, per in series.items()}  # fmt: skip
 
 
 def build_database(db: Path, nruns: int) -> dict:
@@ -91,9 +113,9 @@ def build_database(db: Path, nruns: int) -> dict:
             for workload, (raw, fio) in sources.items():
                 opts = dict(fio.jobs[0].options) if fio.jobs else {}
                 store.add_result(ResultRecord(
-                    run_id=run_id, workload=workload, target="/srv", fio=scaled(fio, 0.94 + 0.015 * t), raw_output=raw,
+                    run_id=run_id, workload=workload, target="/srv", fio=scaled(fio, 0.94 + 0.005 * t, seed=t), raw_output=raw,
                     label=f"template-{t}", options=opts, job_text=f"[{workload}]\n", repetition=0,
-                    created_at="2026-11-01T00:00:00Z", storage=storage, activity=activity, series=series,
+                    created_at="2026-11-01T00:00:00Z", storage=storage, activity=activity, series=jittered_series(series, t),
                     space={"files_before": [], "files_after": [], "fs_used_before": 1, "fs_used_after": 2},
                     findings=(dataclasses.replace(finding, workload=workload),),
                 ))

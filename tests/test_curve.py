@@ -10,9 +10,9 @@ import json
 import shutil
 
 import pytest
-
 from conftest import needs_fio
 from servers import Nbdkit
+
 from storbench.curve import (
     Point,
     ceiling_verdict,
@@ -26,6 +26,7 @@ from storbench.curve import (
     stop_reason,
 )
 from storbench.errors import UsageError
+from storbench.render.html import embedded
 
 MS = 1e6
 
@@ -153,7 +154,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     assert f"knee at iodepth={a['knee']['step']['iodepth']}" in shown and "SLA p50 <= 2.00 ms: at most" in shown
     assert cli("report", str(data["run"]), "-o", str(tmp_path / "c.html")).code == 0
     page = (tmp_path / "c.html").read_text()
-    figures = json.loads(page.split('id="storbench-figures">')[1].split("</script>")[0])
+    figures = embedded(page, "storbench-figures")
     (chart,) = [f for f in figures if f["layout"]["title"]["text"].startswith("p99 latency against IOPS")]
     lines = [t for t in chart["data"] if t["mode"] == "lines+markers"]
     assert len(lines) == 2 and [len(t["x"]) for t in lines] == [len(a["points"]), len(b["points"])]

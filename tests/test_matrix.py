@@ -1038,3 +1038,60 @@ def test_qemu_nbd_server_starts_and_stops(tmp_path):
             pass
     assert "\n" not in str(info.value) and "exited with status" in str(info.value)
     assert not sock.exists() and _qemu_nbd_mentioning(str(tmp_path)) == []
+
+
+@needs_root
+@needs_fio
+@needs_tools
+@needs_qemu
+def test_matrix_curve_on_a_filesystem_and_an_nbd_image(cli, tmp_path, private_tmp):
+    """matrix --curve: the one workload's load raised on every setup (ext4 on the loop device,
+    a raw image served by qemu-nbd: two target kinds), each step stored in the setup's run,
+    compared step by step, the curves side by side at the SLA's latency and on one chart."""
+    setups = tmp_path / "s.toml"
+    setups.write_text('[setup.ext4]\nmkfs = "ext4"\n\n[setup.raw]\nmkfs = "ext4"\nimage = { format = "raw", size = "64m" }\n')
+    loop = tmp_path / "scratch.img"
+    report = tmp_path / "curve.html"
+    res = cli("matrix", "--loop-file", str(loop), "--loop-size", "200m", "--setups", str(setups), "--curve",
+              "--load", "iodepth=1,4", "--sla", "p99=10s", *SMALL, "--repeat", "1", "--label", "cv", "--report", str(report))  # fmt: skip
+    assert res.code == 0, res.err
+    runs = _records_by_label(cli, "cv/")
+    assert sorted(runs) == ["cv/ext4", "cv/raw"]
+    from storbench.store import Store
+
+    store = Store.open(f"sqlite:///{cli.db}")
+    try:
+        metas = {label: store.run_meta(info.run_id) for label, (info, _records) in runs.items()}
+    finally:
+        store.close()
+    last_iops = {}
+    for label, (info, records) in runs.items():
+        assert info.status == "complete", (label, info.reason)
+        steps = [r.workload for r in records if "@iodepth=" in r.workload]
+        assert steps == ["curve-randread-4k@iodepth=1", "curve-randread-4k@iodepth=4"]
+        ceiling = [r for r in records if "@sla_ceiling=" in r.workload]
+        assert len(ceiling) == 3  # the limit held at every step: the last step again, three times
+        engine = "nbd" if label == "cv/raw" else "libaio"
+        assert {r.options["ioengine"] for r in records} == {engine}
+        (curve,) = metas[label]["curve_result"]["curves"]
+        assert curve["setup"] == label.split("/")[1] and [p["step"] for p in curve["points"]] == [{"iodepth": "1"}, {"iodepth": "4"}]
+        by_id = {r.result_id: r for r in records}
+        for p in curve["points"]:  # each point is its stored result's figures
+            assert p["iops"] == pytest.approx(by_id[p["result"]].fio.jobs[0].directions["read"].iops)
+        assert curve["sla_ceiling"]["note"].startswith("the limit held at every step")
+        last_iops[label.split("/")[1]] = curve["points"][-1]["iops"]
+    # compared step by step (the ceiling runs are each setup's own), then side by side at the SLA's 10 s
+    assert "compared step by step: 2 load step(s) every setup ran" in res.out
+    assert "curve-randread-4k@iodepth=4" in res.out
+    (iso,) = [ln for ln in res.out.splitlines() if ln.startswith("at the same p99 (10.00 s): ")]
+    first, second = sorted(last_iops, key=lambda k: -last_iops[k])
+    assert iso.index(first) < iso.index(second)
+    share = (last_iops[second] / last_iops[first] - 1) * 100
+    assert f"({share:+.0f}%)" in iso
+    # the report draws both curves on one chart
+    from storbench.render.html import embedded
+
+    figures = embedded(report.read_text(), "storbench-figures")
+    (chart,) = [f for f in figures if f["layout"]["title"]["text"].startswith("p99 latency against IOPS")]
+    assert sorted(t["name"] for t in chart["data"] if t["mode"] == "lines+markers") == ["ext4", "raw"]
+    assert_clean(loop, private_tmp)

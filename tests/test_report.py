@@ -14,16 +14,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import Cli, needs_fio
 from markupsafe import escape
 
-from conftest import Cli, needs_fio
 from storbench import compare
 from storbench.commands.common import App
 from storbench.context import Env
 from storbench.metrics import direction_figures
 from storbench.model import Finding
 from storbench.render import html_charts
-from storbench.render.html import format_html_report
+from storbench.render.html import embedded, format_html_report
 from storbench.render.markdown import format_markdown_report, md
 from storbench.render.units import fmt_bw, fmt_iops, fmt_ns
 from storbench.stats import summarize
@@ -105,12 +105,15 @@ class _Cells(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.cells: list[tuple[dict[str, str], str]] = []
         self._open: dict[str, str] | None = None
+        self._row: dict[str, str] = {}
         self._text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if tag == "tr":  # the row names the configuration and direction, each cell its metric
+            self._row = {k: v for k, v in a.items() if k in ("data-config", "data-direction")}
         if tag == "td" and "data-metric" in a:
-            self._open, self._text = a, []
+            self._open, self._text = {**self._row, **a}, []
 
     def handle_endtag(self, tag):
         if tag == "td" and self._open is not None:
@@ -123,17 +126,17 @@ class _Cells(HTMLParser):
 
 
 def _script(html: str, element_id: str):
-    m = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', html, re.S)
-    assert m, element_id
-    return json.loads(m.group(1))
+    """An embedded part of the page, unpacked (gzip + base64, as the page's script does)."""
+    return embedded(html, element_id)
 
 
-def _without_plotly(html: str) -> str:
-    """The page minus the inlined plotly.js (which names URLs in its code, never fetched)."""
-    scripts = [m for m in re.finditer(r"<script>(.*?)</script>", html, re.S)]
-    biggest = max(scripts, key=lambda m: len(m.group(1)))
-    assert "plotly" in biggest.group(1)[:2000].lower()
-    return html[: biggest.start()] + html[biggest.end() :]
+def _unpacked(html: str) -> str:
+    """The page with its packed parts (the data, the figures, plotly.js) as plain text."""
+    def plain(m: re.Match) -> str:
+        part = embedded(html, m.group(1))
+        return m.group(0).replace(m.group(2), part if isinstance(part, str) else json.dumps(part))
+
+    return re.sub(r'<script type="application/gzip" id="([^"]+)"[^>]*>(.*?)</script>', plain, html, flags=re.DOTALL)
 
 
 def _stored_values(runs: Runs, run_id: int) -> dict[tuple[str, str, str], list[float]]:
@@ -271,20 +274,23 @@ def test_invalid_findings_make_a_red_banner(runs):
 
 
 def test_nothing_is_loaded_from_the_network(report_html):
-    rest = _without_plotly(report_html)
+    # the page minus the packed parts (plotly.js names URLs in its code, never fetched)
+    rest = re.sub(r'(<script type="application/gzip"[^>]*>)[A-Za-z0-9+/=]*</script>', r"\1</script>", report_html)
+    assert len(rest) < len(report_html) - 500_000
     assert "http://" not in rest and "https://" not in rest
-    assert not re.search(r"<(script|img|link|iframe|source|video|audio|embed|object)\b[^>]*\b(src|href|data)=", rest, re.I)
+    assert not re.search(r"<(script|img|link|iframe|source|video|audio|embed|object)\b[^>]*\b(src|href|data)=", rest, re.IGNORECASE)
     assert "@import" not in rest and "url(" not in rest
     assert '<meta name="viewport"' in rest
-    # exactly our four scripts: two JSON blocks, plotly.js and the drawing code
+    # exactly our four scripts: the packed data, figures and plotly.js, and the drawing code
     assert len(re.findall(r"<script\b", report_html)) == 4
+    assert "plotly.js (basic - minified) v" in embedded(report_html, "storbench-plotly")
 
 
 def test_a_script_label_is_text(report_html):
     assert SCRIPT_LABEL not in report_html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report_html
-    # inside JSON the label is \u003c-escaped, so it cannot close the <script> element
-    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in report_html
+    # inside the packed JSON the label is base64, so it cannot close the <script> element
+    assert report_html.count("</script>") == 4
     data = _script(report_html, "storbench-data")
     assert data["configs"][1]["name"] == SCRIPT_LABEL
     figures = _script(report_html, "storbench-figures")
@@ -299,9 +305,10 @@ def test_the_same_input_gives_the_same_page(runs):
     cmp = compare.compare(compare.configurations(records, {1: "alpha", 2: SCRIPT_LABEL}))
     one = format_html_report(records, cmp, generated_at="t")
     assert one == format_html_report(records, cmp, generated_at="t")
-    # plotly.js's partial bundle (1.19 MB) is most of it, not the full 4.8 MB one
-    assert "plotly.js (basic - minified) v" in one
-    assert 1_190_000 < len(one.encode()) < 1_500_000
+    # plotly.js's partial bundle (1.19 MB, 0.53 MB packed) is most of it, not the full 4.8 MB one
+    assert "plotly.js (basic - minified) v" in embedded(one, "storbench-plotly")
+    assert 520_000 < len(one.encode()) < 800_000
+    assert 1_190_000 < len(_unpacked(one).encode()) < 1_500_000
     # the bundle draws every trace the report makes
     from storbench.render.html import PLOTLY_TRACE_TYPES
 
@@ -459,3 +466,57 @@ def test_imported_results_of_every_kind_render(cli):
     text = (cli.cwd / "imp.md").read_text()
     for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
         assert (cli.cwd / link).read_bytes().startswith(PNG_MAGIC)
+
+
+# --------------------------------------------------------------------------- many configurations
+
+
+def _many(runs: Runs, n: int) -> tuple[list, compare.Comparison]:
+    """``n`` configurations made from the real runs' records: run 1's results copied as runs
+    1..n, configuration i with IOPS and bandwidth scaled by 1 + i/100 (so the ranking is known)."""
+    with contextlib.closing(runs.store()) as store:
+        base = store.results(runs.a)
+    records = []
+    for i in range(n):
+        for r in base:
+            jobs = tuple(
+                dataclasses.replace(j, directions={k: dataclasses.replace(d, iops=d.iops * (1 + i / 100), bw_bytes=d.bw_bytes * (1 + i / 100))
+                                                   for k, d in j.directions.items()})
+                for j in r.fio.jobs
+            )  # fmt: skip
+            records.append(dataclasses.replace(r, run_id=i + 1, label=f"cfg-{i:02d}", fio=dataclasses.replace(r.fio, jobs=jobs)))
+    return records, compare.compare(compare.configurations(records, {i + 1: f"cfg-{i:02d}" for i in range(n)}))
+
+
+def test_charted_configs_are_the_baseline_and_both_ends_of_the_ranking(runs):
+    records, cmp = _many(runs, 12)
+    chosen = [c.name for c in html_charts.charted_configs(cmp, WORKLOADS[0], "iops")]
+    # cfg-00 is the baseline (slowest); cfg-11 the fastest: best, worst, second best, ... of the other eleven
+    assert chosen == ["cfg-00", "cfg-01", "cfg-02", "cfg-03", "cfg-08", "cfg-09", "cfg-10", "cfg-11"]
+    few = _many(runs, 3)[1]
+    assert [c.name for c in html_charts.charted_configs(few, WORKLOADS[0], "iops")] == ["cfg-00", "cfg-01", "cfg-02"]
+
+
+def test_a_report_of_many_configurations_stays_small_and_keeps_every_figure(runs):
+    records, cmp = _many(runs, 12)
+    page = format_html_report(records, cmp, generated_at="t")
+    figures = _script(page, "storbench-figures")
+    pct = [f for f in figures if f["layout"]["title"]["text"].startswith("Latency percentiles")]
+    assert len(pct) == len(WORKLOADS)
+    for f in pct:
+        assert "8 of 12 configurations" in f["layout"]["title"]["text"]
+        assert {t["name"].rsplit(" ", 1)[0] for t in f["data"]} == {"cfg-00", "cfg-01", "cfg-02", "cfg-03", "cfg-08", "cfg-09", "cfg-10", "cfg-11"}
+    # no chart per configuration for device activity: one table per workload, every configuration in it
+    assert not [f for f in figures if f["layout"]["title"]["text"].startswith(("Device and CPU activity", "CPU activity"))]
+    with_activity = {r.label for r in records if r.activity is not None}
+    if with_activity:
+        tables = re.findall(r'<table class="activity">(.*?)</table>', page, re.S)
+        assert len(tables) == len(WORKLOADS)
+        assert all(f'<td class="cfg">{name}</td>' in tables[0] for name in with_activity)
+    # the figures table still has every configuration, with its stored mean
+    cells = _Cells()
+    cells.feed(page)
+    keys = {(a["data-config"], a["data-metric"]) for a, _ in cells.cells}
+    assert {(c.key, "iops") for c in cmp.configs} <= keys
+    # packed: the page is far smaller than what it holds
+    assert len(page.encode()) < 0.6 * len(_unpacked(page).encode())

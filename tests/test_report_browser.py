@@ -7,14 +7,14 @@ width go to ``test-artifacts/`` at the repository root for a person to look at.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
 import pytest
-
 from conftest import needs_fio
+
+from storbench.render.html import embedded
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -71,9 +71,7 @@ def _open(browser, path: Path, width: int, height: int = 900):
 
 def _figure_count(path: Path) -> int:
     html = path.read_text(encoding="utf-8")
-    m = re.search(r'<script type="application/json" id="storbench-figures">(.*?)</script>', html, re.S)
-    assert m
-    return len(json.loads(m.group(1)))
+    return len(embedded(html, "storbench-figures"))
 
 
 def test_report_renders_offline_without_errors(browser, report_path):

@@ -74,6 +74,7 @@ from .devsettings import apply_settings, restore_settings
 from .errors import Interrupted, StorbenchError, TargetError, UsageError
 from .images import ImageError, create_image, run_command, socket_path_for, start_server
 from .jobfile import build_job
+from .curve import CurvePlan
 from .model import JobSpec, Overrides, ResultRecord, RunInfo, Target, Workload
 from .runner import Repeat
 from .setups import (
@@ -155,6 +156,7 @@ class Study:
     suite: str | None = None
     keep_files: bool = False
     prefill: bool = False  # one sequential write pass over each setup's test area before its workloads
+    curve: CurvePlan | None = None  # matrix --curve: the one workload's load raised step by step on every setup
 
     def meta(self, scratch: Scratch) -> dict:
         return {
@@ -172,6 +174,7 @@ class Study:
             "suite": self.suite,
             "keep_files": self.keep_files,
             "prefill": self.prefill,
+            "curve": self.curve.meta() if self.curve is not None else None,
             "scratch": scratch.meta(),
         }
 
@@ -198,6 +201,7 @@ class Study:
                 label=meta["label"], setups=tuple(setups), workloads=workloads, overrides=overrides,
                 repeat=Repeat(**meta["repeat"]), suite=meta.get("suite"), keep_files=bool(meta.get("keep_files")),
                 prefill=bool(meta.get("prefill", False)),
+                curve=CurvePlan.from_meta(meta["curve"]) if meta.get("curve") else None,
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"this study cannot be resumed: its stored plan is incomplete ({exc})") from None
@@ -1090,11 +1094,14 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         for rec in old:  # the setup is built afresh: earlier results count for the new target
             previous.setdefault((rec.workload, built.target.display), []).append(rec)
-        outcome = runner_mod.execute(
-            run_id, specs, executor=ctx.executor, sink=_ImageSink(store, built.image), reporter=ctx.reporter,
-            label=label, clock=ctx.clock, keep_files=study.keep_files, repeat=study.repeat,
-            telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous, prefill=study.prefill,
-        )  # fmt: skip
+        if study.curve is not None:
+            _run_curve(ctx, built, setup, run_id, label, builder.tmpdir)
+        else:
+            outcome = runner_mod.execute(
+                run_id, specs, executor=ctx.executor, sink=_ImageSink(store, built.image), reporter=ctx.reporter,
+                label=label, clock=ctx.clock, keep_files=study.keep_files, repeat=study.repeat,
+                telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous, prefill=study.prefill,
+            )  # fmt: skip
     except Interrupted as exc:  # runner: "interrupted (SIGTERM) during workload 'x'; N result(s) were stored before it"
         interrupted = f"{str(exc).split(';', 1)[0]} of setup {setup.name!r}"
     except KeyboardInterrupt as exc:
@@ -1122,7 +1129,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         raise _SetupInterrupted(
             interrupted, SetupOutcome(setup=setup.name, run_id=run_id, status="incomplete", reason=interrupted, stored=stored_now)
         )
-    stored_now = len(outcome.stored) if outcome is not None else 0
+    stored_now = len(outcome.stored) if outcome is not None else (_count_new(store, run_id, old) if study.curve is not None else 0)
     had = bool(old) or stored_now > 0
     if error is not None:
         reason = f"setup {setup.name!r}: {error}"
@@ -1148,6 +1155,32 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
     if pending:
         raise _SetupInterrupted(f"interrupted ({pending[0]}) after setup {setup.name!r}", result)
     return result
+
+
+def _run_curve(ctx: _Context, built: Built, setup: Setup, run_id: int, label: str, tmpdir: str) -> None:
+    """``matrix --curve``: the study's one workload raised step by step on this setup's
+    target (:class:`curve_runner.CurveRunner`), each step stored in the setup's run; the
+    curve, its knee and SLA ceiling go into the run's meta (``curve_result``), as for
+    ``storbench curve``.  The steps' test file is removed before the setup is torn down."""
+    from .curve_runner import CurveRunner
+
+    assert ctx.study.curve is not None
+    steps, shares, stop, limit = ctx.study.curve.parsed()
+    workload = ctx.study.workloads[0]
+    curve = CurveRunner(
+        run_id, workload, built.target, ctx.study.overrides, executor=ctx.executor, store=ctx.store, reporter=ctx.reporter,
+        telemetry=_SetupTelemetry(built, ctx.telemetry), repeat=ctx.study.repeat.count, clock=ctx.clock, cwd=tmpdir,
+        sink=_ImageSink(ctx.store, built.image), export_size=built.export_size, label=label,
+    )  # fmt: skip
+    try:
+        result = curve.run(steps, shares, stop, limit)
+    finally:
+        if not ctx.study.keep_files:
+            curve.remove_files()
+    result["setup"] = setup.name
+    for line in result["lines"]:
+        ctx.say(f"  {line}")
+    ctx.store.update_run_meta(run_id, {"curve_result": {"workload": workload.name, "curves": [result]}})
 
 
 def _stored_count(store: Any, run_id: int) -> int:

@@ -86,6 +86,11 @@ def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."
 @click.option("--label", metavar="STUDY", help="Name the study; each setup's run is labelled STUDY/SETUP (default: matrix-DATE-TIME).")
 @click.option("--resume", metavar="STUDY", help="Continue a study: skip complete setups, finish the others.")
 @click.option("--keep-files", is_flag=True, help="Keep the loop file (with the last setup on it), images in given directories and test files.")
+@click.option("--curve", "curve", is_flag=True, help="Raise the load on one workload step by step on every setup (storbench curve's steps, knee and SLA ceiling per setup, drawn on one chart); the workload is --workload NAME (default curve-randread-4k).")
+@click.option("--load", "loads", metavar="OPTION=V1,V2,...", multiple=True, help="With --curve: raise iodepth and/or numjobs over these values (default: iodepth=1,2,4,...,64).")
+@click.option("--rate", "rate", metavar="LOW%..HIGH%", help="With --curve, instead of --load: fixed request rates at these shares of each setup's unthrottled maximum.")
+@click.option("--stop-at", "stop_at", metavar="FIGURE=DURATION", help="With --curve: stop raising the load once this latency is exceeded, e.g. p99=20ms.")
+@click.option("--sla", "sla", metavar="FIGURE=DURATION", help="With --curve: find each setup's most IOPS that keep this latency, e.g. p99=2ms.")
 @click.option("--prefill", is_flag=True, help="Write each setup's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks (fresh images, new files).")
 @click.option("--report", "report_path", metavar="FILE", help="Where to write the HTML report (default: storbench-study-LABEL.html here).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
@@ -93,7 +98,8 @@ def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
 def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_list, setups_file, suite_name, workload_names, suite_file, size,
-           runtime, sweeps, repeat, label, resume, keep_files, prefill, report_path, no_report, as_json, progress):  # fmt: skip
+           runtime, sweeps, repeat, label, resume, keep_files, curve, loads, rate, stop_at, sla, prefill, report_path, no_report, as_json,
+           progress):  # fmt: skip
     """Run the same workloads on several storage setups of one scratch device, one after another.
 
     Each setup (a filesystem with its mkfs and mount options, a ZFS pool, the raw
@@ -109,11 +115,13 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     scratch = _scratch(device, devices, destroy, loop_file, loop_files, loop_size, app.env.cwd)
     if resume is not None:
         given = [
-            name for name in ("fs_list", "setups_file", "suite_name", "workload_names", "suite_file", "size", "runtime", "sweeps", "repeat", "label", "keep_files", "prefill")
+            name for name in ("fs_list", "setups_file", "suite_name", "workload_names", "suite_file", "size", "runtime", "sweeps", "repeat", "label",
+                              "keep_files", "prefill", "curve", "loads", "rate", "stop_at", "sla")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]  # fmt: skip
         if given:
-            flag = {"fs_list": "fs", "setups_file": "setups", "suite_name": "suite", "workload_names": "workload", "sweeps": "sweep"}.get(given[0], given[0])
+            flag = {"fs_list": "fs", "setups_file": "setups", "suite_name": "suite", "workload_names": "workload", "sweeps": "sweep",
+                    "loads": "load"}.get(given[0], given[0])  # fmt: skip
             raise UsageError(f"--resume takes the setups and workloads of the stored study; do not also give --{flag.replace('_', '-')}")
         with contextlib.closing(app.open_store()) as store:
             study, stored_scratch = mx.stored_study(store, resume)
@@ -131,8 +139,13 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
                 f"--destroy-data {stored_scratch.path} again (consent to wipe is never stored)"
             )
     else:
+        plan = _curve_plan(curve, loads, rate, stop_at, sla, suite_name, workload_names, sweeps)
+        if plan is not None and not workload_names:
+            from .curve import DEFAULT_WORKLOAD
+
+            workload_names = (DEFAULT_WORKLOAD,)
         study = _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files)
-        study = dataclasses.replace(study, prefill=prefill)
+        study = dataclasses.replace(study, prefill=prefill, curve=plan)
 
     executor = runner.SubprocessFio(app.env.fio_path)
     show_progress = app.env.show_progress if progress is None else progress
@@ -149,7 +162,14 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             )  # fmt: skip
         finally:
             records, names = _study_records(store, study)
+            curves = [c for rid in names for c in (store.run_meta(rid).get("curve_result") or {}).get("curves", [])]
     _show(app, study, outcome, records, names, as_json)
+    if study.curve is not None and not as_json:
+        from ..curve_runner import side_by_side
+
+        line = side_by_side(curves, study.curve.parsed()[3])
+        if line:
+            app.out(line)
     if not no_report and records:
         _write_report(app, study, names, report_path)
     problems = outcome.problems if outcome is not None else ()
@@ -159,6 +179,28 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             f"{len(problems)} of {len(outcome.setups)} setup(s) did not complete; first: setup {first.setup!r} "
             f"({first.status}): {first.reason}; continue with 'storbench matrix --resume {study.label}'"
         )
+
+
+def _curve_plan(curve, loads, rate, stop_at, sla, suite_name, workload_names, sweeps):
+    """``--curve`` and its options checked (one line each), or None without ``--curve``."""
+    from ..curve import CurvePlan
+
+    if not curve:
+        given = [f for f, v in (("--load", loads), ("--rate", rate), ("--stop-at", stop_at), ("--sla", sla)) if v]
+        if given:
+            raise UsageError(f"{given[0]} goes with --curve (raise the load step by step on every setup)")
+        return None
+    if suite_name:
+        raise UsageError("--curve raises the load on one workload: give --workload NAME, not --suite")
+    if len(workload_names) > 1:
+        raise UsageError(f"--curve raises the load on one workload; {len(workload_names)} were given ({', '.join(workload_names)})")
+    if sweeps:
+        raise UsageError("--curve is a sweep of its own (--load/--rate): give no --sweep with it")
+    from .curve import DEFAULT_LOAD
+
+    plan = CurvePlan(loads=tuple(loads) or (() if rate else DEFAULT_LOAD), rate=rate, stop_at=stop_at, sla=sla)
+    plan.parsed()  # every option checked before anything is built
+    return plan
 
 
 def _study_plan(study) -> str:
@@ -171,8 +213,15 @@ def _study_plan(study) -> str:
     probe_target = Target(kind="dir", path="/plan")
     reps = study.repeat.min_runs if study.repeat.until_rse_pct is not None else study.repeat.count
     estimates = []
+    workloads = study.workloads
+    if study.curve is not None:  # every step a workload of its own (the SLA's probes come on top)
+        from ..curve import step_name
+
+        steps, shares, _stop, _limit = study.curve.parsed()
+        named = [step_name(w.name, st) for w in workloads for st in steps] or [f"{w.name}@rate" for w in workloads for _ in range(len(shares) + 1)]
+        workloads = tuple(dataclasses.replace(workloads[0], name=n) for n in named)
     for setup in study.setups:
-        for w in study.workloads:
+        for w in workloads:
             try:
                 options = dict(build_job(w, probe_target, study.overrides, ioengine="libaio").options)
             except (StorbenchError, ValueError):  # a workload only a setup's own target kind can place
@@ -237,6 +286,16 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
             app.out(f"setup {o.setup}: run {o.run_id}, {what}")
     if not records:
         return
+    if study.curve is not None:  # steps every setup ran, point by point; SLA probes run at each setup's own rates
+        per_run = [{r.workload for r in records if r.run_id == rid} for rid in names]
+        common = set.intersection(*per_run) if per_run else set()
+        left = {r.workload for r in records} - common
+        records = [r for r in records if r.workload in common]
+        if left:
+            app.out(f"compared step by step: {len(common)} load step(s) every setup ran; {len(left)} SLA probe(s) and "
+                    "ceiling run(s) at each setup's own rates are in show and the report")  # fmt: skip
+        if not records:
+            return
     from .. import compare
     from ..render.compare import format_compare_table
 

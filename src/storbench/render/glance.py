@@ -17,15 +17,15 @@ Markdown and HTML reports render the same :class:`Glance`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..metrics import direction_figures, headline_metric
 from ..model import ResultRecord
 from ..stats import summarize
 from .units import fmt_bw, fmt_iops, fmt_ns, formatter
 
-__all__ = ["Glance", "glance", "format_glance", "target_line", "particular_findings", "INVALID_MARK"]
+__all__ = ["INVALID_MARK", "Glance", "format_glance", "glance", "particular_findings", "target_line"]
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,22 @@ IGNORED_OPTIONS = frozenset(
 #: Percentiles that get a tick on the "nines" axis.
 PCT_TICKS = (50.0, 90.0, 99.0, 99.9, 99.99)
 
+#: With more configurations than this, a workload's percentile and per-second charts draw
+#: this many (:func:`charted_configs`); the tables keep every configuration.
+CHARTED_CONFIGS_MAX = 8
+#: With more configurations than this, device activity is one table of averages per
+#: workload (:func:`activity_rows`) instead of one chart per configuration.
+ACTIVITY_CHARTS_MAX = 6
+#: Significant digits kept of the many-point traces' values (per-second, percentiles, activity).
+TRACE_DIGITS = 4
+
+
+def sig(value: float, digits: int = TRACE_DIGITS) -> float:
+    """``value`` rounded to ``digits`` significant digits (what a chart can show; a smaller page)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
 
 def esc(text: object) -> str:
     """A user-given text made safe for plotly's HTML-like SVG text."""
@@ -123,6 +139,30 @@ def workloads(cmp: Comparison) -> list[str]:
 
 def rows_of(cmp: Comparison, workload: str, metric: str | None = None) -> list[Row]:
     return [r for r in cmp.rows if r.workload == workload and (metric is None or r.metric == metric)]
+
+
+def charted_configs(cmp: Comparison, workload: str, headline: str = "iops", limit: int = CHARTED_CONFIGS_MAX) -> list[Config]:
+    """The configurations a workload's percentile and per-second charts draw.
+
+    All of them when there are at most ``limit``; else the baseline and, of the others with
+    a figure for ``headline`` (first direction that has it), the best, the worst, the second
+    best, the second worst, ... until ``limit``, in the comparison's order.  A chart of fifty
+    curves shows none of them; the extremes and the baseline say where the field lies.
+    """
+    if len(cmp.configs) <= limit:
+        return list(cmp.configs)
+    row = next((r for r in rows_of(cmp, workload, headline)), None) or next(iter(rows_of(cmp, workload)), None)
+    ranked: list[str] = []
+    if row is not None:
+        scored = [(cell.summary.mean, cell.config) for cell in row.cells if cell is not None and cell.config != cmp.baseline]
+        scored.sort(key=lambda t: t[0], reverse=row.higher_is_better)
+        best, worst = [k for _, k in scored], [k for _, k in reversed(scored)]
+        for pair in zip(best, worst):
+            for key in pair:
+                if key not in ranked:
+                    ranked.append(key)
+    chosen = {cmp.baseline, *ranked[: limit - 1]}
+    return [c for c in cmp.configs if c.key in chosen]
 
 
 def scale_for(metric: str, largest: float) -> tuple[float, str]:
@@ -420,12 +460,17 @@ def bar_figure(cmp: Comparison, workload: str, metric: str) -> dict[str, Any] | 
     }
 
 
-def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str) -> dict[str, Any] | None:
-    """Latency percentile curves per configuration and direction, x on a "nines" scale, y log."""
+def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str,
+                      configs: Sequence[Config] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """Latency percentile curves per configuration (``configs``, by default all) and direction,
+    x on a "nines" scale, y log."""
     traces = []
     largest = 0.0
     sources = set()
+    drawn = {c.key for c in (cmp.configs if configs is None else configs)}
     for ci, c in enumerate(cmp.configs):
+        if c.key not in drawn:
+            continue
         recs = [r for r in by_config.get(c.key, ()) if r.workload == workload]
         for direction, curve in percentile_curves(recs).items():
             sources.add(curve.source)
@@ -441,8 +486,8 @@ def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
                 "type": "scatter",
                 "mode": "lines+markers",
                 "name": f"{esc(c.name)} {direction}",
-                "x": [nines(p[0]) for p in curve.points],
-                "y": [p[1] / div for p in curve.points],
+                "x": [sig(nines(p[0])) for p in curve.points],
+                "y": [sig(p[1] / div) for p in curve.points],
                 "line": {"color": color(ci), "dash": DASH.get(direction, "solid")},
                 "marker": {"size": 5},
                 "customdata": [[f"p{p[0]:g}", fmt_ns(p[1]), fmt_ns(p[2]), fmt_ns(p[3])] for p in curve.points],
@@ -451,10 +496,11 @@ def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
             }
         )
     which = " / ".join(sorted(sources))
+    shown = "" if len(drawn) == len(cmp.configs) else f", {len(drawn)} of {len(cmp.configs)} configurations"
     return {
         "data": data,
         "layout": _layout(
-            f"Latency percentiles ({which} latency)",
+            f"Latency percentiles ({which} latency{shown})",
             380,
             xaxis={
                 "tickvals": [nines(p) for p in PCT_TICKS],
@@ -467,10 +513,15 @@ def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
     }
 
 
-def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str, kind: str) -> dict[str, Any] | None:
-    """IOPS (``kind`` "iops") or bandwidth ("bw_bytes") per second of every repetition."""
+def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str, kind: str,
+                  configs: Sequence[Config] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """IOPS (``kind`` "iops") or bandwidth ("bw_bytes") per second of every repetition of
+    ``configs`` (by default all)."""
     found = []
+    drawn = {c.key for c in (cmp.configs if configs is None else configs)}
     for ci, c in enumerate(cmp.configs):
+        if c.key not in drawn:
+            continue
         for rec in by_config.get(c.key, ()):
             if rec.workload != workload or not rec.series:
                 continue
@@ -490,18 +541,19 @@ def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord
                 "name": f"{esc(c.name)} {direction}",
                 "legendgroup": group,
                 "showlegend": group not in shown,
-                "x": [p[0] for p in pts],
-                "y": [p[1] / div for p in pts],
+                "x": [sig(p[0]) for p in pts],
+                "y": [sig(p[1] / div) for p in pts],
                 "line": {"color": color(ci), "dash": DASH.get(direction, "solid"), "width": 1.5},
                 "hovertemplate": f"t=%{{x}} s: %{{y:.4~s}} {unit}<extra>{esc(c.name)} {direction} #{rep + 1}</extra>",
             }
         )
         shown.add(group)
     title = "IOPS over time" if kind == "iops" else "Bandwidth over time"
+    shown = "" if len(drawn) == len(cmp.configs) else f"; {len(drawn)} of {len(cmp.configs)} configurations"
     return {
         "data": data,
         "layout": _layout(
-            f"{title} (per second, every run)",
+            f"{title} (per second, every run{shown})",
             320,
             xaxis={"ticksuffix": " s", "rangemode": "tozero", "automargin": True},
             yaxis={"title": {"text": unit}, "rangemode": "tozero", "automargin": True},
@@ -546,8 +598,8 @@ def activity_figure(config: Config, records: Sequence[ResultRecord], peak: float
                 "name": name,
                 "legendgroup": name,
                 "showlegend": name not in shown,
-                "x": [p[0] for p in pts],
-                "y": [p[1] for p in pts],
+                "x": [sig(p[0]) for p in pts],
+                "y": [sig(p[1]) for p in pts],
                 "yaxis": axis,
                 "line": {"color": panel_colors[hue], "dash": dashes[rep % len(dashes)], "width": 1.5},
                 "hovertemplate": f"t=%{{x:.0f}} s: %{{y:{fmt}}}<extra>{name} #{rep + 1}</extra>",
@@ -588,6 +640,53 @@ def activity_figure(config: Config, records: Sequence[ResultRecord], peak: float
             **axes,
         ),
     }
+
+
+@dataclass(frozen=True)
+class ActivityRow:
+    """One device of one configuration over a workload's repetitions: the means of its
+    per-second samples (bytes/s, %) and the busiest second's utilisation; the CPU means
+    (``None`` when not sampled) are the configuration's, on its first device's row."""
+
+    config: str  # Config.name
+    device: str
+    samples: int
+    read_bytes_per_s: float | None
+    write_bytes_per_s: float | None
+    util_pct: float | None
+    util_max_pct: float | None
+    cpu_user_pct: float | None = None
+    cpu_system_pct: float | None = None
+    cpu_iowait_pct: float | None = None
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def activity_rows(config: Config, records: Sequence[ResultRecord]) -> list[ActivityRow]:
+    """What the devices and CPUs of one configuration did while a workload ran, averaged over
+    every sampled second of its repetitions: the table that replaces the per-configuration
+    charts when a report has many configurations (more than :data:`ACTIVITY_CHARTS_MAX`)."""
+    acts = [r.activity for r in records if r.activity is not None]
+    devices = list(dict.fromkeys(d for a in acts for d in a.devices))
+    cpu = [s for a in acts for s in a.cpu]
+    rows = []
+    for i, dev in enumerate(devices or ([None] if cpu else [])):
+        samples = [s for a in acts for s in a.samples if s.device == dev]
+        utils = [s.util_pct for s in samples if s.util_pct is not None]
+        first = i == 0
+        rows.append(ActivityRow(
+            config=config.name, device=dev or "(no block device)", samples=len(samples),
+            read_bytes_per_s=_mean([s.read_bytes_per_s for s in samples]),
+            write_bytes_per_s=_mean([s.write_bytes_per_s for s in samples]),
+            util_pct=_mean(utils), util_max_pct=max(utils, default=None),
+            cpu_user_pct=_mean([s.user_pct for s in cpu]) if first else None,
+            cpu_system_pct=_mean([s.system_pct for s in cpu]) if first else None,
+            cpu_iowait_pct=_mean([s.iowait_pct for s in cpu]) if first else None,
+        ))  # fmt: skip
+    return rows
 
 
 def _axis_values(values: Sequence[str | None]) -> list[str]:
@@ -714,15 +813,16 @@ def curve_figure(curves: Sequence[Mapping[str, Any]], name: str = "") -> dict[st
         if not pts:
             continue
         labels = [",".join(f"{k}={v}" for k, v in p["step"].items()) for p in pts]
+        name = c.get("setup") or c.get("target") or f"curve {i + 1}"  # a study's curve is named by its setup
         traces.append({
-            "type": "scatter", "mode": "lines+markers", "name": esc(c.get("target", f"curve {i + 1}")),
+            "type": "scatter", "mode": "lines+markers", "name": esc(name),
             "x": [p["iops"] for p in pts], "y": [p["p99_ns"] / 1e6 for p in pts], "text": [esc(t) for t in labels],
             "marker": {"color": color(i), "size": 8}, "line": {"color": color(i)},
-            "hovertemplate": "%{text}: %{x:.0f} IOPS, p99 %{y:.3f} ms<extra>" + esc(c.get("target", "")) + "</extra>",
+            "hovertemplate": "%{text}: %{x:.0f} IOPS, p99 %{y:.3f} ms<extra>" + esc(name) + "</extra>",
         })  # fmt: skip
         knee = c.get("knee")
         if knee and knee.get("p99_ns") is not None:
-            traces.append({"type": "scatter", "mode": "markers", "name": f"knee ({esc(c.get('target', ''))})",
+            traces.append({"type": "scatter", "mode": "markers", "name": f"knee ({esc(name)})",
                            "x": [knee["iops"]], "y": [knee["p99_ns"] / 1e6],
                            "marker": {"symbol": "circle-open", "size": 18, "color": color(i), "line": {"width": 2}}})  # fmt: skip
         ceiling = c.get("sla_ceiling")

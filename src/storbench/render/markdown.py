@@ -262,9 +262,11 @@ def format_markdown_report(
     if curves:
         out += ["## Curves", ""]
         for c in curves:
-            out += [f"**{md(c['workload'])}** (run {c['run']})", ""]
+            out += [f"**{md(c['workload'])}** ({c['run']})", ""]
             for curve in c["curves"]:
                 out += [f"- {md(line.strip())}" for line in curve.get("lines", [])]
+            if c["iso"]:
+                out.append(f"- {md(c['iso'])}")
             out.append("")
     steady = steady_sections(metas or {}, None)
     if steady:
