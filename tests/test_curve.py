@@ -14,10 +14,13 @@ from conftest import needs_fio
 from servers import Nbdkit
 
 from storbench.curve import (
+    CurvePlan,
     Point,
     ceiling_verdict,
     find_knee,
     format_knee,
+    iops_at,
+    iso_latency,
     next_probe,
     parse_load,
     parse_rate,
@@ -98,6 +101,35 @@ def test_sla_bracket_bisection_and_noise():
 # --------------------------------------------------------------------------- on the delayed export
 
 needs_nbdkit = pytest.mark.skipif(shutil.which("nbdkit") is None, reason="needs nbdkit (tests/setup-system.sh)")
+
+
+def test_curves_side_by_side_at_the_same_latency():
+    # worked by hand: a reaches 2 ms at 200 IOPS and 4 ms at 300, so 3 ms is halfway: 250
+    a = [(100.0, 1 * MS), (200.0, 2 * MS), (300.0, 4 * MS)]
+    b = [(150.0, 1 * MS), (250.0, 3 * MS)]
+    assert iops_at(a, 3 * MS) == 250.0
+    assert iops_at(a, 0.5 * MS) is None  # above the level at its lightest load
+    assert iops_at(a, 9 * MS) == 300.0  # never above it: at least the last step
+    assert iops_at([(10.0, None), (20.0, 1 * MS), (40.0, 3 * MS)], 2 * MS) == 30.0  # unmeasured steps skipped
+    # the common level is the highest p99 every curve reaches: b's 3 ms
+    assert iso_latency([("a", a), ("b", b)]) == "at the same p99 (3.00 ms, the highest every curve reaches): a 250 IOPS, b 250 (+0%)"
+    # at a given level (the SLA's), most IOPS first, shares against the first
+    assert iso_latency([("b", b), ("a", a)], "p99", 2 * MS) == "at the same p99 (2.00 ms): b 200 IOPS, a 200 (+0%)"
+    line = iso_latency([("slow", [(1000.0, 5 * MS)]), ("fast", [(20_000.0, 1 * MS), (40_000.0, 2 * MS)])], "p99", 1.5 * MS)
+    assert line == "at the same p99 (1.50 ms): fast 30.0k IOPS, slow above it at its lightest load"
+    assert iso_latency([("a", a)]) is None and iso_latency([("a", a), ("x", [(1.0, None)])]) is None
+
+
+def test_a_curve_plan_is_checked_and_stored_as_given():
+    plan = CurvePlan(loads=("iodepth=1,4", "numjobs=1,2"), sla="p99=2ms", stop_at="p99=50ms")
+    steps, shares, stop, limit = plan.parsed()
+    assert steps == [(("iodepth", "1"), ("numjobs", "1")), (("iodepth", "1"), ("numjobs", "2")),
+                     (("iodepth", "4"), ("numjobs", "1")), (("iodepth", "4"), ("numjobs", "2"))]  # fmt: skip
+    assert shares == [] and stop == ("p99", 50 * MS) and limit == ("p99", 2 * MS)
+    assert CurvePlan.from_meta(plan.meta()) == plan
+    assert CurvePlan(rate="25%,50%").parsed()[1] == [0.25, 0.5]
+    with pytest.raises(UsageError, match="give either --load or --rate, not both"):
+        CurvePlan(loads=("iodepth=1",), rate="10%..20%").parsed()
 
 
 @needs_fio

@@ -655,6 +655,12 @@ def test_command_line_mistakes(cli, tmp_path):
         ([*loop, "--resume", "nope", "--fs", "ext4"], "--resume takes the setups and workloads of the stored study; do not also give --fs"),
         (["--resume", "nope"], "no study labelled 'nope' is stored"),
         ([*loop, "--fs", "ext4", "--label", "a/"], "must not end with '/'"),
+        ([*loop, "--fs", "ext4", "--load", "iodepth=1,2"], "--load goes with --curve"),
+        ([*loop, "--fs", "ext4", "--curve", *WORKLOAD_ARGS], "--curve raises the load on one workload; 2 were given"),
+        ([*loop, "--fs", "ext4", "--curve", "--suite", "quick"], "--curve raises the load on one workload: give --workload NAME, not --suite"),
+        ([*loop, "--fs", "ext4", "--curve", "--sweep", "bs=4k,8k"], "--curve is a sweep of its own"),
+        ([*loop, "--fs", "ext4", "--curve", "--load", "iodepth=1", "--rate", "10%..50%"], "give either --load or --rate, not both"),
+        ([*loop, "--fs", "ext4", "--curve", "--sla", "p99=fast"], "--sla 'p99=fast': 'fast' is not a duration"),
     ]
     for args, words in cases:
         res = cli("matrix", *args)
