@@ -170,6 +170,25 @@ def test_rados_pool_guarded_prefilled_and_cleaned(cli, ceph):
     assert ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "ls").stdout == ""
 
 
+def test_curve_on_an_rbd_image_with_the_osds_side_of_each_step(cli, ceph):
+    """storbench curve on RBD: --ceph-conf reaches the cluster, and every step is a stored result
+    with its own figures and what the OSD did during it."""
+    image = f"rbd:{ceph.POOL}/{ceph.IMAGE}"
+    res = cli("curve", "--target", image, *_conf(ceph), "--destroy-data", image, "--workload", "curve-randwrite-4k",
+              "--load", "iodepth=1,4", "--size", "16m", "--runtime", "300ms", "--json", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    (curve,) = data["curves"]
+    assert curve["target"] == image and [p["step"] for p in curve["points"]] == [{"iodepth": "1"}, {"iodepth": "4"}]
+    by_id = {r["result"]: r for r in data["results"]}
+    for point, depth in zip(curve["points"], ("1", "4")):
+        rec = by_id[point["result"]]
+        assert rec["workload"] == f"curve-randwrite-4k@iodepth={depth}" and rec["options"]["iodepth"] == depth
+        assert rec["options"]["ioengine"] == "rbd" and rec["options"]["pool"] == ceph.POOL
+        assert point["iops"] == pytest.approx(rec["jobs"][0]["write"]["iops"])
+        assert rec["backend"]["ceph"]["osd_write_ops"] > 0  # the OSD's side of the step
+
+
 def test_ceph_target_errors_are_one_line(cli, ceph, tmp_path: Path):
     for args, words in (
         (("--target", "rbd:rbd"), "give rbd:POOL/IMAGE"),

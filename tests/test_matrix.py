@@ -896,7 +896,7 @@ def test_sigterm_mid_study_then_resume(tmp_path, private_tmp):
     argv = [sys.executable, "-m", "storbench", "matrix"]
     proc = subprocess.Popen(
         [*argv, "--loop-file", str(loop), "--loop-size", "400m", "--fs", "ext4,xfs,btrfs", *WORKLOAD_ARGS,
-         "--size", "16m", "--runtime", "2", "--label", "term", "--no-report"],
+         "--size", "16m", "--runtime", "1", "--label", "term", "--no-report"],
         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -905,7 +905,7 @@ def test_sigterm_mid_study_then_resume(tmp_path, private_tmp):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the second setup never started"
             time.sleep(0.05)
-        time.sleep(1.0)  # inside the second setup: building it or running fio
+        time.sleep(1.0)  # inside the second setup (two workloads of 1 s): building it or running fio
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=90)
     finally:

@@ -56,8 +56,8 @@ from conftest import needs_fio, needs_root  # noqa: E402
 @needs_fio
 @needs_root
 def test_until_steady_on_a_loop_device_reads_its_own_rounds_back(cli, tmp_path):
-    """Rounds of a rate-capped read (fio's rate_iops holds 500 IOPS) on a loop device: the run
-    stops at the first round whose 5-round window passes SNIA's rule (at 5 on a quiet machine),
+    """Rounds of a rate-capped read (fio's rate_iops holds 500 IOPS) on a loop device, after
+    --precondition (purge, then the area written twice, guarded as every write): the run stops at the first round whose 5-round window passes SNIA's rule (at 5 on a quiet machine),
     and the verdict it stored is the rule applied to the IOPS storbench reads back."""
     suite = tmp_path / "s.toml"
     suite.write_text(
@@ -69,10 +69,18 @@ def test_until_steady_on_a_loop_device_reads_its_own_rounds_back(cli, tmp_path):
     image.write_bytes(b"\0" * (32 << 20))
     dev = subprocess.run(["losetup", "-f", "--show", str(image)], check=True, capture_output=True, text=True).stdout.strip()
     try:
-        r = cli("run", "--until", "steady", "--suite-file", str(suite), "--suite", "s", "--target", dev, "--no-report", "--json")
+        # a block device: --precondition needs its exact name (it writes), then purges and writes it twice
+        refused = cli("run", "--until", "steady", "--precondition", "--suite-file", str(suite), "--suite", "s", "--target", dev, "--no-report")
+        assert refused.code == 2 and refused.err.count("\n") == 1 and "--destroy-data" in refused.err, refused.err
+        r = cli("run", "--until", "steady", "--precondition", "--suite-file", str(suite), "--suite", "s", "--target", dev,
+                "--destroy-data", dev, "--no-report", "--json")  # fmt: skip
         assert r.code == 0, r.err
+        with open(image, "rb") as fh:  # the preconditioning writes reached the device (a zero image is no longer all zero)
+            assert fh.read(1 << 20).count(0) < (1 << 20)
     finally:
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+    assert f"precondition: purged {dev} with blkdiscard" in r.err or f"precondition: {dev} does not take discards" in r.err
+    assert f"precondition: wrote 32.0 MiB of {dev} sequentially (128 KiB, twice over the area)" in r.err  # the whole device
     records = json.loads(r.out)
     n = len(records)
     assert [x["repetition"] for x in records] == list(range(n)) and 5 <= n <= 25

@@ -35,6 +35,9 @@ DEFAULT_WORKLOAD = "curve-randread-4k"
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads.")
 @click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Where to run (repeatable: one curve per target, drawn on one chart). Default: a scratch directory here.")
 @click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow writes on this exact block device, export, image or pool.")
+@click.option("--ceph-conf", metavar="PATH", type=click.Path(dir_okay=False), help="The Ceph cluster's ceph.conf for rbd: and rados: targets (default: $CEPH_CONF, else /etc/ceph/ceph.conf).")
+@click.option("--ceph-client", metavar="NAME", help="The Ceph client (user) for rbd: and rados: targets (default: admin).")
+@click.option("--ceph-timeout", "ceph_timeout", type=click.IntRange(min=1, max=3600), metavar="SECONDS", help="How long one Ceph operation may wait for the cluster before a step fails (default: 15).")
 @click.option("--load", "loads", metavar="OPTION=V1,V2,...", multiple=True, help="Raise iodepth and/or numjobs over these values (repeatable: every combination). Default: iodepth=1,2,4,...,64.")
 @click.option("--rate", "rate", metavar="LOW%..HIGH%", help="Instead of --load: fixed request rates (fio's rate_iops) at these shares of the maximum the workload reaches unthrottled, e.g. 10%..100%.")
 @click.option("--stop-at", "stop_at", metavar="FIGURE=DURATION", help="Stop raising the load once this latency is exceeded, e.g. p99=20ms (mean or any percentile).")
@@ -48,7 +51,7 @@ DEFAULT_WORKLOAD = "curve-randread-4k"
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--json", "as_json", is_flag=True, help="Print the points, the knee and the SLA ceiling as JSON.")
 @pass_app
-def curve(app: App, workload_name, suite_file, targets, destroy, loads, rate, stop_at, sla, size, runtime, repeat, precondition, label, report_path, no_report, as_json):
+def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, loads, rate, stop_at, sla, size, runtime, repeat, precondition, label, report_path, no_report, as_json):
     """Raise the load on a workload step by step: a latency-versus-throughput curve, its knee,
     and with --sla the most IOPS that keep a latency limit."""
     from .. import curve as cv
@@ -65,7 +68,8 @@ def curve(app: App, workload_name, suite_file, targets, destroy, loads, rate, st
         from ..precondition import PRECONDITION_WORKLOAD
 
         guarded = (workload, PRECONDITION_WORKLOAD) if precondition else (workload,)  # preconditioning writes
-        resolved = tuple(runner.resolve_target(t, destroy=destroy, workloads=guarded, db_path=app.db_url) for t in targets)
+        resolved = tuple(runner.resolve_target(t, destroy=destroy, workloads=guarded, db_path=app.db_url, ceph_conf=ceph_conf,
+                                               ceph_client=ceph_client, ceph_timeout_s=ceph_timeout) for t in targets)  # fmt: skip
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
         store = stack.enter_context(contextlib.closing(app.open_store()))
