@@ -10,7 +10,7 @@ import json
 import shutil
 
 import pytest
-from conftest import needs_fio
+from conftest import needs_fio, needs_root
 from servers import Nbdkit
 
 from storbench.curve import (
@@ -29,6 +29,7 @@ from storbench.curve import (
     stop_reason,
 )
 from storbench.errors import UsageError
+from storbench.model import Target
 from storbench.render.html import embedded
 
 MS = 1e6
@@ -181,6 +182,12 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     assert len(cmp["configs"]) == 2
     row = next(x for x in cmp["rows"] if x["workload"] == "curve-randread-4k@iodepth=16" and x["metric"] == "iops")
     assert row["leader"] == cmp["configs"][1]["key"]  # 8 threads answer more at QD16
+    # side by side at the same latency: at the SLA's p50 of 2 ms (the model: 4 threads reach it
+    # near QD8 = 4000 IOPS, 8 threads near QD16 = 8000), the 8-thread export first
+    assert data["iso"].startswith("at the same p50 (2.00 ms): ")
+    first, second = data["iso"].split(": ", 1)[1].split(", ")
+    assert first.startswith(b["target"] + " ") and second.startswith(a["target"] + " "), data["iso"]
+    assert [n for n in cmp["notes"] if n.startswith("at the same p99 (") and "the highest every curve reaches" in n]
     # show and both reports carry the knee and the ceiling; the HTML draws both curves on one chart
     shown = cli("show", str(data["run"])).out
     assert f"knee at iodepth={a['knee']['step']['iodepth']}" in shown and "SLA p50 <= 2.00 ms: at most" in shown
@@ -209,3 +216,63 @@ def test_rate_steps_hold_their_share_of_the_maximum(cli, tmp_path):
     for p, share in zip(curve["points"], (0.25, 0.50)):
         assert int(p["step"]["rate_iops"]) == round(share * top)
         assert p["iops"] == pytest.approx(share * top, rel=0.15)
+
+
+@needs_fio
+@needs_root
+def test_curve_on_a_block_device_is_guarded_and_preconditioned(cli, tmp_path):
+    """A loop device: --precondition writes, so the curve needs --destroy-data naming the
+    device (refused in one line, nothing written); with it, the device is purged and written
+    twice, then each step is a stored result on the device."""
+    import subprocess
+
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"\0" * (32 << 20))
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        args = ("curve", "--target", dev, "--precondition", "--load", "iodepth=1,4", "--size", "16m", "--runtime", "300ms", "--json", "--no-report")
+        refused = cli(*args)
+        assert refused.code == 2 and refused.err.count("\n") == 1 and f"--destroy-data {dev}" in refused.err, refused.err
+        assert image.read_bytes()[: 1 << 20].count(0) == 1 << 20  # nothing was written
+        r = cli(*args, "--destroy-data", dev)
+        assert r.code == 0, r.err
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+    assert f"precondition: wrote 32.0 MiB of {dev} sequentially" in r.err
+    data = json.loads(r.out)
+    (curve,) = data["curves"]
+    assert curve["target"] == dev and [p["step"] for p in curve["points"]] == [{"iodepth": "1"}, {"iodepth": "4"}]
+    by_id = {x["result"]: x for x in data["results"]}
+    for point in curve["points"]:
+        rec = by_id[point["result"]]
+        assert rec["target"] == dev and rec["options"]["filename"] == dev and rec["options"]["direct"] == "1"
+        assert point["iops"] == pytest.approx(rec["jobs"][0]["read"]["iops"]) and point["p99_ns"] > 0
+
+
+@pytest.mark.parametrize(
+    ("target", "engine"),
+    [
+        (Target(kind="dir", path="/srv/t"), "libaio"),
+        (Target(kind="block", path="/dev/sdz"), "libaio"),
+        (Target(kind="nbd", path="nbd://127.0.0.1:10809"), "nbd"),
+        (Target(kind="gluster", path="gluster://127.0.0.1/gv0"), "gfapi"),
+        (Target(kind="rbd", path="rbd:rbd/img1", params=(("conf", "/c/ceph.conf"), ("client", "bench"), ("size", str(64 << 20)))), "rbd"),
+        (Target(kind="rados", path="rados:bench", params=(("conf", "/c/ceph.conf"), ("client", "admin"))), "rados"),
+    ],
+)
+def test_every_target_kind_takes_a_curves_steps(target, engine):
+    """A step's options (the load, or a rate) go into the job of every kind's engine; the real
+    runs of curves are on nbdkit, qemu-nbd, a loop device, ext4 and RBD (test_ceph, test_matrix)."""
+    from storbench.curve_runner import CurveRunner
+    from storbench.model import Overrides
+    from storbench.suites import builtin_catalog
+
+    workload = builtin_catalog().workload("curve-randread-4k")
+    runner = CurveRunner(1, workload, target, Overrides(size="16m"), executor=None, store=None, reporter=None, telemetry=None,
+                         repeat=1, clock=lambda: "t", cwd="/tmp")  # fmt: skip
+    spec = runner._spec("curve-randread-4k@iodepth=16", (("iodepth", "16"),))
+    lines = spec.job_text.splitlines()
+    assert f"ioengine={engine}" in lines and "iodepth=16" in lines and "iodepth=1" not in lines
+    rated = runner._spec("curve-randread-4k@rate=50%", (("rate_iops", "2500"),))
+    assert "rate_iops=2500" in rated.job_text.splitlines()
+    assert len(runner.made) == 2  # both steps' files are removed at the end

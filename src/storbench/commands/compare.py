@@ -113,7 +113,9 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
                 empty.append(rid)
             records.extend(found)
         systems_of: dict[tuple[int, str], dict] = {}  # (run, PTS system) -> its description
+        curves: list[dict] = []  # storbench curve / matrix --curve: every curve of the runs compared
         for rid in ids:
+            curves.extend((store.run_meta(rid).get("curve_result") or {}).get("curves", []))
             for f in store.run_meta(rid).get("pts") or []:
                 for s in f.get("systems", []):
                     systems_of.setdefault((rid, s["identifier"]), s)
@@ -141,6 +143,10 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         notes.append("no workload was measured in more than one configuration: nothing to compare (workload names must match)")
     if _has_single_runs(cmp):
         notes.append(SINGLE_RUN_NOTE)
+    from ..curve_runner import side_by_side
+
+    if iso := side_by_side(curves):
+        notes.append(iso)
     from ..render.terminal import format_system_differences
 
     described = [(c.name, systems_of[(c.run_ids[0], c.target or "")]) for c in cmp.configs

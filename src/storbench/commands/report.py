@@ -19,7 +19,7 @@ from .common import App, _resolve_runs, pass_app
 
 
 def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[int, RunInfo]]:
-    records, runs, _metas = _load_all(app, run_ids)
+    records, runs, _ = _load_all(app, run_ids)
     return records, runs
 
 
@@ -30,6 +30,12 @@ def _load_all(app: App, run_ids: Sequence[int]):
         records = [rec for rid in run_ids for rec in store.results(rid)]
         metas = {rid: store.run_meta(rid) for rid in run_ids}
     return records, runs, metas
+
+
+def _metas(app: App, run_ids: Sequence[int]) -> dict[int, dict]:
+    """Only the runs' metadata (curves, steady-state windows): not their results again."""
+    with contextlib.closing(app.open_store()) as store:
+        return {rid: store.run_meta(rid) for rid in run_ids}
 
 
 def _comparison(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):
@@ -71,7 +77,7 @@ def _render_html(app: App, records, runs, cmp, title: str | None = None, metas=N
     from ..render.html import format_html_report
 
     if metas is None:
-        metas = _load_all(app, list(runs))[2]
+        metas = _metas(app, list(runs))
     return format_html_report(records, cmp, title=title, generated_at=app.env.clock(), runs=runs, metas=metas)
 
 
@@ -116,7 +122,7 @@ def report(app: App, run_refs, label_prefix, baseline, output, fmt):
         return
     from ..render.markdown import format_markdown_report
 
-    metas = _load_all(app, list(runs))[2]
+    metas = _metas(app, list(runs))
     text, pngs = format_markdown_report(records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock(), metas=metas)
     for name, data in pngs.items():
         _write(path.parent / name, data)

@@ -320,12 +320,18 @@ def find_sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]
     missing = object()
     varying = [k for k in all_keys if len({str(o.get(k, missing)) for _, _, o in units}) > 1]
 
+    # units with the same options (one workload in many configurations) are grouped once:
+    # the pairs of options below are tried on the distinct option sets, not on every unit
+    by_options: dict[tuple, list[int]] = {}
+    for i, (_c, _w, o) in enumerate(units):
+        by_options.setdefault(tuple(sorted(o.items(), key=lambda kv: kv[0])), []).append(i)
+
     def groups(swept: tuple[str, ...]) -> list[list[tuple[str, str, dict]]]:
-        out: dict[tuple, list] = {}
-        for unit in units:
-            rest = tuple(sorted((k, v) for k, v in unit[2].items() if k not in swept))
-            out.setdefault(rest, []).append(unit)
-        return [g for g in out.values() if len(g) >= 2]
+        out: dict[tuple, list[int]] = {}
+        for options, members in by_options.items():
+            rest = tuple(kv for kv in options if kv[0] not in swept)
+            out.setdefault(rest, []).extend(members)
+        return [[units[i] for i in sorted(g)] for g in out.values() if len(g) >= 2]
 
     def dedupe(points: list[SweepPoint]) -> tuple[SweepPoint, ...]:
         seen, out = set(), []
