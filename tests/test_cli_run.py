@@ -16,7 +16,7 @@ import pytest
 from conftest import needs_fio, needs_root
 from storbench.suites import builtin_catalog
 
-SMALL = ("--size", "16m", "--runtime", "1")
+SMALL = ("--size", "16m", "--runtime", "500ms")
 
 pytestmark = needs_fio
 
@@ -38,7 +38,7 @@ def test_single_workload_stored_and_test_file_removed(cli, tmp_path):
     assert rec["target"] == str(target)
     assert rec["source"] is None
     assert rec["fio_version"].startswith("fio-3")
-    assert rec["options"]["size"] == "16m" and rec["options"]["runtime"] == "1"
+    assert rec["options"]["size"] == "16m" and rec["options"]["runtime"] == "500ms"
     job = rec["jobs"][0]
     assert set(job) >= {"name", "read"} and "write" not in job
     read = job["read"]

@@ -26,7 +26,7 @@ def test_gluster_volume_is_measured_described_and_left_clean(cli, tmp_path: Path
     engine_log_existed = os.path.exists("/tmp/fio_gfapi.log")
     with Gluster(tmp_path / "gl") as g:
         res = cli("run", "--target", g.uri, "--workload", "rnd4k-q1t1-write", "--workload", "rnd4k-q1t1-read", "--size", "16m",
-                  "--runtime", "1", "--no-report", "--label", "gl", "--json")  # fmt: skip
+                  "--runtime", "500ms", "--no-report", "--label", "gl", "--json")  # fmt: skip
         assert res.code == 0, res.err
         recs = json.loads(res.out)
         assert [r["options"]["ioengine"] for r in recs] == ["gfapi", "gfapi"]

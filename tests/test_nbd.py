@@ -20,7 +20,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("nbdkit") is None or shutil.which("nbdinfo") is None, reason="needs nbdkit and libnbd-bin (tests/setup-system.sh)"),
 ]
 
-RUN = ("--runtime", "1", "--no-report")
+RUN = ("--runtime", "500ms", "--no-report")
 
 
 def one(res) -> dict:

@@ -29,7 +29,7 @@ pytestmark = [
 #: through two FUSE clients on 2 cores; each workload here costs about 2 s through smbnetfs)
 SHARE = ("--workload", "seq-read", "--workload", "rand-write-1")
 BLOCKS = ("4k", "8m")
-SWEEP = (*SHARE, "--sweep", "bs=" + ",".join(BLOCKS), "--size", "16m", "--runtime", "200ms", "--no-report")
+SWEEP = (*SHARE, "--sweep", "bs=" + ",".join(BLOCKS), "--size", "8m", "--runtime", "200ms", "--no-report")
 
 
 def test_share_study_smb_sshfs_nbd(cli, tmp_path: Path, iperf3_server):  # noqa: F811
@@ -40,7 +40,7 @@ def test_share_study_smb_sshfs_nbd(cli, tmp_path: Path, iperf3_server):  # noqa:
     store.mkdir()
     image = store / "nbd.img"
     with open(image, "wb") as fh:
-        fh.truncate(16 * 1024**2)
+        fh.truncate(8 * 1024**2)
     with Samba(tmp_path / "smb", share_path=store / "smb") as smb, Sshfs(tmp_path / "ssh") as ssh, \
             Nbdkit(tmp_path / "nbd", ["file", str(image)]) as nbd:  # fmt: skip
         runs = {
@@ -56,10 +56,10 @@ def test_share_study_smb_sshfs_nbd(cli, tmp_path: Path, iperf3_server):  # noqa:
         nbd_show = cli("show", "share/nbd").out
     # SMB through smbnetfs cannot grow a file with ftruncate: storbench laid the test file out itself
     assert "fuse.smbnetfs: server 127.0.0.1, share bench, protocol smb (smbnetfs client)" in smb_show
-    assert "refuses to grow a file with ftruncate" in smb_show and "storbench wrote the 16.0 MiB test file" in smb_show
+    assert "refuses to grow a file with ftruncate" in smb_show and "storbench wrote the 8.0 MiB test file" in smb_show
     assert "writes acknowledged by the client: sshfs without -o sync_write" in ssh_show
     assert "[share-write-ack]" in ssh_show  # sshfs answers writes before the server has them
-    assert f"nbd export {nbd.uri}: server 127.0.0.1:{nbd.port}" in nbd_show and "--prefill: wrote 16.0 MiB" in nbd_show
+    assert f"nbd export {nbd.uri}: server 127.0.0.1:{nbd.port}" in nbd_show and "--prefill: wrote 8.0 MiB" in nbd_show
 
     cmp = cli("compare", "--label-prefix", "share/", "--json")
     assert cmp.code == 0, cmp.err
