@@ -109,7 +109,7 @@ def test_curves_side_by_side_at_the_same_latency():
     a = [(100.0, 1 * MS), (200.0, 2 * MS), (300.0, 4 * MS)]
     b = [(150.0, 1 * MS), (250.0, 3 * MS)]
     assert iops_at(a, 3 * MS) == 250.0
-    assert iops_at(a, 0.5 * MS) is None  # above the level at its lightest load
+    assert iops_at(a, 0.5 * MS) is None  # above the level at every step
     assert iops_at(a, 9 * MS) == 300.0  # never above it: at least the last step
     assert iops_at([(10.0, None), (20.0, 1 * MS), (40.0, 3 * MS)], 2 * MS) == 30.0  # unmeasured steps skipped
     # the common level is the highest p99 every curve reaches: b's 3 ms
@@ -117,7 +117,14 @@ def test_curves_side_by_side_at_the_same_latency():
     # at a given level (the SLA's), most IOPS first, shares against the first
     assert iso_latency([("b", b), ("a", a)], "p99", 2 * MS) == "at the same p99 (2.00 ms): b 200 IOPS, a 200 (+0%)"
     line = iso_latency([("slow", [(1000.0, 5 * MS)]), ("fast", [(20_000.0, 1 * MS), (40_000.0, 2 * MS)])], "p99", 1.5 * MS)
-    assert line == "at the same p99 (1.50 ms): fast 30.0k IOPS, slow above it at its lightest load"
+    assert line == "at the same p99 (1.50 ms): fast 30.0k IOPS, slow above it at every step"
+    # a noisy curve (btrfs on a loop device here): p99 above 2 ms at QD2 and QD8, under it at QD16
+    # and QD32; as the SLA ceiling, the most IOPS within the level counts: QD32's
+    noisy = [(3642.0, 1.32 * MS), (4410.0, 2.47 * MS), (9674.0, 1.99 * MS), (11_400.0, 3.16 * MS), (30_300.0, 1.40 * MS), (49_100.0, 1.65 * MS)]
+    assert iops_at(noisy, 2 * MS) == 49_100.0
+    # from the best step within the level towards the first later one beyond it, never below the best
+    assert iops_at([(100.0, 1 * MS), (300.0, 3 * MS), (200.0, 5 * MS)], 2 * MS) == 200.0
+    assert iops_at([(100.0, 1 * MS), (300.0, 1.5 * MS), (200.0, 5 * MS)], 2 * MS) == 300.0
     assert iso_latency([("a", a)]) is None and iso_latency([("a", a), ("x", [(1.0, None)])]) is None
 
 

@@ -350,19 +350,25 @@ def format_ceiling(c: Ceiling) -> str:
 
 
 def iops_at(points: Sequence[tuple[float, float | None]], level_ns: float) -> float | None:
-    """The IOPS a curve gives at the latency ``level_ns``: ``points`` are (IOPS, latency) in
-    step order; walking up, between the last step at or under the level and the first above
-    it, the IOPS are interpolated linearly in latency.  ``None`` when the lightest step is
-    already above the level; the last step's IOPS when no step goes above it (the curve
-    gives at least that at the level)."""
+    """The most IOPS a curve gives within the latency ``level_ns``, the way the SLA ceiling
+    is bracketed (:func:`sla_bracket`): ``points`` are (IOPS, latency) in step order; of the
+    steps at or under the level, the one with the most IOPS, and from it towards the first
+    later step above the level, the IOPS interpolated linearly in latency (never below that
+    step's own).  ``None`` when no step is within the level; the best step's IOPS when no
+    later step goes above it (the curve gives at least that at the level).  A noisy curve
+    whose p99 jumps above the level at a light load and back under it at a heavier one is
+    judged by the heavier step, as the ceiling is."""
     known = [(i, lat) for i, lat in points if lat is not None]
-    for k, (iops, lat) in enumerate(known):
-        if lat > level_ns:
-            if k == 0:
-                return None
-            i0, l0 = known[k - 1]
-            return i0 + (iops - i0) * (level_ns - l0) / (lat - l0) if lat > l0 else i0
-    return known[-1][0] if known else None
+    inside = [k for k, (_i, lat) in enumerate(known) if lat <= level_ns]
+    if not inside:
+        return None
+    best = max(inside, key=lambda k: known[k][0])
+    i0, l0 = known[best]
+    beyond = next(((i, lat) for i, lat in known[best + 1:] if lat > level_ns), None)
+    if beyond is None:
+        return i0
+    i1, l1 = beyond
+    return max(i0, i0 + (i1 - i0) * (level_ns - l0) / (l1 - l0))
 
 
 def iso_latency(curves: Sequence[tuple[str, Sequence[tuple[float, float | None]]]], figure: str = "p99",
@@ -380,7 +386,7 @@ def iso_latency(curves: Sequence[tuple[str, Sequence[tuple[float, float | None]]
     parts = []
     for i, (iops, name) in enumerate(at):
         if iops is None:
-            parts.append(f"{name} above it at its lightest load")
+            parts.append(f"{name} above it at every step")
         elif i == 0 or not lead:
             parts.append(f"{name} {_iops(iops)} IOPS")
         else:

@@ -228,7 +228,13 @@ def _study_plan(study) -> str:
                 options = dict(w.options)
             estimates.append(estimate(w.name, setup.name, options, reps))
     line = format_total(estimates).replace(" target", " setup")
-    return line.replace("(storbench run --plan probes them)", "(storbench run --plan on one setup probes them)")
+    line = line.replace("(storbench run --plan probes them)", "(storbench run --plan on one setup probes them)")
+    if study.curve is not None and study.curve.sla:
+        from ..curve import SLA_MAX_PROBES
+        from ..curve_runner import CEILING_REPEAT
+
+        line += f"; --sla adds up to {SLA_MAX_PROBES} probes and {CEILING_REPEAT} repeats of the ceiling per setup"
+    return line
 
 
 def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files):
