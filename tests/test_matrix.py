@@ -1085,7 +1085,7 @@ def test_matrix_curve_on_a_filesystem_and_an_nbd_image(cli, tmp_path, private_tm
         for p in curve["points"]:  # each point is its stored result's figures
             assert p["iops"] == pytest.approx(by_id[p["result"]].fio.jobs[0].directions["read"].iops)
         assert curve["sla_ceiling"]["note"].startswith("the limit held at every step")
-        last_iops[label.split("/")[1]] = curve["points"][-1]["iops"]
+        last_iops[label.split("/")[1]] = max(p["iops"] for p in curve["points"])  # every step is within 10 s: the best counts
     # compared step by step (the ceiling runs are each setup's own), then side by side at the SLA's 10 s
     assert "compared step by step: 2 load step(s) every setup ran" in res.out
     assert "curve-randread-4k@iodepth=4" in res.out
