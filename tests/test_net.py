@@ -371,3 +371,46 @@ def test_missing_iperf3_is_one_line(cli) -> None:
 
 def test_net_error_is_a_storbench_error() -> None:
     assert issubclass(NetError, StorbenchError)
+
+
+def _replaying_iperf3(tmp_path, refusals: int):
+    """An "iperf3" that prints recorded outputs: the send run, then ``refusals`` times the
+    refusal an iperf3 server gives between two tests, then the reverse run; it counts its calls."""
+    script = tmp_path / "iperf3"
+    calls = tmp_path / "calls"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import pathlib, sys\n"
+        f"calls = pathlib.Path({str(calls)!r})\n"
+        "n = int(calls.read_text()) if calls.exists() else 0\n"
+        "calls.write_text(str(n + 1))\n"
+        f"data = pathlib.Path({str(DATA / 'iperf3')!r})\n"
+        "reverse = '-R' in sys.argv\n"
+        f"name = 'single_send.json' if not reverse else ('refused.json' if n <= {refusals} else 'single_reverse.json')\n"
+        "print((data / name).read_text())\n"
+        "sys.exit(1 if name == 'refused.json' else 0)\n"
+    )
+    script.chmod(0o755)
+    return script, calls
+
+
+def test_a_server_between_two_tests_is_retried(cli, tmp_path, monkeypatch) -> None:
+    """iperf3's server refuses connections for a moment after each test: the second run (from
+    the server) is retried until it connects; a server that goes on refusing is one line."""
+    script, calls = _replaying_iperf3(tmp_path, refusals=2)
+    res = cli("net", "127.0.0.1", "--time", "1", "--parallel", "1", env_extra={"STORBENCH_IPERF3": str(script)})
+    assert res.code == 0, res.err
+    assert calls.read_text() == "4"  # send, refused twice, reverse
+    con = sqlite3.connect(cli.db)
+    assert sorted(r[0] for r in con.execute("select direction from net_ceilings")) == ["from-server", "to-server"]
+    con.close()
+
+    import storbench.commands.net as net_command
+
+    monkeypatch.setattr(net_command, "REFUSED_RETRY_S", 0.3)
+    (tmp_path / "again").mkdir()
+    script, calls = _replaying_iperf3(tmp_path / "again", refusals=10**6)
+    res = cli("net", "127.0.0.1", "--time", "1", "--parallel", "1", env_extra={"STORBENCH_IPERF3": str(script)})
+    assert res.code == 1 and res.err.count("\n") == 2  # the first run's progress line, then the error
+    assert res.err.splitlines()[-1].startswith("storbench: error: iperf3: unable to connect to server: Connection refused")
+    assert int(calls.read_text()) >= 3  # the refusal was retried before it was said

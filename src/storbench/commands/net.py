@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
+import time
 
 import click
 
@@ -30,6 +31,8 @@ from ..net import (
 )
 from .common import App, _print_json, pass_app
 
+#: how long a refused connection is retried after the first measurement (the server's gap between tests)
+REFUSED_RETRY_S = 3.0
 #: extra seconds iperf3 may take beyond --time (connecting, the end exchange)
 IPERF3_GRACE_S = 30
 
@@ -65,18 +68,26 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
         raise UsageError("--bind is for --serve")
     address = parse_address(server, "SERVER")
     measurements, raws = [], []
-    for streams, reverse in plan_measurements(parallel):
+    for index, (streams, reverse) in enumerate(plan_measurements(parallel)):
         argv = iperf3_argv(address, port, seconds, streams, reverse, iperf3=iperf3)
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + IPERF3_GRACE_S, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise NetError(f"iperf3 to {server}:{port} did not finish within {seconds + IPERF3_GRACE_S} s") from None
-        try:
-            m = parse_iperf3_json(proc.stdout, server=address, port=port)
-        except NetError as exc:
-            if proc.stderr.strip() and "printed nothing" in str(exc):
-                raise NetError(f"iperf3: {proc.stderr.strip().splitlines()[0]}") from None
-            raise NetError(f"{exc} (server {server}:{port}; is 'iperf3 -s' or 'storbench net --serve' running there?)") from None
+        # an iperf3 server refuses connections for a moment after each test it served: after
+        # the first measurement, a refusal is retried for up to REFUSED_RETRY_S
+        retry_until = time.monotonic() + (REFUSED_RETRY_S if index else 0.0)
+        while True:
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + IPERF3_GRACE_S, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                raise NetError(f"iperf3 to {server}:{port} did not finish within {seconds + IPERF3_GRACE_S} s") from None
+            try:
+                m = parse_iperf3_json(proc.stdout, server=address, port=port)
+                break
+            except NetError as exc:
+                if "Connection refused" in f"{exc} {proc.stderr}" and time.monotonic() < retry_until:
+                    time.sleep(0.2)
+                    continue
+                if proc.stderr.strip() and "printed nothing" in str(exc):
+                    raise NetError(f"iperf3: {proc.stderr.strip().splitlines()[0]}") from None
+                raise NetError(f"{exc} (server {server}:{port}; is 'iperf3 -s' or 'storbench net --serve' running there?)") from None
         measurements.append(m)
         raws.append(proc.stdout)
         if not as_json:
