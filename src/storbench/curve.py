@@ -395,6 +395,18 @@ def iso_latency(curves: Sequence[tuple[str, Sequence[tuple[float, float | None]]
     return f"at the same {figure} ({_ms(level)}{why}): " + ", ".join(parts)
 
 
+def side_by_side(curves: list[dict], limit: tuple[str, float] | None = None) -> str | None:
+    """The line comparing stored curves (the dicts ``curve_runner.CurveRunner.run`` returns, as
+    a run's metadata keeps them) at the same latency: at the SLA limit when one was given,
+    else at the highest p99 every curve reaches."""
+    figure, level = limit if limit is not None else ("p99", None)
+    key = {"p99": "p99_ns", "p50": "p50_ns", "p99.9": "p99_9_ns", "mean": "lat_mean_ns"}.get(figure)
+    if key is None:
+        figure, key, level = "p99", "p99_ns", None
+    named = [(c.get("setup") or c["target"], [(p["iops"], p.get(key)) for p in c["points"]]) for c in curves]
+    return iso_latency(named, figure, level)
+
+
 def _iops(v: float) -> str:
     return f"{v / 1000:.1f}k" if v >= 10_000 else f"{v:.0f}"
 

@@ -190,13 +190,3 @@ def point_line(p) -> str:
     return (f"  {p.label}: {fmt_iops(p.iops)} IOPS, {fmt_bw(p.bw_bytes)}, mean {fmt_ns(p.lat_mean_ns)}, "
             f"p50 {fmt_ns(p.figure('p50'))}, p99 {fmt_ns(p.figure('p99'))}, p99.9 {fmt_ns(p.figure('p99.9'))}")  # fmt: skip
 
-
-def side_by_side(curves: list[dict], limit: tuple[str, float] | None = None) -> str | None:
-    """The line comparing stored curves (``CurveRunner.run`` results) at the same latency: at
-    the SLA limit when one was given, else at the highest p99 every curve reaches."""
-    figure, level = limit if limit is not None else ("p99", None)
-    key = {"p99": "p99_ns", "p50": "p50_ns", "p99.9": "p99_9_ns", "mean": "lat_mean_ns"}.get(figure)
-    if key is None:
-        figure, key, level = "p99", "p99_ns", None
-    named = [(c.get("setup") or c["target"], [(p["iops"], p.get(key)) for p in c["points"]]) for c in curves]
-    return cv.iso_latency(named, figure, level)

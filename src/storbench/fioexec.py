@@ -103,22 +103,24 @@ class SubprocessFio:
             ]
             interrupted = False
             with open(err_path, "w+b") as err:
-                proc = subprocess.Popen(
-                    argv,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                    stdin=subprocess.DEVNULL,
-                    cwd=tmp,  # relative log names in the job (write_bw_log=sb) land here
-                    start_new_session=True,  # Ctrl-C reaches storbench, which stops fio itself
-                    preexec_fn=_set_parent_death_signal,
-                    env={**os.environ, **env} if env else None,
-                )
+                with signals.spawning() as noted:  # a signal now is raised once fio is ours to stop
+                    proc = subprocess.Popen(
+                        argv,
+                        stdout=subprocess.PIPE,
+                        stderr=err,
+                        stdin=subprocess.DEVNULL,
+                        cwd=tmp,  # relative log names in the job (write_bw_log=sb) land here
+                        start_new_session=True,  # Ctrl-C reaches storbench, which stops fio itself
+                        preexec_fn=_set_parent_death_signal,
+                        env={**os.environ, **env} if env else None,
+                    )
                 stdout_parts: list[str] = []
                 reader = threading.Thread(
                     target=_pump_status, args=(proc, stdout_parts, on_status), daemon=True
                 )
                 reader.start()
                 try:
+                    signals.raise_noted(noted)
                     _raise_if_stopping()  # a signal whose exception was lost while forking
                     proc.wait()
                 except BaseException:

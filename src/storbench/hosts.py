@@ -61,6 +61,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from . import signals
 from .errors import FioMissingError, FioParseError, UsageError
 from .model import Finding, FioResult
 
@@ -662,16 +663,18 @@ class ClientFio:
             out_path, err_path = os.path.join(tmp, "stdout.json"), os.path.join(tmp, "stderr.txt")
             interrupted = False
             with open(out_path, "w+b") as out, open(err_path, "w+b") as err:
-                proc = subprocess.Popen(
-                    self.argv(paths),
-                    stdout=out,
-                    stderr=err,
-                    stdin=subprocess.DEVNULL,
-                    cwd=tmp,
-                    start_new_session=True,
-                    preexec_fn=_set_parent_death_signal,
-                )
+                with signals.spawning() as noted:  # a signal now is raised once the client is ours to stop
+                    proc = subprocess.Popen(
+                        self.argv(paths),
+                        stdout=out,
+                        stderr=err,
+                        stdin=subprocess.DEVNULL,
+                        cwd=tmp,
+                        start_new_session=True,
+                        preexec_fn=_set_parent_death_signal,
+                    )
                 try:
+                    signals.raise_noted(noted)
                     proc.wait()
                 except BaseException:
                     interrupted = True

@@ -7,6 +7,10 @@
   request whose exception Python swallowed (one arriving while a child is spawned).
 * :func:`held` — inside it, the signals are only noted, never raised: for teardown and
   restore steps that must not be cut in half.  It yields the list of what came.
+* :func:`spawning` — :func:`held` around starting a child process: a handler that raises
+  while Python runs its at-fork callbacks prints "Exception ignored ... Traceback" and the
+  exception is lost; noted instead, the caller raises it once the child is its to stop
+  (:func:`raise_noted`).
 
 Both act only in the main thread (Python delivers signals there); elsewhere they do nothing.
 """
@@ -77,3 +81,16 @@ def held() -> Iterator[list[str]]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+#: what :func:`spawning` noted, for :func:`raise_noted`
+spawning = held
+
+
+def raise_noted(noted: list[str]) -> None:
+    """Raise the stop request :func:`spawning` noted while a child was started (as the
+    handlers of :func:`as_interrupt` would have), so that the caller stops the child."""
+    if noted:
+        if not stop_requested and _main_thread():
+            stop_requested.append(noted[0])
+        raise KeyboardInterrupt(noted[0])

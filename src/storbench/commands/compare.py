@@ -143,7 +143,7 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         notes.append("no workload was measured in more than one configuration: nothing to compare (workload names must match)")
     if _has_single_runs(cmp):
         notes.append(SINGLE_RUN_NOTE)
-    from ..curve_runner import side_by_side
+    from ..curve import side_by_side
 
     if iso := side_by_side(curves):
         notes.append(iso)

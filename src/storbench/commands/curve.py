@@ -14,7 +14,8 @@ import sys
 
 import click
 
-from ..curve_runner import CurveRunner, side_by_side
+from ..curve import side_by_side
+from ..curve_runner import CurveRunner
 from ..errors import StorbenchError
 from .common import (
     App,

@@ -165,7 +165,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             curves = [c for rid in names for c in (store.run_meta(rid).get("curve_result") or {}).get("curves", [])]
     _show(app, study, outcome, records, names, as_json)
     if study.curve is not None and not as_json:
-        from ..curve_runner import side_by_side
+        from ..curve import side_by_side
 
         line = side_by_side(curves, study.curve.parsed()[3])
         if line:

@@ -372,7 +372,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
 
 
 def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
-    from ..render.units import fmt_bytes
+    from .units import fmt_bytes
 
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{v:.1f}"
@@ -442,7 +442,7 @@ def curve_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None)
     """One section per curved workload: every curve of it (each target of a ``storbench
     curve`` run, each setup of a ``matrix --curve`` study) on one chart, the knee and SLA
     lines of each, and the line comparing them at the same latency."""
-    from ..curve_runner import side_by_side
+    from ..curve import side_by_side
 
     groups: dict[str, dict[str, Any]] = {}
     for rid, meta in metas.items():
