@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
+from . import signals
 from .errors import StorbenchError
 from .setups import ImageSpec, qemu_img_create_argv, qemu_nbd_argv
 
@@ -175,11 +176,12 @@ def start_server(
     argv[0] = qemu_nbd
     fd, log_path = tempfile.mkstemp(prefix="storbench-qemu-nbd-", suffix=".log")
     try:
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
-            start_new_session=True,  # its own process group: stopped by storbench, in order
-            preexec_fn=_set_parent_death_signal,
-        )  # fmt: skip
+        with signals.spawning() as noted:  # a signal now is raised once the server is ours to stop
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
+                start_new_session=True,  # its own process group: stopped by storbench, in order
+                preexec_fn=_set_parent_death_signal,
+            )  # fmt: skip
     except FileNotFoundError:
         os.close(fd)
         os.unlink(log_path)
@@ -187,6 +189,7 @@ def start_server(
     os.close(fd)
     server = NbdServer(argv=argv, socket_path=socket_path, image_path=image_path, pid=proc.pid, proc=proc, log_path=log_path)
     try:
+        signals.raise_noted(noted)
         deadline = time.monotonic() + timeout_s
         while True:
             if proc.poll() is not None:
