@@ -26,9 +26,10 @@ bisected (each probe a stored result) until the bracket is narrower than
 then run again ``repeat`` times, and the ceiling is said to be *within the noise* when the
 limit lies inside the repeated p99's mean ± 2 sd.
 
-**Curves side by side** (:func:`iso_latency`): several targets or setups compared at the same
-latency, the highest p99 every curve reaches, each curve's IOPS there interpolated between
-its steps (:func:`iops_at`): "at the same p99 (1.20 ms, ...): xfs 45.0k IOPS, ext4 42.1k (-6%)".
+**Curves side by side** (:func:`iso_latency`, :func:`side_by_side`): several targets or setups
+compared at one latency (the SLA limit, or the highest p99 every curve reaches), each curve's
+most IOPS within it bracketed as the ceiling is and interpolated towards the next step beyond
+it (:func:`iops_at`): "at the same p99 (2.00 ms): xfs 45.0k IOPS, ext4 42.1k (-6%)".
 
 Everything here takes and returns frozen records; running fio is :mod:`storbench.curve_runner`.
 """
