@@ -83,7 +83,7 @@ def held() -> Iterator[list[str]]:
             signal.signal(sig, handler)
 
 
-#: what :func:`spawning` noted, for :func:`raise_noted`
+#: :func:`held`, named for its use around starting a child (see the module doc)
 spawning = held
 
 

@@ -115,8 +115,9 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         systems_of: dict[tuple[int, str], dict] = {}  # (run, PTS system) -> its description
         curves: list[dict] = []  # storbench curve / matrix --curve: every curve of the runs compared
         for rid in ids:
-            curves.extend((store.run_meta(rid).get("curve_result") or {}).get("curves", []))
-            for f in store.run_meta(rid).get("pts") or []:
+            meta = store.run_meta(rid)
+            curves.extend((meta.get("curve_result") or {}).get("curves", []))
+            for f in meta.get("pts") or []:
                 for s in f.get("systems", []):
                     systems_of.setdefault((rid, s["identifier"]), s)
         groups = cmp_mod.configurations(records, run_names)

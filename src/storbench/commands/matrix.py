@@ -162,7 +162,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             )  # fmt: skip
         finally:
             records, names = _study_records(store, study)
-            curves = [c for rid in names for c in (store.run_meta(rid).get("curve_result") or {}).get("curves", [])]
+            curves = [c for rid in names for c in (store.run_meta(rid).get("curve_result") or {}).get("curves", [])] if study.curve else []
     _show(app, study, outcome, records, names, as_json)
     if study.curve is not None and not as_json:
         from ..curve import side_by_side
