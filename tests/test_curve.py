@@ -147,7 +147,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     with Nbdkit(tmp_path / "a", ["-t", "4", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as four, \
          Nbdkit(tmp_path / "b", ["-t", "8", "memory", "64M"], filters=["delay"], params=["rdelay=1ms"]) as eight:  # fmt: skip
         r = cli("curve", "--target", four.uri, "--target", eight.uri, "--destroy-data", four.uri, "--destroy-data", eight.uri,
-                "--precondition", "--size", "16m", "--runtime", "500ms", "--load", "iodepth=1,4,8,16", "--sla", "p50=2ms",
+                "--precondition", "--size", "16m", "--runtime", "500ms", "--load", "iodepth=1,4,8,16,32", "--sla", "p50=2ms",
                 "--label", "delayed", "--json", "--no-report")  # fmt: skip
         assert r.code == 0, r.err
     data = json.loads(r.out)
@@ -155,7 +155,7 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     a, b = data["curves"]
     for curve, threads in ((a, 4), (b, 8)):
         by = {p["step"]["iodepth"]: p for p in curve["points"]}
-        assert list(by) == ["1", "4", "8", "16"] or curve["stopped"].startswith("throughput stopped growing")
+        assert list(by) == ["1", "4", "8", "16", "32"] or curve["stopped"].startswith("throughput stopped growing")
         # QD1: one read at a time, each at least 1 ms
         assert by["1"]["p50_ns"] >= 1.0 * MS and 200 <= by["1"]["iops"] <= 1000
         # QD4: four at a time (ideally 4x QD1; a busy 2-core machine gets less)
@@ -166,11 +166,12 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
         # QD16: never more than the threads allow (threads / 1 ms), the rest waits in the queue
         assert by["16"]["iops"] <= 1.05 * threads * 1000
         assert by["16"]["p50_ns"] >= 0.8 * (16 / threads) * MS
-    # 4 threads: the curve flattens once the 4 threads are busy (QD4, or QD8 when QD4 does not keep
-    # them busy all the time), and that is its knee, at no more than 4 / 1 ms; 8 threads flatten later
-    assert a["knee"] is not None and a["knee"]["step"]["iodepth"] in ("4", "8"), a["knee"]
+    # 4 threads: the curve flattens once the 4 threads are busy (QD4, or QD8/QD16 when a busy 2-core
+    # machine starves the server at the lower depth: a full run once saw QD16 still add 10% over
+    # QD8, hence the QD32 step), and that is its knee, at no more than 4 / 1 ms; 8 threads flatten later
+    assert a["knee"] is not None and a["knee"]["step"]["iodepth"] in ("4", "8", "16"), a["knee"]
     assert a["knee"]["iops"] <= 1.05 * 4000
-    assert b["knee"] is None or b["knee"]["step"]["iodepth"] in ("8",), b["knee"]
+    assert b["knee"] is None or b["knee"]["step"]["iodepth"] in ("8", "16"), b["knee"]
     # the SLA ceiling of the 4-thread export: between the last step within p50 <= 2 ms and the first beyond
     c = a["sla_ceiling"]
     inside = max((p for p in a["points"] if p["p50_ns"] <= 2 * MS), key=lambda p: p["iops"])
@@ -188,7 +189,11 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     cmp = json.loads(cli("compare", str(data["run"]), "--json").out)
     assert len(cmp["configs"]) == 2
     row = next(x for x in cmp["rows"] if x["workload"] == "curve-randread-4k@iodepth=16" and x["metric"] == "iops")
-    assert row["leader"] == cmp["configs"][1]["key"]  # 8 threads answer more at QD16
+    means = {k: cell["mean"] for k, cell in row["cells"].items() if cell}
+    assert row["leader"] == max(means, key=means.get)  # the leader is the one with more IOPS at QD16
+    # 8 threads never answer meaningfully less than 4 (a busy 2-core machine can cap both near 3-4k)
+    qd16 = {c["target"]: next(p["iops"] for p in c["points"] if p["step"]["iodepth"] == "16") for c in (a, b)}
+    assert qd16[b["target"]] >= 0.9 * qd16[a["target"]], qd16
     # side by side at the same latency, the SLA's p50 of 2 ms: each export's figure is the one its
     # own stored points give (which leads depends on the machine's load: a busy 2-core machine
     # brought the 8-thread export down to the 4-thread one's 3k IOPS in a full run)
