@@ -379,11 +379,16 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
 
     if request.hosts:
         return _remote_targets(request)
-    return tuple(
+    from ..targets.local import check_requested_size
+
+    resolved = tuple(
         runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url,
                               ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)  # fmt: skip
         for t in request.target_paths
     )
+    for target in resolved:
+        check_requested_size(target, request.overrides.size)
+    return resolved
 
 
 def _dry_run(app: App, request: _Request) -> None:
@@ -521,6 +526,10 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             return probe_ioengine(executor.path, where)
 
         specs = runner.plan_jobs(plan, engine_for)
+        capped = sorted({ln[len("# storbench: "):].split(" capped at ")[1] for s in specs if s.target.kind == "file"
+                         for ln in s.job_text.splitlines() if ln.startswith("# storbench: ") and " capped at " in ln})
+        for what in capped:  # a file target is never grown: said once for the run
+            app.err(f"note: workload sizes capped at {what} (a file target is read as it is, never grown)")
         from ..plan import format_total, total_seconds
 
         estimates = _estimates(app, specs, request, executor, probe=preflight is None and resume_run is None)
