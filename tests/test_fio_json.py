@@ -480,7 +480,6 @@ def test_numbers_as_strings_and_odd_values() -> None:
                               "runtime": "100", "total_ios": "1",
                               "clat_ns": {"min": "1", "max": 2, "mean": 1.5, "stddev": 0, "N": "1",
                                           "percentile": {"nan": 1, "x": 2, "50": 2}}},
-                     "write": {"io_bytes": 1e400, "total_ios": 3},
                      "trim": [1, 2], "sync": "x", "iodepth_level": {"1": "100", "2": [1]}}]}
     result = parse_fio_json(json.dumps(doc))
     (job,) = result.jobs
@@ -492,6 +491,10 @@ def test_numbers_as_strings_and_odd_values() -> None:
     assert read.clat_ns == LatencyStats(1, 2, 1.5, 0, samples=1, percentiles={"50.0": 2})
     assert set(job.directions) == {"read"} and job.sync is None and job.steadystate is None
     assert job.iodepth_level_pct == {"1": 100.0}
+    # a figure that is there but no finite number is refused, never dropped with its direction
+    doc["jobs"][0]["write"] = {"io_bytes": 1e400, "total_ios": 3}
+    with pytest.raises(FioParseError, match=r"^job 's' write: io_bytes is inf, not a finite number$"):
+        parse_fio_json(json.dumps(doc))
 
 
 # --------------------------------------------------------------------------- rejections

@@ -270,11 +270,15 @@ def test_import_of_text_with_nan_and_huge_values_then_show_json(tmp_path: Path) 
     """fio's classic text does print ``stdev=nan``; the JSON views print it as null, never crash."""
     seed = next(t for t in TEXT_SEEDS if re.search(r"clat \(usec\):.*stdev=\s*[0-9.]+", t) and '"jobs"' not in t)
     text = re.sub(r"(clat \(usec\):.*?stdev=)\s*[0-9.]+", r"\1nan", seed, count=1)
-    text = re.sub(r"(clat \(usec\): min=)\s*[0-9]+", r"\g<1>" + "9" * 400, text, count=1)
     path = tmp_path / "nan.txt"
     path.write_text(text)
     cli = Cli(tmp_path)
     assert cli("import", str(path)).code == 0
+    # a latency of 400 digits is no latency: refused in one line, nothing more stored
+    huge = tmp_path / "huge.txt"
+    huge.write_text(re.sub(r"(clat \(usec\): min=)\s*[0-9]+", r"\g<1>" + "9" * 400, text, count=1))
+    res = cli("import", str(huge))
+    assert res.code == 2 and "clat min is inf, not a finite number" in res.err, res.err
     for args in (("show", "last", "--json"), ("export", "last", "--format", "json")):
         res = cli(*args)
         assert res.code == 0, res.err

@@ -112,6 +112,22 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
     return plans, said
 
 
+def _refuse_impossible(plans: list[dict]) -> None:
+    """A figure no storage can have (negative, not finite, beyond any device, bandwidth that
+    contradicts IOPS): one line naming the output's line, and nothing of the file is stored."""
+    from ..fio.validate import result_problems
+
+    for plan in plans:
+        if plan["meta"].get("kind") == "pts":  # figures of another benchmark, checked by its mapping
+            continue
+        problems = result_problems(plan["fio"])
+        if problems:
+            line = plan["meta"].get("line")
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            where = f"the output at line {line}: " if line and line != 1 else ""
+            raise FioParseError(f"{where}{problems[0]}{more}; nothing imported")
+
+
 def _files(paths) -> list[str]:
     """The files to read: each path given, and for a directory every regular file in it (not
     hidden, in name order).  A Phoronix Test Suite result directory (one holding
@@ -172,6 +188,7 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
                 pts_files.append(info)
             else:
                 plans, said = _plan(path, text, label_from, group_by)
+            _refuse_impossible(plans)
         except FioParseError as exc:
             raise FioParseError(f"{path}: {exc}") from None
         planned.append((path, plans, said))

@@ -302,7 +302,7 @@ def _job(entry: Any, index: int, global_options: dict, client_mode: bool) -> Job
     if not isinstance(entry, dict) or not isinstance(entry.get("jobname"), str):
         raise FioParseError(f"fio JSON job entry {index} is not a job (an object with a 'jobname')")
     name = entry["jobname"]
-    found = ((d, _direction(d, entry.get(d))) for d in DIRECTIONS)
+    found = ((d, _direction(d, entry.get(d), name)) for d in DIRECTIONS)
     directions = {d: stats for d, stats in found if stats is not None}
     steadystate = entry.get("steadystate")
     return JobResult(
@@ -332,10 +332,27 @@ def _job(entry: Any, index: int, global_options: dict, client_mode: bool) -> Job
     )
 
 
-def _direction(direction: str, value: Any) -> DirectionStats | None:
-    """One direction; ``None`` when it did no I/O or carries no ``io_bytes``."""
+#: a direction's figures: present, each must be a finite number (NaN, Infinity, "NaN" are refused, never read as 0)
+_FIGURES = ("io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios")
+#: ... of which these count (bytes, I/Os, milliseconds): whole numbers, never negative
+_COUNTS = frozenset({"io_bytes", "io_kbytes", "runtime", "total_ios"})
+
+
+def _direction(direction: str, value: Any, job_name: str = "") -> DirectionStats | None:
+    """One direction; ``None`` when it did no I/O or carries no ``io_bytes``.  A figure that is
+    present but not a finite number is a :class:`FioParseError` naming it."""
     if not isinstance(value, dict):
         return None
+    for key in _FIGURES:
+        raw = value.get(key)
+        if key not in value or raw is None:
+            continue
+        number = _num(raw)
+        shown = raw if not isinstance(raw, str) else _excerpt(raw)
+        if number is None:
+            raise FioParseError(f"job {job_name!r} {direction}: {key} is {shown!r}, not a finite number")
+        if key in _COUNTS and (number < 0 or number != int(number)):
+            raise FioParseError(f"job {job_name!r} {direction}: {key} is {shown!r}, not a whole number of at least 0")
     legacy = "io_kbytes" not in value and "bw_bytes" not in value  # fio 2.x: io_bytes in KiB
     io_bytes, io_kbytes = _int(value.get("io_bytes")), _int(value.get("io_kbytes"))
     if io_bytes is None and io_kbytes is not None:

@@ -149,6 +149,8 @@ _DIR_OLD = re.compile(
     r"bw=(?P<bw>" + _N + r")\s*(?P<bwu>[A-Za-z]*)(?:/s)?\s*,\s*"
     r"iops=(?P<iops>" + _NS + r")\s*,\s*runt=\s*(?P<runt>\d+)\s*msec"
 )
+#: the start of a direction line: one that starts so but matches neither form is cut or mangled
+_DIR_START = re.compile(r"^(?P<dir>read|write|trim|mixed)\s*:\s*(?:IOPS\b|io=)")
 _LAT = re.compile(
     r"^(?P<kind>slat|clat|lat|sync)\s*\((?P<unit>nsec|usec|msec|sec)\)\s*:\s*"
     r"min=\s*(?P<min>" + _NS + r")\s*,\s*max=\s*(?P<max>" + _NS + r")\s*,\s*"
@@ -283,7 +285,8 @@ def parse_fio_text(text: str) -> FioResult:
         raise FioParseError(f"fio output must be text, not {type(text).__name__}")
     try:
         parser = _Parser()
-        for line in _lines(text):
+        for number, line in enumerate(_lines(text), 1):
+            parser.line_no = number
             parser.feed(line)
         return parser.result(text)
     except FioParseError:
@@ -420,6 +423,7 @@ class _Parser:
         self.disks: list[DiskUtil] = []
         self.host: str | None = None  # client/server: the last "<host>" seen
         self.client_mode = False
+        self.line_no = 0  # the line being fed (1-based), for the errors that name it
 
     # ----------------------------------------------------------------- dispatch
 
@@ -457,6 +461,11 @@ class _Parser:
             return
         if self._global(line):
             return
+        if (start := _DIR_START.match(line)) and not (_DIR_NEW.match(line) or _DIR_OLD.match(line)):
+            raise FioParseError(
+                f"line {self.line_no}: the {start['dir']} line is cut or holds a figure that is not a number "
+                f"({_excerpt(line)!r}): the output is incomplete or mangled"
+            )
         if self.job is None:
             if not (_DIR_NEW.match(line) or _DIR_OLD.match(line)):
                 return
