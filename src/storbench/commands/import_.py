@@ -204,7 +204,7 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
         run_id = store.create_run(label=label, kind="import", meta=meta)
         try:
             now = app.env.clock()
-            store.add_results([
+            ids = store.add_results([
                 ResultRecord(
                     run_id=run_id, workload=pl["workload"], target=pl.get("target"), fio=pl["fio"],
                     raw_output=pl["raw_output"], label=pl.get("label") or label, source=pl["source"],
@@ -217,7 +217,8 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
             store.finish_run(run_id, "incomplete", reason="import interrupted")
             raise
         store.finish_run(run_id, "complete")
-        records = store.results(run_id)
+        # read back only what is shown whole (the JSON, a small table): a large import names its workloads
+        records = store.results(run_id) if as_json or len(ids) <= TABLE_MAX_RESULTS else None
     for path, plans, said in planned:
         if plans and plans[0]["meta"].get("kind") == "pts":
             systems = len({pl["target"] for pl in plans})
@@ -233,10 +234,10 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
     else:
         from ..render.terminal import format_results_table
 
-        if len(records) <= TABLE_MAX_RESULTS:
+        if records is not None:
             app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
         else:
-            workloads = sorted({r.workload for r in records})
+            workloads = sorted({pl["workload"] for _p, plans, _s in planned for pl in plans})
             app.out(f"{len(workloads)} workload(s): {', '.join(workloads[:8])}{', ...' if len(workloads) > 8 else ''} "
                     f"(storbench show {run_id} for the table)")  # fmt: skip
-        app.out(f"imported {len(records)} result(s) from {len(paths)} file(s) into {app.db_url} as run {run_id}")
+        app.out(f"imported {len(ids)} result(s) from {len(paths)} file(s) into {app.db_url} as run {run_id}")

@@ -15,11 +15,13 @@ each with its parsed :class:`~storbench.model.FioResult` (or why it could not be
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 
 from ..errors import FioParseError
 from ..model import FioResult
-from .context import Command, Context, context_before
+from .context import Command, Context, context_before, section_headings
 from .source import Line, document_lines, is_html
 from .split import Output, Skipped, find_outputs
 
@@ -66,6 +68,35 @@ def _parse(output: Output) -> FioResult:
     return {"json": parse_fio_json, "terse": parse_fio_terse, "text": parse_fio_text}[output.kind](output.text)
 
 
+#: from this many outputs on, a document's outputs are parsed on every core (a log of thousands)
+PARALLEL_FROM_OUTPUTS = 400
+
+
+def _parse_or_error(output: Output) -> FioResult | str:
+    try:
+        return _parse(output)
+    except FioParseError as exc:
+        return str(exc)
+
+
+def _parse_all(outputs: list[Output]) -> list[FioResult | str]:
+    """Each output's result, or its parse error's text.  Many outputs are parsed in forked worker
+    processes, one per core (parsing is pure and ~1 ms an output); serially where that is not
+    possible (one core, no fork, a worker lost)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if len(outputs) >= PARALLEL_FROM_OUTPUTS and cores > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        try:
+            context = multiprocessing.get_context("fork")
+            with concurrent.futures.ProcessPoolExecutor(max_workers=min(cores, 4), mp_context=context) as pool:
+                return list(pool.map(_parse_or_error, outputs, chunksize=max(1, len(outputs) // (8 * cores))))
+        except (OSError, ValueError, concurrent.futures.process.BrokenProcessPool):
+            pass
+    return [_parse_or_error(o) for o in outputs]
+
+
 #: how close (in lines) the JSON and the normal text of one ``--output-format=json,normal`` run are
 SAME_RUN_GAP_LINES = 3
 
@@ -77,7 +108,14 @@ def _one_run_two_formats(outputs: list[Output], skipped: list[Skipped]) -> tuple
     before a JSON document (its header) are not a skipped fragment."""
     import re
 
+    cache: dict[int, frozenset[str]] = {}
+
     def names(o: Output) -> frozenset[str]:
+        if id(o) not in cache:
+            cache[id(o)] = _names(o)
+        return cache[id(o)]
+
+    def _names(o: Output) -> frozenset[str]:
         if o.kind == "json":
             return frozenset(re.findall(r'"jobname"\s*:\s*"([^"]*)"', o.text))
         if o.kind == "terse":
@@ -90,9 +128,13 @@ def _one_run_two_formats(outputs: list[Output], skipped: list[Skipped]) -> tuple
 
     rank = {"json": 0, "text": 1, "terse": 2}
     drop: set[int] = set()
+    # outputs are in document order: only the next few can be near enough to be a twin (linear)
     for i, a in enumerate(outputs):
-        for k, b in enumerate(outputs):
-            if i < k and i not in drop and k not in drop and twins(a, b):
+        for k in range(i + 1, len(outputs)):
+            b = outputs[k]
+            if b.first_line - a.last_line > SAME_RUN_GAP_LINES:
+                break
+            if i not in drop and k not in drop and twins(a, b):
                 drop.add(k if (rank[a.kind], i) <= (rank[b.kind], k) else i)
     keep = [o for i, o in enumerate(outputs) if i not in drop]
     jsons = [o for o in outputs if o.kind == "json"]
@@ -117,13 +159,12 @@ def read_document(text: str) -> Document:
     found: list[Found] = []
     skipped_all = list(skipped)
     floor = 0
-    for out in outputs:
-        try:
-            result = _parse(out)
-        except FioParseError as exc:
-            skipped_all.append(Skipped(out.first_line, out.last_line, str(exc)))
+    sections = section_headings(lines, is_fio)
+    for out, result in zip(outputs, _parse_all(outputs)):
+        if isinstance(result, str):
+            skipped_all.append(Skipped(out.first_line, out.last_line, result))
             continue
-        ctx = context_before(lines, out.index, floor, is_fio)
+        ctx = context_before(lines, out.index, floor, is_fio, sections)
         found.append(Found(out, result, ctx))
         floor = out.last_index + 1
     skipped_all.sort(key=lambda s: s.first_line)

@@ -124,9 +124,29 @@ def _is_label(text: str) -> str | None:
     return None
 
 
-def context_before(lines: list[Line], index: int, floor: int, is_fio_line) -> Context:
+def section_headings(lines: list[Line], is_fio_line) -> list[tuple[str, int] | None]:
+    """For every line, the section heading at or above it (an underlined line or a ``#``/``=``
+    heading): (text, line number), or None.  One pass over the document, so that finding the
+    section of each of many outputs stays linear."""
+    out: list[tuple[str, int] | None] = []
+    current: tuple[str, int] | None = None
+    for k, line in enumerate(lines):
+        text = line.text
+        if _UNDERLINE.match(text) and k - 1 >= 0 and lines[k - 1].text.strip() and not is_fio_line(lines[k - 1].text.strip()):
+            current = (lines[k - 1].text.strip(), lines[k - 1].number)
+        else:
+            m = _HEADING.match(text)
+            if m and text.lstrip()[:1] in "#=" and not is_fio_line(text.strip()):
+                current = (m.group("text").strip().rstrip(":").strip(), line.number)
+        out.append(current)
+    return out
+
+
+def context_before(lines: list[Line], index: int, floor: int, is_fio_line,
+                   sections: list[tuple[str, int] | None] | None = None) -> Context:
     """The command line and heading before ``lines[index]`` (an output's first line), looking no
-    further back than ``floor`` (where the previous output ended) and :data:`LOOKBACK_LINES`."""
+    further back than ``floor`` (where the previous output ended) and :data:`LOOKBACK_LINES`;
+    ``sections`` is :func:`section_headings` of ``lines`` (computed here when not given)."""
     lo = max(floor, index - LOOKBACK_LINES)
     command = None
     j = index - 1
@@ -161,16 +181,11 @@ def context_before(lines: list[Line], index: int, floor: int, is_fio_line) -> Co
     if heading is None:
         # no label in the gap before it: the section it is in (the last heading above it)
         k = min(lo, search_from)
-        while k >= 0:
-            text = lines[k].text
-            if _UNDERLINE.match(text) and k - 1 >= 0 and lines[k - 1].text.strip() and not is_fio_line(lines[k - 1].text.strip()):
-                heading, heading_line = lines[k - 1].text.strip(), lines[k - 1].number
-                break
-            m = _HEADING.match(text)
-            if m and text.lstrip()[:1] in "#=" and not is_fio_line(text.strip()):
-                heading, heading_line = m.group("text").strip().rstrip(":").strip(), lines[k].number
-                break
-            k -= 1
+        if k >= 0:
+            if sections is None:
+                sections = section_headings(lines[: k + 1], is_fio_line)
+            if sections[k] is not None:
+                heading, heading_line = sections[k]
     if command is None and heading is None:
         return Context()
     return Context(heading=heading, heading_line=heading_line, command=command)

@@ -309,20 +309,30 @@ def _excerpt(value: str) -> str:
     return value if len(value) <= _EXCERPT else value[: _EXCERPT - 1] + "…"
 
 
+@functools.lru_cache(maxsize=256)
+def _pct_key(printed: str) -> str:
+    """:func:`pct_key` of a printed percentile ("99.90"): the same few recur in every table."""
+    return pct_key(printed)
+
+
 def _dec(value: str) -> Decimal:
-    """A printed number with an optional ``k``/``K``/``M``.. suffix (powers of 1000)."""
-    suffix = value[-1] if value and value[-1] in _SUFFIX else ""
-    number = value[: len(value) - len(suffix)]
-    if number.lstrip("-+").lower() in ("nan", "inf"):
-        return Decimal(number)
-    return Decimal(number) * _SUFFIX[suffix]
+    """A printed number with an optional ``k``/``K``/``M``.. suffix (powers of 1000); ``nan``
+    and ``inf`` as Decimal reads them."""
+    suffix = value[-1:]
+    if suffix and suffix in _SUFFIX:
+        return Decimal(value[:-1]) * _SUFFIX[suffix]
+    return Decimal(value)
 
 
 def _num(value: str, scale: int | Decimal = 1) -> float:
+    if type(scale) is int and len(value) < 16 and value.isascii() and value.isdigit():  # most of fio's numbers: exact as integers
+        return float(int(value) * scale)
     return float(_dec(value) * scale)
 
 
 def _int(value: str, scale: int | Decimal = 1) -> int:
+    if type(scale) is int and len(value) < 16 and value.isascii() and value.isdigit():
+        return int(value) * scale
     return int((_dec(value) * scale).to_integral_value())
 
 
@@ -434,14 +444,14 @@ class _Parser:
         if len(line) > _MAX_LINE:
             self.interrupted = self.interrupted or bool(_SIGNAL.search(line))
             return
-        client = _CLIENT.match(line)
+        client = _CLIENT.match(line) if line[0] == "<" else None
         if client:
             self.client_mode = True
             self.host = client["host"]
             line = client["rest"].strip()
             if not line:
                 return
-        elif mark := _HOST_MARK.search(line):
+        elif ">" in line and (mark := _HOST_MARK.search(line)):
             self.client_mode = True
             self.host = mark["host"]
             return
@@ -450,18 +460,19 @@ class _Parser:
             if self.table is not None:
                 values, unit_ns = self.table
                 for m in _PCT_ENTRY.finditer(line):
-                    values[pct_key(m["p"])] = _num(m["v"], unit_ns)
+                    values[_pct_key(m["p"])] = _num(m["v"], unit_ns)
             return
         self.table = None
 
-        if _SIGNAL.search(line):
+        if "terminating on signal" in line and _SIGNAL.search(line):
             self.interrupted = True
         if _NOTE.match(line):
             self.notes.append(line)
             return
         if self._global(line):
             return
-        if (start := _DIR_START.match(line)) and not (_DIR_NEW.match(line) or _DIR_OLD.match(line)):
+        first = line[0]
+        if first in "rwtm" and (start := _DIR_START.match(line)) and not (_DIR_NEW.match(line) or _DIR_OLD.match(line)):
             raise FioParseError(
                 f"line {self.line_no}: the {start['dir']} line is cut or holds a figure that is not a number "
                 f"({_excerpt(line)!r}): the output is incomplete or mangled"
@@ -499,7 +510,9 @@ class _Parser:
         return False
 
     def _job_line(self, line: str, job: _Job) -> None:
-        if m := (_DIR_NEW.match(line) or _DIR_OLD.match(line)):
+        # each pattern is tried only where the line starts as it must (a literal test is cheaper than a match)
+        c = line[0]
+        if c in "rwtm" and (m := (_DIR_NEW.match(line) or _DIR_OLD.match(line))):
             legacy = m.re is _DIR_OLD
             d = _Dir(
                 direction=m["dir"],
@@ -512,16 +525,16 @@ class _Parser:
             job.dirs[d.direction] = d
             job.content = True
             self.target = d
-        elif m := _LAT.match(line):
+        elif c in "scl" and (m := _LAT.match(line)):
             stats = tuple(_num(m[k], _TIME_NS[m["unit"]]) for k in ("min", "max", "avg", "dev"))
             if m["kind"] == "sync":
                 if self.target == "sync":
                     job.sync_lat = stats  # type: ignore[assignment]
             elif isinstance(self.target, _Dir):
                 self.target.lat[m["kind"]] = stats  # type: ignore[assignment]
-        elif m := _PCT_HEAD.match(line):
+        elif "percentiles" in line and (m := _PCT_HEAD.match(line)):
             self.table = self._table_for(m["kind"].strip(), _TIME_NS[m["unit"]], job)
-        elif m := _BW_SUM.match(line):
+        elif c == "b" and (m := _BW_SUM.match(line)):
             if isinstance(self.target, _Dir) and m["samples"] is not None:
                 unit = m["unit"]
                 if self.target.si and unit.startswith("Mi"):  # kb_base=1000: fio labels MB/s "MiB/s"
@@ -533,18 +546,18 @@ class _Parser:
                     samples=int(m["samples"]),
                     agg_pct=_num(m["per"]),
                 )
-        elif m := _IOPS_SUM.match(line):
+        elif c == "i" and (m := _IOPS_SUM.match(line)):
             if isinstance(self.target, _Dir):
                 self.target.iops_summary = SampleSummary(
                     *(_num(m[k]) for k in ("min", "max", "avg", "dev")), samples=int(m["samples"])
                 )
-        elif m := _LAT_DIST.match(line):
+        elif c == "l" and (m := _LAT_DIST.match(line)):
             unit = _DIST_UNIT[m["unit"]]
             job.lat_dist.update({f"{k}{unit}": v for k, v in _pct_items(m["body"]).items()})
             self.target = None
-        elif _SYNC_HEAD.match(line):
+        elif c == "f" and _SYNC_HEAD.match(line):
             self.target = "sync"
-        elif m := _CPU.match(line):
+        elif c == "c" and (m := _CPU.match(line)):
             job.cpu = {
                 "usr": _num(m["usr"]),
                 "sys": _num(m["sys"]),
@@ -552,17 +565,17 @@ class _Parser:
             }
             job.content = True
             self.target = None
-        elif m := _DEPTHS.match(line):
+        elif c in "Isc" and (m := _DEPTHS.match(line)):
             job.depths[m["which"]] = _pct_items(m["body"])
-        elif m := _ISSUED.match(line):
+        elif c == "i" and (m := _ISSUED.match(line)):
             parts = _ISSUED_SPLIT.split(m["body"])  # ["", "total", "1,2,0,0 ", "short", ...]
             for key, values in zip(parts[1::2], parts[2::2]):
                 setattr(job, "drop" if key.startswith("drop") else key, _ints(values))
-        elif m := _ERRORS.match(line):
+        elif c == "e" and (m := _ERRORS.match(line)):
             job.total_err, job.first_error = int(m["total"]), int(m["first"])
-        elif m := _DESCRIPTION.match(line):
+        elif c == "D" and (m := _DESCRIPTION.match(line)):
             job.description = m["text"]
-        elif m := _STEADY.match(line):
+        elif c == "s" and (m := _STEADY.match(line)):
             job.steadystate = self._steady(m)
 
     # ----------------------------------------------------------------- pieces

@@ -353,7 +353,9 @@ class Store:
         def insert(conn: Connection) -> list[int]:
             for run_id in {r.run_id for r in records}:
                 self._require_run(conn, run_id)
-            return [int(conn.execute(results.insert().values(**row)).inserted_primary_key[0]) for row in rows]
+            # one statement for all (SQLAlchemy's insertmanyvalues), ids in the order given
+            done = conn.execute(results.insert().returning(results.c.id, sort_by_parameter_order=True), rows)
+            return [int(i) for i in done.scalars().all()]
 
         return self._write(insert) if rows else []
 
