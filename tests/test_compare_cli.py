@@ -76,7 +76,7 @@ def test_compare_two_labelled_runs(ab):
     assert re.fullmatch(r"rnd4k-q1t1-read read IOPS: [ab] leads [ab] by \d+\.\d% \((significant|within noise), p (= |< )[\d.]+\)", lines[0]), lines[0]
     assert "a (baseline)" in res.out and "read IOPS" in res.out
     assert re.search(r"[+-]\d+\.\d% (better|worse|noise)", res.out)
-    assert re.search(r"\d ±\d+\.\d%", res.out)  # mean ±sd as a share of the mean
+    assert re.search(r"\d(?:\.\d+)?[kMG]? ±\d+\.\d%", res.out)  # mean ±sd as a share of the mean (8806 or 13.5k: the machine decides)
     assert max(len(line) for line in lines) <= 120
     # only the headline figure per workload by default; every metric with --all-metrics
     assert "p99 latency" not in res.out

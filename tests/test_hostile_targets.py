@@ -307,6 +307,14 @@ def test_database_disk_full_during_the_run(tmp_path, before_fio):
         line = _error_line(res)
         assert line.startswith(f"storbench: error: database {cli.db}: "), line
         assert "full" in line, line
+        # the measurement is named and kept: its fio output saved where it can be imported later
+        m = re.search(r"repetition 1 of workload 'rnd4k-q1t1-read' was measured but not stored: fio's output is kept in (\S+) ", line)
+        assert m, line
+        kept = Path(m.group(1))
+        try:
+            assert '"jobs"' in kept.read_text()
+        finally:
+            kept.unlink()
         assert os.listdir(target) == []
         (dbfs / "filler").unlink()
         (dbfs / "filler2").unlink()

@@ -7,8 +7,10 @@ and only with ``STORBENCH_DEBUG=1``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
+import threading
 from typing import Sequence
 
 import click
@@ -72,6 +74,33 @@ def _one_line(text: object) -> str:
 def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     """Run the CLI; return the exit code (tests call this with their own Env)."""
     env = env or Env()
+    with _sigterm_as_interrupt():
+        return _main(argv, env)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM anywhere in a command (its start, its report, between two steps) stops it as
+    Ctrl-C does: exit 130 with one line, never Python's default death (143) that skips cleanup.
+    Commands that treat SIGTERM themselves (run's workloads, the agent) set their own handler
+    inside and restore this one."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(argv: Sequence[str] | None, env: Env) -> int:
     try:
         cli.main(
             args=list(argv) if argv is not None else None,

@@ -431,8 +431,8 @@ def execute(
                         primary = _with_finding(primary, _not_converged(spec.workload.name, decision.reason, repeat))
                         reporter.note(f"{spec.workload.name}: {decision.reason}")
                     for extra in per_host:  # client/server: one result per host besides the aggregate
-                        stored.append(sink.add_result(extra))
-                    result_id = sink.add_result(primary)
+                        stored.append(_store(sink, extra))
+                    result_id = _store(sink, primary)
                     stored.append(result_id)
                     primary = dataclasses.replace(primary, result_id=result_id)
                     records.append(primary)
@@ -453,6 +453,25 @@ def execute(
             _remove_remote_test_files(specs, executor)
         _remove_artifacts(artifacts_before)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+
+
+def _store(sink: Any, record: ResultRecord) -> int:
+    """``sink.add_result(record)``; when the store refuses it (its disk full, its server gone), the
+    error names the workload and where fio's output was saved so that nothing measured is lost."""
+    from .errors import StoreError
+
+    try:
+        return sink.add_result(record)
+    except StoreError as exc:
+        where = f"repetition {record.repetition + 1} of workload {record.workload!r}"
+        saved = None
+        with contextlib.suppress(OSError):
+            fd, saved = tempfile.mkstemp(prefix=f"storbench-unstored-run{record.run_id}-{record.workload}-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(record.raw_output or "")
+        kept = (f"fio's output is kept in {saved} (storbench import it once the store has room)" if saved
+                else "fio's output could not be saved either")  # fmt: skip
+        raise StoreError(f"{exc.message}; {where} was measured but not stored: {kept}") from exc
 
 
 #: ``--prefill``: one sequential pass of incompressible 1 MiB writes over the test area.

@@ -391,6 +391,15 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
     return resolved
 
 
+def _mark_incomplete(store, run_id: int, reason: str) -> None:
+    """Mark the run incomplete on the way out of a failure; when the store cannot take even that
+    (its disk still full, its server gone), the failure that stopped the run is what is said."""
+    from ..errors import StoreError
+
+    with contextlib.suppress(StoreError):
+        store.finish_run(run_id, "incomplete", reason=reason)
+
+
 def _dry_run(app: App, request: _Request) -> None:
     from .. import runner
 
@@ -582,10 +591,10 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                     prefill=request.prefill,
                 )
         except StorbenchError as exc:
-            store.finish_run(run_id, "incomplete", reason=str(exc))
+            _mark_incomplete(store, run_id, str(exc))
             raise
         except BaseException as exc:
-            store.finish_run(run_id, "incomplete", reason=f"storbench stopped: {type(exc).__name__}")
+            _mark_incomplete(store, run_id, f"storbench stopped: {type(exc).__name__}")
             raise
         if outcome.failures:
             status = "incomplete" if outcome.stored or previous else "failed"

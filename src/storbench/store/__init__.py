@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 import re
 import sqlite3
 import time
@@ -81,6 +82,26 @@ from storbench.context import default_db_url  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _why_not_writable(path: Path | None) -> str:
+    """Why an SQLite file cannot be made or written, as the user can act on it ("" when no reason
+    is found or the store is not a local file): a read-only mount, a directory not writable."""
+    if path is None:
+        return ""
+    path = Path(path).absolute()
+    target = path if path.exists() else path.parent
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    try:
+        if os.statvfs(target).f_flag & os.ST_RDONLY:
+            return f" ({target} is on a filesystem mounted read-only: give --db a file on a writable one)"
+    except OSError:
+        return ""
+    if not os.access(target, os.W_OK):
+        what = "the file" if target == path else "its directory"
+        return f" ({what} {target} is not writable by this user: give --db a file you may write)"
+    return ""
 
 
 def _utc_text(moment: datetime) -> str:
@@ -835,4 +856,4 @@ def _migrate(engine: Engine, display: str, path: Path | None, location: str, is_
         detail = str(orig or exc).splitlines()[0]
         if isinstance(orig, sqlite3.DatabaseError) and "not a database" in detail:
             raise _not_storbench(display, "corrupt SQLite file", detail) from exc
-        raise StoreError(f"cannot open database {display}: {detail}") from exc
+        raise StoreError(f"cannot open database {display}: {detail}{_why_not_writable(path)}") from exc
