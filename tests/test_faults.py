@@ -311,3 +311,60 @@ def test_killed_fio_with_partial_output_is_still_a_failure() -> None:
     from storbench.fio.json import parse_fio_json
 
     assert runner.fio_failure_reason(inv, parse_fio_json(partial)).startswith("fio was killed by signal 9")
+
+
+# --------------------------------------------------------------------------- storbench itself killed
+
+
+@needs_fio
+def test_storbench_killed_leaves_a_run_that_is_called_interrupted_reconciled_and_resumed_as_one(tmp_path: Path) -> None:
+    """SIGKILL on storbench (no handler runs): the run stays 'running' in the store.  list and show
+    call it interrupted (its PID is gone), the next run marks it incomplete and removes what the
+    killed one left (fio's temporary directory, the scratch directory), and --resume adds the
+    missing workloads to the SAME configuration (the scratch directory stored by its role)."""
+    study = Study(tmp_path)
+    workloads = [a for w in WORKLOADS for a in ("--workload", w)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", "--no-report", *workloads, "--size", "16m", "--runtime", "2", "--label", "k9"],
+        env=study.env, cwd=study.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    study.wait_for_results(1, proc)
+    time.sleep(0.5)  # inside the second workload
+    proc.kill()
+    proc.communicate(timeout=30)
+    left = sorted(os.listdir(study.tmpdir)), sorted(n for n in os.listdir(study.root) if n.startswith(".storbench-scratch-"))
+    assert left[0] and left[0][0].startswith(f"storbench-fio-{proc.pid}-"), left
+    assert left[1] and left[1][0].startswith(f".storbench-scratch-{proc.pid}-"), left
+    assert _sql(study.db, "select status from runs") == [("running",)]  # as the killed process left it
+
+    listed = study.cli("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [run] = json.loads(listed.stdout)
+    assert run["status"] == "interrupted" and f"pid {proc.pid}" in run["reason"], run
+    shown = study.cli("show", "k9")
+    assert "interrupted" in shown.stdout and f"pid {proc.pid}" in shown.stdout, shown.stdout
+
+    res = study.cli("run", "--resume", "k9", "--no-report")
+    assert res.returncode == 0, res.stderr
+    assert "note: run 1 was left running by a storbench process that is gone: marked incomplete" in res.stderr
+    assert [w for w, _, _ in study.stored()] == list(WORKLOADS)
+    assert _sql(study.db, "select status from runs") == [("complete",)]
+    # one configuration: every result has the same stored target, the scratch directory's role
+    assert _sql(study.db, "select distinct target from results") == [(f"{study.root}/.storbench-scratch",)]
+    # what the killed process left is gone, and so is the resumed run's own
+    assert os.listdir(study.tmpdir) == []
+    assert [n for n in os.listdir(study.root) if n.startswith(".storbench-scratch")] == []
+
+
+@needs_fio
+def test_an_interrupted_run_says_how_to_resume_it(tmp_path: Path) -> None:
+    study = Study(tmp_path)
+    proc = study.start("--workload", "rnd4k-q1t1-read", "--size", "16m", "--runtime", "3", "--label", "hint")
+    deadline = time.monotonic() + 60
+    while not os.listdir(study.tmpdir):  # fio has started
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert _one_error_line(err).endswith("; storbench run --resume 1 finishes it"), err

@@ -264,3 +264,47 @@ def test_failed_migration_rolls_back_on_postgres(pg_url: str, tmp_path, monkeypa
     with pytest.raises(StoreError, match=r"to 9001 failed: disk on fire"):
         Store.open(pg_url)
     assert state(pg_url) == before
+
+
+# --------------------------------------------------------------------------- a server restart mid-run
+
+
+@needs_fio
+def test_a_postgresql_restart_during_a_run_is_waited_for(cli, tmp_path, pg_server, pg_url: str, monkeypatch) -> None:  # noqa: F811
+    """The server is stopped just before the second workload's fio starts and comes back 2 s later,
+    while fio runs or the result is being stored: storbench reconnects, stores it, ends complete."""
+    import threading
+
+    from storbench import runner
+
+    target = tmp_path / "t"
+    target.mkdir()
+    pg_ctl = str(pg_server.bin_dir / "pg_ctl")
+    opts = f"-p {pg_server.port} -k {pg_server.root} -c listen_addresses=127.0.0.1"
+    calls = [0]
+    restarted = threading.Event()
+    original = runner.SubprocessFio.run
+
+    def start_again() -> None:
+        time.sleep(2.0)
+        pg_server.run(pg_ctl, "-D", str(pg_server.data_dir), "-l", str(pg_server.log_file), "-w", "-t", "60", "-o", opts, "start")
+        restarted.set()
+
+    def run(self, job_text, on_status, env=None):
+        calls[0] += 1
+        if calls[0] == 2:
+            stop = pg_server.run(pg_ctl, "-D", str(pg_server.data_dir), "-m", "fast", "-w", "stop")
+            assert stop.returncode == 0, stop.stderr
+            threading.Thread(target=start_again, daemon=True).start()
+        return original(self, job_text, on_status, env=env) if env else original(self, job_text, on_status)
+
+    monkeypatch.setattr(runner.SubprocessFio, "run", run)
+    try:
+        res = cli("--db", pg_url, "run", "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read",
+                  "--target", str(target), "--size", "8m", "--runtime", "500ms", "--no-report", "--no-telemetry")
+    finally:
+        restarted.wait(90)
+    assert restarted.is_set()
+    assert res.code == 0, res.err
+    assert rows(pg_url, "SELECT status FROM runs") == [("complete",)]
+    assert sorted(rows(pg_url, "SELECT workload FROM results")) == [("rnd4k-q1t1-read",), ("seq1m-q1t1-read",)]

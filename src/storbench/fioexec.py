@@ -87,7 +87,8 @@ class SubprocessFio:
 
     def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation:
         """``env``: variables added to fio's environment (CEPH_CONF for the rbd engine)."""
-        with tempfile.TemporaryDirectory(prefix="storbench-fio-") as tmp:
+        # the PID in the name lets a later run remove it when this process was killed (store/owner.py)
+        with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-") as tmp:
             job_path = os.path.join(tmp, "job.fio")
             out_path = os.path.join(tmp, "out.json")
             err_path = os.path.join(tmp, "stderr.txt")

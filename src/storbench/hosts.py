@@ -653,7 +653,7 @@ class ClientFio:
     def run(self, job_text: str, on_status: Callable[[Any], None]) -> Any:
         from .fioexec import FioInvocation, _set_parent_death_signal, _stop
 
-        with tempfile.TemporaryDirectory(prefix="storbench-client-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-client-") as tmp:
             paths = []
             for i, host in enumerate(self.hosts):
                 path = os.path.join(tmp, f"job-{i}.fio")
@@ -696,7 +696,7 @@ class ClientFio:
 
     def _tiny_job(self, name: str, options: Sequence[str], filename_for: Callable[[Host], str]) -> tuple[int, str, str]:
         """Run a small job on every host (probes, cleanup); (returncode, stdout, stderr)."""
-        with tempfile.TemporaryDirectory(prefix="storbench-client-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-client-") as tmp:
             paths = []
             for i, host in enumerate(self.hosts):
                 path = os.path.join(tmp, f"{name}-{i}.fio")

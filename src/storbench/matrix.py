@@ -483,7 +483,7 @@ class Builder:
             if setup.profile is not None:
                 self._check_btrfs(setup, mnt, used)
             holder = describe_path = mnt
-            target = Target(kind="dir", path=mnt)
+            target = Target(kind="dir", path=mnt, role=_mount_role(setup))
         elif setup.mkfs == "zfs":
             assert dev is not None
             zvol_setup = setup.image is not None and setup.image.format == "zvol"
@@ -504,7 +504,7 @@ class Builder:
                 dataset = f"{pool}/bench"
                 self.run(zfs_create_argv(setup, dataset, mnt), done)
                 holder = describe_path = mnt
-                target = Target(kind="dir", path=mnt)
+                target = Target(kind="dir", path=mnt, role=_mount_role(setup))
             self._check_dataset(setup, dataset)
         elif setup.image is None:  # mkfs = "none": the raw device
             assert dev is not None
@@ -1211,3 +1211,9 @@ def validate_label(label: str) -> str:
 def loop_size(text: str) -> str:
     """``--loop-size`` in fio's form, checked."""
     return fio_size(text)
+
+
+def _mount_role(setup: Setup) -> str:
+    """A study's mountpoint as it is stored: the same in every attempt of the study (its path lies in a
+    new ``storbench-matrix-XXXXXX`` directory each time, so ``--resume`` would make it a new configuration)."""
+    return f"storbench-matrix/mnt-{setup.name}"

@@ -239,13 +239,24 @@ class Target:
     path: str
     scratch: bool = False
     params: tuple[tuple[str, str], ...] = ()
+    #: what the target is called where its path is storbench's random choice (a scratch directory,
+    #: a study's mountpoint), so that a resumed run is the same configuration: its stored name
+    role: str | None = None
 
     def param(self, name: str) -> str | None:
         return next((v for k, v in self.params if k == name), None)
 
     @property
     def display(self) -> str:
+        if self.role is not None:
+            return self.role
+        if self.scratch:  # ".storbench-scratch-k3j2h1" is new each time: stored by its role
+            return self.path.rsplit("/", 1)[0] + "/" + SCRATCH_ROLE
         return self.path
+
+
+#: how a run's own scratch directory (``.storbench-scratch-XXXXXX`` in the current directory) is stored
+SCRATCH_ROLE = ".storbench-scratch"
 
 
 @dataclass(frozen=True)
@@ -316,7 +327,7 @@ class RunInfo:
     run_id: int
     label: str | None
     kind: str  # "run" or "import"
-    status: str  # "running", "complete", "incomplete", "failed"
+    status: str  # "running", "complete", "incomplete", "failed"; "interrupted" (never stored): running, its process gone
     created_at: str
     finished_at: str | None = None
     suite: str | None = None

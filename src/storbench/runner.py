@@ -143,7 +143,8 @@ def scratch_target(parent: str) -> Iterator[Target]:
         raise TargetError(
             f"cannot create a scratch directory in {parent!r} (not writable); give --target PATH"
         )
-    path = tempfile.mkdtemp(prefix=".storbench-scratch-", dir=parent)
+    # the PID in the name lets a later run remove it when this process was killed (store/owner.py)
+    path = tempfile.mkdtemp(prefix=f".storbench-scratch-{os.getpid()}-", dir=parent)
     try:
         yield Target(kind="dir", path=path, scratch=True)
     finally:

@@ -221,3 +221,16 @@ def headlines_of(records: Sequence[ResultRecord]) -> dict[str, str]:
         if rec.workload not in out:
             out[rec.workload] = default_headline(tuple(rec.options.items()))
     return out
+
+
+def reconcile(app: App, store) -> None:
+    """Before a run: runs of this host left ``running`` by a killed storbench are marked incomplete
+    (said once each, with how to resume), and its fio temporary directories and scratch directory
+    in the current directory removed."""
+    from ..store.owner import SCRATCH_RE, remove_dead_temp_dirs
+
+    for dead in store.reconcile_dead_runs():
+        app.err(f"note: run {dead} was left running by a storbench process that is gone: marked incomplete "
+                f"(storbench run --resume {dead} finishes it)")
+    remove_dead_temp_dirs()
+    remove_dead_temp_dirs(app.env.cwd, SCRATCH_RE)

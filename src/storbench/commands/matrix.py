@@ -16,7 +16,7 @@ import sys
 import click
 
 from ..errors import StorbenchError, UsageError
-from .common import App, _catalog, _overrides, _print_json, _public
+from .common import App, _catalog, _overrides, _print_json, _public, reconcile
 from .run import _CliReporter
 
 
@@ -153,6 +153,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     outcome = None
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(contextlib.closing(app.open_store()))
+        reconcile(app, store)
         reporter = stack.enter_context(_StudyReporter(app, show_progress))
         reporter.plan_line = _study_plan(study)
         try:

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import click
 
-from ..errors import StorbenchError, UsageError
+from ..errors import Interrupted, StorbenchError, UsageError
 from ..model import Overrides, ResultRecord, Target
 from .common import (
+    reconcile,
     App,
     DescribeOnce,
     chosen_workloads,
@@ -292,6 +293,8 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
                 raise UsageError(f"run {run_id} is an import; only runs can be resumed")
             if info.status == "complete":
                 raise UsageError(f"run {run_id} is complete; nothing to resume")
+            if info.status == "running":
+                _refuse_resuming_a_live_run(run_id, store.run_owner(run_id))
             request = _Request.from_meta(store.run_meta(run_id), info.label, info.suite)
         _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
@@ -389,6 +392,21 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
     for target in resolved:
         check_requested_size(target, request.overrides.size)
     return resolved
+
+
+def _refuse_resuming_a_live_run(run_id: int, owner) -> None:
+    """A run whose process still runs it (or may: another host's) is not resumed beside it."""
+    from ..store.owner import gone
+
+    if not isinstance(owner, dict) or owner.get("pid") == os.getpid():
+        return
+    state = gone(owner)
+    if state is False:
+        raise UsageError(f"run {run_id} is still running (storbench pid {owner.get('pid')} on this host); "
+                         "wait for it to end or stop it (Ctrl-C or kill PID), then resume")
+    if state is None:
+        raise UsageError(f"run {run_id} is marked running by storbench pid {owner.get('pid')} on {owner.get('host')}, "
+                         "which cannot be checked from here; resume it on that host")
 
 
 def _mark_incomplete(store, run_id: int, reason: str) -> None:
@@ -551,6 +569,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         else:
             stack.callback(_remove_remote_files, app, executor, specs, request.keep_files)
         store = stack.enter_context(contextlib.closing(app.open_store()))
+        reconcile(app, store)
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         if resume_run is None:
             meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
@@ -592,6 +611,8 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                 )
         except StorbenchError as exc:
             _mark_incomplete(store, run_id, str(exc))
+            if isinstance(exc, Interrupted):  # said with the command that finishes it
+                raise Interrupted(f"{exc.message}; storbench run --resume {run_id} finishes it") from None
             raise
         except BaseException as exc:
             _mark_incomplete(store, run_id, f"storbench stopped: {type(exc).__name__}")

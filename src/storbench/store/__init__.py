@@ -104,6 +104,33 @@ def _why_not_writable(path: Path | None) -> str:
     return ""
 
 
+#: how long a lost database server (a PostgreSQL restart) is waited for before a run fails
+RECONNECT_S = 30.0
+
+_DISCONNECT_WORDS = ("server closed the connection", "connection refused", "terminating connection",
+                     "could not connect", "the database system is starting up", "the database system is shutting down",
+                     "connection is closed", "connection not open", "consuming input failed", "ssl syscall error",
+                     "no connection to the server", "connection timed out")  # fmt: skip
+
+
+def _is_disconnect(exc: SQLAlchemyError) -> bool:
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    text = str(getattr(exc, "orig", None) or exc).lower()
+    return any(word in text for word in _DISCONNECT_WORDS)
+
+
+def _owner_gone(owner: Any) -> bool:
+    from .owner import gone
+
+    return isinstance(owner, dict) and gone(owner) is True
+
+
+def _gone_reason(owner: Mapping[str, Any]) -> str:
+    return (f"its storbench process (pid {owner.get('pid')} on {owner.get('host')}) is gone "
+            "(killed, crashed or its machine restarted) before the run ended")  # fmt: skip
+
+
 def _utc_text(moment: datetime) -> str:
     """ISO 8601 UTC with a ``Z``: ``2024-05-01T12:00:00Z``."""
     if moment.tzinfo is None:
@@ -283,32 +310,52 @@ class Store:
     # ----------------------------------------------------------------- plumbing
 
     def _write(self, work: Callable[[Connection], T]) -> T:
-        """Run ``work`` in one write transaction and commit; retry while the database is locked."""
+        """Run ``work`` in one write transaction and commit; retry while the database is locked,
+        and while a database server is unreachable for up to :data:`RECONNECT_S` (a restart)."""
         delay = 0.05
-        for attempt in range(_WRITE_RETRIES + 1):
+        attempt = 0
+        deadline = None
+        while True:
             try:
                 with self._engine.connect() as conn:
                     conn.execution_options(**{_WRITE_OPTION: True})
                     with conn.begin():
                         return work(conn)
-            except OperationalError as exc:
-                if _is_locked(exc) and attempt < _WRITE_RETRIES:
+            except SQLAlchemyError as exc:
+                if isinstance(exc, OperationalError) and _is_locked(exc) and attempt < _WRITE_RETRIES:
+                    attempt += 1
                     time.sleep(delay)
                     delay = min(delay * 2, 2.0)
                     continue
-                raise self._error(exc) from exc
-            except SQLAlchemyError as exc:
-                raise self._error(exc) from exc
+                deadline = self._reconnect_wait(exc, deadline)
+                if deadline is None:
+                    raise self._error(exc) from exc
             except UnicodeEncodeError as exc:  # a lone surrogate: no backend stores it as UTF-8
                 raise StoreError(f"database {self.display}: text that is not valid Unicode cannot be stored ({exc.reason})") from exc
-        raise AssertionError("unreachable")
 
     def _read(self, work: Callable[[Connection], T]) -> T:
-        try:
-            with self._engine.connect() as conn:
-                return work(conn)
-        except SQLAlchemyError as exc:
-            raise self._error(exc) from exc
+        deadline = None
+        while True:
+            try:
+                with self._engine.connect() as conn:
+                    return work(conn)
+            except SQLAlchemyError as exc:
+                deadline = self._reconnect_wait(exc, deadline)
+                if deadline is None:
+                    raise self._error(exc) from exc
+
+    def _reconnect_wait(self, exc: SQLAlchemyError, deadline: float | None) -> float | None:
+        """For a lost or refused server connection (not SQLite): sleep a moment and give the deadline
+        to retry until (started now at the first loss); None when the error is another or time is up."""
+        if self._engine.dialect.name == "sqlite" or not _is_disconnect(exc):
+            return None
+        now = time.monotonic()
+        deadline = now + RECONNECT_S if deadline is None else deadline
+        if now >= deadline:
+            return None
+        self._engine.dispose()  # the pool's connections died with the server
+        time.sleep(min(0.5, max(0.0, deadline - now)))
+        return deadline
 
     def _error(self, exc: SQLAlchemyError) -> StoreError:
         detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
@@ -339,8 +386,10 @@ class Store:
         """Record the start of a run (status ``running``); returns its id."""
         if kind not in RUN_KINDS:
             raise ValueError(f"run kind must be one of {RUN_KINDS}, not {kind!r}")
+        from .owner import this_process
+
         try:
-            meta_json = json.dumps(dict(meta or {}), ensure_ascii=False)
+            meta_json = json.dumps({**dict(meta or {}), "owner": this_process()}, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"run metadata cannot be stored as JSON: {exc}") from exc
         values = {
@@ -410,11 +459,37 @@ class Store:
     def reopen_run(self, run_id: int) -> None:
         """Mark an incomplete run as running again (``run --resume``)."""
 
+        from .owner import this_process
+
         def work(conn: Connection) -> None:
             self._require_run(conn, run_id)
-            conn.execute(update(runs).where(runs.c.id == run_id).values(status="running", reason=None, finished_at=None))
+            meta = self._meta_of(conn.execute(select(runs.c.meta_json).where(runs.c.id == run_id)).scalar_one())
+            meta["owner"] = this_process()  # the resuming process owns it now
+            conn.execute(update(runs).where(runs.c.id == run_id).values(
+                status="running", reason=None, finished_at=None, meta_json=json.dumps(meta, ensure_ascii=False)))
 
         self._write(work)
+
+    @staticmethod
+    def _meta_of(text: str | None) -> dict[str, Any]:
+        try:
+            meta = json.loads(text or "{}")
+        except ValueError:
+            return {}
+        return meta if isinstance(meta, dict) else {}
+
+    def reconcile_dead_runs(self) -> list[int]:
+        """Mark ``incomplete`` every run still ``running`` whose owner process on this host is
+        gone (killed, crashed, its machine rebooted); the ids marked.  Other hosts' runs are
+        left as they are (their owners cannot be checked from here)."""
+        rows = self._read(lambda conn: conn.execute(select(runs.c.id, runs.c.meta_json).where(runs.c.status == "running")).all())
+        dead = [(row.id, self._meta_of(row.meta_json).get("owner")) for row in rows]
+        dead = [(run_id, owner) for run_id, owner in dead if _owner_gone(owner)]
+        for run_id, owner in dead:
+            stmt = (update(runs).where(runs.c.id == run_id, runs.c.status == "running")
+                    .values(status="incomplete", reason=self._enc(_gone_reason(owner)), finished_at=self._now()))  # fmt: skip
+            self._write(lambda conn, stmt=stmt: conn.execute(stmt))
+        return [run_id for run_id, _ in dead]
 
     def finish_run(self, run_id: int, status: str, reason: str | None = None) -> None:
         """Mark a run ``complete``, ``incomplete`` or ``failed`` (with the reason) and stamp finished_at."""
@@ -438,15 +513,20 @@ class Store:
         return select(runs, count.label("result_count"))
 
     def _run_info(self, row: Any) -> RunInfo:
+        status, reason = row.status, self._dec(row.reason)
+        if status == "running":  # is its process still there? (this host's runs; see store/owner.py)
+            owner = self._meta_of(row.meta_json).get("owner")
+            if _owner_gone(owner):
+                status, reason = "interrupted", _gone_reason(owner)
         return RunInfo(
             run_id=row.id,
             label=self._dec(row.label),
             kind=row.kind,
-            status=row.status,
+            status=status,
             created_at=row.created_at,
             finished_at=row.finished_at,
             suite=self._dec(row.suite),
-            reason=self._dec(row.reason),
+            reason=reason,
             storbench_version=row.storbench_version,
             result_count=int(row.result_count),
         )
@@ -531,8 +611,18 @@ class Store:
         )
 
     def run_meta(self, run_id: int) -> dict[str, Any]:
-        """The free JSON stored with a run (host facts, argv, targets)."""
+        """The free JSON stored with a run (host facts, argv, targets); without its owner
+        (:meth:`run_owner`), which is the store's own."""
+        meta = self._full_meta(run_id)
+        meta.pop("owner", None)
+        return meta
 
+    def run_owner(self, run_id: int) -> dict[str, Any] | None:
+        """Who created (or last resumed) the run: host, pid, start time (:mod:`storbench.store.owner`)."""
+        owner = self._full_meta(run_id).get("owner")
+        return owner if isinstance(owner, dict) else None
+
+    def _full_meta(self, run_id: int) -> dict[str, Any]:
         def work(conn: Connection) -> dict[str, Any]:
             row = conn.execute(select(runs.c.meta_json).where(runs.c.id == run_id)).first()
             if row is None:
