@@ -132,6 +132,39 @@ def test_filesystem_filling_up_during_the_run(cli, tmp_path, before_fio):
         assert _contents(mnt) == ["filler"]  # the test file is gone; the other process's file is not ours
 
 
+def test_a_layout_that_fills_the_disk_ends_the_targets_workloads_and_resume_lays_it_out_again(cli, tmp_path, before_fio):
+    """The disk fills while fio lays the shared test file out for the first workload: the workloads
+    after it on that target are not run (they would read the half-written file's holes at memory
+    speed), nothing is stored, the partial file is removed; with space again --resume lays the file
+    out anew and measures all three."""
+    with loop_mount(tmp_path, size_mib=64) as (mnt, _dev, _img):
+        filler = mnt / "filler"
+
+        def fill(n: int) -> None:
+            if n == 1:
+                subprocess.run(["fallocate", "-l", str(_avail(mnt) - 4 * 2**20), str(filler)], check=True)
+
+        before_fio(fill)
+        workloads = ("rnd4k-q1t1-write", "rnd4k-q1t1-read", "seq1m-q1t1-read")
+        args = [a for w in workloads for a in ("--workload", w)]
+        res = cli("run", *args, "--target", str(mnt), "--size", "16m", "--runtime", "500ms", "--no-report", "--label", "full")
+        assert res.code == 1, res.err
+        line = _error_line(res)
+        assert line.startswith("storbench: error: 3 of 3 workload(s) failed; first: workload 'rnd4k-q1t1-write' on "), line
+        said = " ".join(res.err.split())  # the terminal wraps long lines
+        for name in workloads[1:]:
+            assert (f"FAILED {name} on {mnt}: not run: the test file on {mnt} could not be written whole "
+                    "(workload 'rnd4k-q1t1-write': No space left on device); it was removed") in said, res.err
+        assert _rows(cli.db, "select count(*) from results") == [(0,)]
+        assert _contents(mnt) == ["filler"]
+        filler.unlink()
+        res = cli("run", "--resume", "full", "--no-report")
+        assert res.code == 0, res.err
+        assert sorted(w for (w,) in _rows(cli.db, "select workload from results")) == sorted(workloads)
+        assert _rows(cli.db, "select status from runs") == [("complete",)]
+        assert _contents(mnt) == []
+
+
 # --------------------------------------------------------------------------- targets that go away or refuse
 
 

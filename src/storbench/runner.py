@@ -389,10 +389,17 @@ def execute(
     local = not getattr(executor, "remote", False)  # client/server: the target path is on other hosts
     current = "(before the first workload)"
     artifacts_before = _artifacts(specs)
+    #: targets whose test file could not be laid out (disk full, I/O error): the reason
+    broken: dict[str, str] = {}
     try:
         with signals.as_interrupt():
             for index, spec in enumerate(specs):
                 current = spec.workload.name
+                if spec.target.path in broken:  # nothing is measured on a file not fully laid out
+                    reason = f"not run: {broken[spec.target.path]}"
+                    failures.append(Failure(spec.workload.name, spec.target.display, reason))
+                    reporter.workload_failed(spec.workload, spec.target, reason)
+                    continue
                 key = spec.target.path
                 if key not in storage_by_target:
                     identity_by_target[key] = target_identity(spec.target)
@@ -422,6 +429,14 @@ def execute(
                     if isinstance(outcome, Failure):
                         failures.append(outcome)
                         reporter.workload_failed(spec.workload, spec.target, outcome.reason)
+                        if local and spec.test_files and _layout_lost(outcome.reason):
+                            # the shared test file may be partly written: removed, so that no later
+                            # workload reads its holes and --resume lays it out anew
+                            broken[spec.target.path] = (
+                                f"the test file on {spec.target.display} could not be written whole "
+                                f"(workload {spec.workload.name!r}: {_layout_lost(outcome.reason)}); it was removed"
+                            )
+                            remove_test_files([s for s in specs if s.target == spec.target])
                         break
                     primary, per_host, host_failures = outcome
                     for failure in host_failures:
@@ -454,6 +469,15 @@ def execute(
             _remove_remote_test_files(specs, executor)
         _remove_artifacts(artifacts_before)
     return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+
+
+#: fio's words for a test file that could not be written: the disk full, the device failing
+_LAYOUT_LOST = ("No space left on device", "Input/output error", "Disk quota exceeded", "File too large")
+
+
+def _layout_lost(reason: str) -> str | None:
+    """The words of :data:`_LAYOUT_LOST` in a failure's reason, else None."""
+    return next((words for words in _LAYOUT_LOST if words in reason), None)
 
 
 def _store(sink: Any, record: ResultRecord) -> int:
