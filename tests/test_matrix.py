@@ -537,6 +537,36 @@ def test_interrupt_while_building_tears_down_and_keeps_the_study(tmp_path, priva
     store.close()
 
 
+def test_a_signal_while_the_next_setups_run_is_created_ends_that_run_too(tmp_path, private_tmp, monkeypatch):
+    """SIGTERM lands while the second setup's run is being created (between two setups): that run
+    is marked incomplete like the first, never left 'running' with no result (issue 25: sig4/xfs)."""
+    fake = FakeSystem(tmp_path)
+    store = _store(tmp_path)
+    created = []
+    original = type(store).create_run
+
+    def create_run(self, *args, **kwargs):
+        run_id = original(self, *args, **kwargs)
+        created.append(run_id)
+        if len(created) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)  # delivered while the signal is held
+        return run_id
+
+    monkeypatch.setattr(type(store), "create_run", create_run)
+    scratch = mx.Scratch(kind="loop", path=str(tmp_path / "loop.img"), size="400m")
+    with pytest.raises(mx.Interrupted) as info:
+        mx.run_study(
+            _study(setups_from_fs_list("zfs,zfs-lz4")), scratch, store=store, executor=FakeFio(), reporter=runner.SilentReporter(),
+            clock=lambda: "t", system=fake.system, telemetry=NoStorage(),
+        )  # fmt: skip
+    assert "interrupted (SIGTERM) in setup 'zfs-lz4'" in str(info.value)
+    by_label = {i.label: i for i in store.list_runs()}
+    assert by_label["z/zfs"].status == "complete"
+    assert by_label["z/zfs-lz4"].status == "incomplete" and by_label["z/zfs-lz4"].reason.startswith("interrupted (SIGTERM)")
+    assert fake.loops == {} and not fake.pools
+    store.close()
+
+
 def test_a_signal_during_teardown_waits_until_teardown_is_done(tmp_path, private_tmp):
     fake = Interrupting(tmp_path, ["zpool", "destroy"], real_signal=True)
     store = _store(tmp_path)

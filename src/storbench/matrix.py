@@ -1045,7 +1045,9 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         return SetupOutcome(setup=setup.name, run_id=info.run_id, status="complete", skipped=True)
     ctx.say(f"setup {index + 1}/{total} {setup.name}: {setup.summary()}")
     old: list[ResultRecord] = []
-    with _critical():
+    # a signal while the run is created or reopened is raised inside the try below, which ends
+    # the run as interrupted (raised here, it left a run 'running' with no result: issue 25)
+    with signals.held() as pending_at_start:
         if info is not None:
             run_id = info.run_id
             old = [r for r in store.results(run_id) if r.host in (None, "all")]
@@ -1066,6 +1068,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
     interrupted: str | None = None
     specs: list[JobSpec] = []
     try:
+        signals.raise_noted(pending_at_start)
         built = builder.build(setup, td)
         if setup.device is not None:
             if device.kname is None:
