@@ -19,9 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH_DIR = REPO / "benchmarks"
@@ -42,7 +42,7 @@ class Timed:
     stdout: str
     stderr: str
 
-    def check(self) -> "Timed":
+    def check(self) -> Timed:
         if self.returncode != 0:
             tail = (self.stderr.strip() or self.stdout.strip())[-2000:]
             raise RuntimeError(f"{' '.join(self.argv[:4])} ... exited with {self.returncode}: {tail}")

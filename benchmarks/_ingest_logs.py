@@ -51,7 +51,7 @@ def png(summary, out: Path) -> None:
 
     fig = Figure(figsize=(9, 7), dpi=100)
     axes = fig.subplots(3, 1, sharex=True)
-    for ax, (title, ylabel, log, traces) in zip(axes, _panels(summary)):
+    for ax, (_title, ylabel, log, traces) in zip(axes, _panels(summary)):
         for name, xs, ys in traces:
             ax.plot(xs, ys, label=name)
         ax.set_ylabel(ylabel)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, Figure, arg_parser, bench_env, emit, run_timed, scratch_dir, storbench_argv, warm_bytecode  # noqa: E402
+from _common import REPO, Figure, arg_parser, bench_env, emit, run_timed, scratch_dir, storbench_argv, warm_bytecode
 
 FIXTURES = REPO / "tests" / "data" / "fio-json"
 SOURCES = {  # workload name -> fio JSON fixture
@@ -120,7 +120,7 @@ def build_database(db: Path, nruns: int) -> dict:
                     findings=(dataclasses.replace(finding, workload=workload),),
                 ))
             store.finish_run(run_id, "complete")
-        engine = store._engine  # noqa: SLF001 - bulk copy through the store's own connection and tables
+        engine = store._engine
         with engine.begin() as conn:
             first = conn.execute(select(func.min(runs.c.id))).scalar_one()
             run_cols = [c.name for c in runs.c if c.name != "id"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, Figure, arg_parser, bench_env, emit, run_timed, scratch_dir, storbench_argv, warm_bytecode  # noqa: E402
+from _common import REPO, Figure, arg_parser, bench_env, emit, run_timed, scratch_dir, storbench_argv, warm_bytecode
 
 SHARED = REPO.parent / "shared" / "fixtures"
 DATA = REPO / "tests" / "data"

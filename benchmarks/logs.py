@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import BENCH_DIR, Figure, arg_parser, emit, run_timed, scratch_dir, warm_bytecode  # noqa: E402
+from _common import BENCH_DIR, Figure, arg_parser, emit, run_timed, scratch_dir, warm_bytecode
 
 PREFIX = "randread-iodepth-1-numjobs-2"  # bench-fio's naming, which fio-plot -g looks for
 FIOPLOT_VENV = BENCH_DIR / ".venv-fioplot"

@@ -42,7 +42,7 @@ def main() -> int:
     args = p.parse_args()
 
     started = time.perf_counter()
-    print(f"storbench benchmarks, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+    print(f"storbench benchmarks, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
           f"{os.cpu_count()} CPUs, {platform.platform()}, {fio_version()}, load average {load()}", flush=True)
     rows: list[dict] = []
     failed: list[str] = []

@@ -29,7 +29,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import BENCH_DIR, Figure, arg_parser, bench_env, emit, median, run_timed, scratch_dir, storbench_argv, warm_bytecode  # noqa: E402
+from _common import (
+    BENCH_DIR,
+    Figure,
+    arg_parser,
+    bench_env,
+    emit,
+    median,
+    run_timed,
+    scratch_dir,
+    storbench_argv,
+    warm_bytecode,
+)
 
 SIZE, RUNTIME_S = "64m", 2
 

@@ -105,7 +105,7 @@ osd memory target = 939524096
                 raise RuntimeError(f"the test Ceph cluster: no {what} after {timeout_s:g} s")
             time.sleep(0.5)
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         c = self.dir
         for sub in ("run", "log", "mon", "mgr/ceph-x", "osd/ceph-0", "crash"):
             (c / sub).mkdir(parents=True, exist_ok=True)

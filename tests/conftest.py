@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,9 +60,6 @@ def cli(tmp_path: Path) -> Cli:
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
-
-import contextlib
-import subprocess
 
 
 @contextlib.contextmanager

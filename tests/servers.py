@@ -21,8 +21,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 
 def free_port() -> int:
@@ -104,7 +104,7 @@ class Sshfs:
         self.sshfs_pid: int | None = None
         self.made_run_sshd = False
 
-    def __enter__(self) -> "Sshfs":
+    def __enter__(self) -> Sshfs:
         d = self.dir
         d.mkdir(parents=True, exist_ok=True)
         if self.own_export:
@@ -174,7 +174,7 @@ class Samba:
         """Where the share appears under the smbnetfs mount."""
         return self.mnt / "127.0.0.1" / "bench"
 
-    def __enter__(self) -> "Samba":
+    def __enter__(self) -> Samba:
         s = self.dir
         for sub in ("private", "lock", "state", "cache", "pid", "ncalrpc", "log", "mnt", "home/.smb"):
             (s / sub).mkdir(parents=True, exist_ok=True)
@@ -268,7 +268,7 @@ class Nbdkit:
     def uri(self) -> str:
         return f"nbd://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "Nbdkit":
+    def __enter__(self) -> Nbdkit:
         self.dir.mkdir(parents=True, exist_ok=True)
         argv = ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(self.port), *(f"--filter={f}" for f in self.filters), *self.plugin_args, *self.params]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.dir / "nbdkit.log", "wb"))
@@ -319,7 +319,7 @@ class Gluster:
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(["gluster", "--log-file=/dev/null", "--mode=script", *args], capture_output=True, text=True, check=check, timeout=60)
 
-    def __enter__(self) -> "Gluster":
+    def __enter__(self) -> Gluster:
         g = self.dir
         for sub in ("lib", "run", "log"):
             (g / sub).mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio, needs_root
 from storbench.commands.agent import _group_members, server_option
+
+from conftest import needs_fio, needs_root
 
 
 def free_port() -> int:
@@ -37,7 +38,7 @@ class Agent:
     proc: subprocess.Popen
     port: int
     directory: Path | None
-    lines: "queue.Queue[str]"
+    lines: queue.Queue[str]
     fio_pid: int | None = None
     out: list[str] = field(default_factory=list)
     err_lines: list[str] = field(default_factory=list)

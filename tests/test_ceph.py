@@ -21,7 +21,7 @@ pytestmark = [
     needs_fio,
     needs_root,
     pytest.mark.skipif(shutil.which("ceph-mon") is None or shutil.which("ceph-osd") is None,
-                       reason="needs ceph-mon, ceph-mgr, ceph-osd and ceph-common (tests/setup-system.sh installs them)"),  # fmt: skip
+                       reason="needs ceph-mon, ceph-mgr, ceph-osd and ceph-common (tests/setup-system.sh installs them)"),
 ]
 
 RUNTIME = ("--runtime", "500ms", "--no-report")

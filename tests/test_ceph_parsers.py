@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA
 from storbench.backend import BackendActivity, backend_from_dict, backend_to_dict
 from storbench.backend.ceph import CephActivity, format_ceph_activity
 from storbench.backend.ceph_sampler import CephSampler
@@ -36,6 +35,8 @@ from storbench.targets import ceph as ceph_kind
 from storbench.targets.base import ResolveContext
 from storbench.targets.rados import parse_rados_ls, parse_rados_spec
 from storbench.targets.rbd import parse_rbd_spec
+
+from conftest import DATA
 
 D = DATA / "ceph"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "backends"

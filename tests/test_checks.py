@@ -12,9 +12,9 @@ import os
 import shutil
 import statistics
 import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -31,7 +31,7 @@ from storbench.checks import (
     run_checks,
 )
 from storbench.fio.json import parse_fio_json
-from storbench.model import SEVERITIES, FioResult, Finding
+from storbench.model import SEVERITIES, Finding, FioResult
 from storbench.storage import (
     BtrfsInfo,
     DeviceInfo,
@@ -112,7 +112,7 @@ def activity(dev: str = "nvme0n1", read: int = 0, write: int = 0, cpu_busy_pct: 
     if cpu_busy_pct is not None:
         cpu = tuple(
             CpuSample(t_s=float(i + 1), interval_s=1.0, user_pct=cpu_busy_pct / 2, system_pct=cpu_busy_pct / 2,
-                      iowait_pct=0.0, steal_pct=0.0, idle_pct=100.0 - cpu_busy_pct)  # fmt: skip
+                      iowait_pct=0.0, steal_pct=0.0, idle_pct=100.0 - cpu_busy_pct)
             for i in range(3)
         )
     totals = {dev: DeviceTotals(reads=read // 4096, writes=write // 4096, read_bytes=read, write_bytes=write, discard_bytes=0)}

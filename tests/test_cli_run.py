@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio, needs_root
 from storbench.suites import builtin_catalog
+
+from conftest import needs_fio, needs_root
 
 SMALL = ("--size", "16m", "--runtime", "500ms")
 
@@ -229,7 +230,7 @@ def test_interrupt_keeps_finished_results_and_cleans_up(tmp_path):
                 break
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     con = sqlite3.connect(db)

@@ -29,10 +29,10 @@ from storbench.compare import (
     compare,
     configurations,
     format_p,
+    headline_rows,
     regressions,
     summary_sentences,
     verdict_lines,
-    headline_rows,
 )
 from storbench.fio import parse_output
 from storbench.model import DirectionStats, FioResult, JobResult, LatencyStats, ResultRecord
@@ -277,7 +277,7 @@ def test_baseline_selection():
     assert row.versus[1] is None
     assert row.versus[0].verdict == VERDICT_WORSE
     assert row.versus[0].p_value == pytest.approx(welch_p(B, A), rel=1e-9)
-    with pytest.raises(ValueError, match="unknown baseline 'run9'.*run1, run2"):
+    with pytest.raises(ValueError, match=r"unknown baseline 'run9'.*run1, run2"):
         compare(groups, "run9")
     with pytest.raises(ValueError, match="no configurations"):
         compare([])

@@ -10,8 +10,6 @@ import json
 import shutil
 
 import pytest
-from conftest import needs_fio, needs_root
-from servers import Nbdkit
 
 from storbench.curve import (
     CurvePlan,
@@ -31,6 +29,9 @@ from storbench.curve import (
 from storbench.errors import UsageError
 from storbench.model import Target
 from storbench.render.html import embedded
+
+from conftest import needs_fio, needs_root
+from servers import Nbdkit
 
 MS = 1e6
 
@@ -54,7 +55,7 @@ def test_load_steps_are_every_combination_by_outstanding_io():
                        (["iodepth=1,1"], "given twice")):  # fmt: skip
         with pytest.raises(UsageError, match=words):
             parse_load(bad)
-    with pytest.raises(UsageError, match="LOW%..HIGH%"):
+    with pytest.raises(UsageError, match=r"LOW%\.\.HIGH%"):
         parse_rate("fast")
 
 

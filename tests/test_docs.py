@@ -22,8 +22,9 @@ from pathlib import Path
 import click
 import pytest
 
-from conftest import needs_fio
 from storbench.cli import cli as storbench_cli
+
+from conftest import needs_fio
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, needs_fio
 from storbench import runner
 from storbench.errors import Interrupted
 from storbench.jobfile import build_job
 from storbench.model import Overrides, Target
 from storbench.suites import builtin_catalog
+
+from conftest import DATA, needs_fio
 
 WORKLOADS = ("rnd4k-q1t1-read", "rnd4k-q1t1-write", "seq1m-q1t1-read")
 

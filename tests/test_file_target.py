@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio
 from storbench.guard import workload_writes
 from storbench.suites import builtin_catalog
+
+from conftest import needs_fio
 
 pytestmark = needs_fio
 

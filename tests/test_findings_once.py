@@ -8,10 +8,11 @@ import dataclasses
 import json
 from pathlib import Path
 
-from conftest import DATA, needs_fio
 from storbench.fio import parse_output
 from storbench.model import Finding, ResultRecord
 from storbench.render.terminal import format_findings, format_run_wide, run_wide_checks
+
+from conftest import DATA, needs_fio
 
 
 def _rec(workload: str, *findings: tuple[str, str]) -> ResultRecord:

@@ -57,8 +57,8 @@ class Dir:
     runtime_ms: int
     io_bytes: int
     total_ios: int | None
-    clat_mean_ns: float | None | object = SKIP
-    lat_mean_ns: float | None | object = SKIP
+    clat_mean_ns: float | object | None = SKIP
+    lat_mean_ns: float | object | None = SKIP
     #: (distribution, percentile key, ns)
     pct: tuple[str, str, float] | None = None
 

@@ -25,7 +25,6 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, Cli
 from storbench.commands.common import _overrides
 from storbench.errors import FioParseError, StorbenchError, SuiteError, TargetError, UsageError
 from storbench.fio import parse_output
@@ -34,6 +33,8 @@ from storbench.model import Overrides, ResultRecord, Target
 from storbench.store import Store
 from storbench.suites import builtin_catalog, empty_catalog, fio_option_table, parse_suite_text
 from storbench.units import fio_duration, fio_size, is_fio_native_size, parse_duration, parse_size
+
+from conftest import DATA, Cli
 
 FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
@@ -49,7 +50,7 @@ class Hang(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float = 5.0):
-    def alarm(signum, frame):  # noqa: ARG001
+    def alarm(signum, frame):
         raise Hang(f"took more than {seconds} s")
 
     old = signal.signal(signal.SIGALRM, alarm)

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import loop_mount, needs_fio, needs_root
 from storbench import runner
+
+from conftest import loop_mount, needs_fio, needs_root
 
 pytestmark = [needs_fio, needs_root]
 

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, needs_fio, needs_root
 from storbench import matrix as mx
 from storbench import runner
 from storbench.devsettings import DeviceSettings
@@ -49,6 +48,8 @@ from storbench.setups import (
     zpool_create_argv,
 )
 from storbench.suites import builtin_catalog
+
+from conftest import DATA, needs_fio, needs_root
 
 WORKLOADS = ("rnd4k-q1t1-read", "rnd4k-q1t1-write")
 WORKLOAD_ARGS = [a for w in WORKLOADS for a in ("--workload", w)]
@@ -232,7 +233,7 @@ def test_nbd_target_job():
     opts = dict(spec.options)
     assert opts["ioengine"] == "nbd" and opts["uri"] == "nbd+unix:///?socket=/tmp/x/s.sock"
     assert opts["size"] == "16m" and "filename" not in opts
-    assert [k for k, _ in spec.options][0] == "ioengine"  # the engine stays where the workload put it
+    assert next(k for k, _ in spec.options) == "ioengine"  # the engine stays where the workload put it
     assert spec.options[-1][0] == "uri"
     assert spec.test_files == ()
     # no --size: the workload's 1g is capped at the export's size, with a note
@@ -937,7 +938,7 @@ def test_sigterm_mid_study_then_resume(tmp_path, private_tmp):
             time.sleep(0.05)
         time.sleep(1.0)  # inside the second setup (two workloads of 1 s): building it or running fio
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=90)
+        _out, err = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:  # a failed assertion: stop it the way a user would
             proc.send_signal(signal.SIGTERM)

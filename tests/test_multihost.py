@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, needs_fio
 from storbench.errors import UsageError
+from storbench.fio.json import parse_fio_json
 from storbench.hosts import (
     DEFAULT_PORT,
     Host,
@@ -34,12 +34,13 @@ from storbench.hosts import (
     parse_probe_line,
     straggler_findings,
 )
-from storbench.fio.json import parse_fio_json
 from storbench.jobfile import build_job
 from storbench.model import Overrides, ResultRecord, Target
 from storbench.runner import FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
 from storbench.suites import builtin_catalog
 from test_agent import free_port
+
+from conftest import DATA, needs_fio
 
 MH = DATA / "multihost"
 PORTS = json.loads((MH / "ports.json").read_text())
@@ -271,7 +272,7 @@ def _scaled(result, factor: float):
 
 def test_stragglers_named_against_the_median() -> None:
     result = parse_fio_json(recorded("two_hosts")[0])
-    (a, ra), (b, rb), _ = per_host_results(result)
+    (_a, ra), (_b, rb), _ = per_host_results(result)
     hosts = [("h1", ra), ("h2", _scaled(ra, 1.02)), ("h3", _scaled(ra, 0.5)), ("h4", _scaled(ra, 0.95))]
     [finding] = straggler_findings("w", "iops", hosts)
     assert finding.check == "straggler" and finding.severity == "warning" and finding.workload == "w"
@@ -365,7 +366,7 @@ def test_runner_flags_a_straggler_on_the_aggregate(tmp_path, monkeypatch) -> Non
     slow = next(c for c in doc["client_stats"] if c["port"] == H2.port)
     for key in ("iops", "bw_bytes", "bw", "io_bytes", "io_kbytes"):
         slow["read"][key] = slow["read"][key] * 0.4
-    outcome, records = _execute(Replay([H1, H2], json.dumps(doc)))
+    _outcome, records = _execute(Replay([H1, H2], json.dumps(doc)))
     aggregate = records[-1]
     [finding] = [f for f in aggregate.findings if f.check == "straggler"]
     assert H2.display in finding.message and H1.display not in finding.message

@@ -17,7 +17,6 @@ import time
 
 import pytest
 
-from conftest import DATA
 from storbench.errors import StorbenchError
 from storbench.fio.json import parse_fio_json
 from storbench.jobfile import build_job
@@ -38,6 +37,8 @@ from storbench.runner import FioInvocation, SilentReporter, execute
 from storbench.storage import FilesystemInfo, NetworkInfo, StorageInfo
 from storbench.store import Store
 from test_agent import free_port
+
+from conftest import DATA
 
 IPERF = DATA / "iperf3"
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")

@@ -3,7 +3,6 @@ the FUSE daemon's own options, whether writes wait for the server, nbdinfo's ans
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -78,7 +77,7 @@ def test_nbdinfo_json_of_nbdkit():
 @pytest.mark.parametrize(
     "uri, server",
     [("nbd://127.0.0.1:10810/x", "127.0.0.1:10810"), ("nbd://nas", "nas:10809"), ("nbd://[fd00::1]:7000/", "[fd00::1]:7000"),
-     ("nbd+unix:///disk?socket=/run/nbd.sock", "/run/nbd.sock"), ("http://x", None)],  # fmt: skip
+     ("nbd+unix:///disk?socket=/run/nbd.sock", "/run/nbd.sock"), ("http://x", None)],
 )
 def test_nbd_server_of(uri, server):
     assert nbd_server_of(uri) == server

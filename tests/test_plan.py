@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from conftest import needs_fio
 from storbench.plan import CAP_HINT_FROM_S, FIO_START_STOP_S, estimate, format_plan, format_total, needs_probe
+
+from conftest import needs_fio
 
 MIB = 1 << 20
 

@@ -14,7 +14,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import Cli, needs_fio
 from markupsafe import escape
 
 from storbench import compare
@@ -28,6 +27,8 @@ from storbench.render.markdown import format_markdown_report, md
 from storbench.render.units import fmt_bw, fmt_iops, fmt_ns
 from storbench.stats import summarize
 from storbench.store import Store
+
+from conftest import Cli, needs_fio
 
 pytestmark = needs_fio
 
@@ -489,7 +490,7 @@ def _many(runs: Runs, n: int) -> tuple[list, compare.Comparison]:
 
 
 def test_charted_configs_are_the_baseline_and_both_ends_of_the_ranking(runs):
-    records, cmp = _many(runs, 12)
+    _records, cmp = _many(runs, 12)
     chosen = [c.name for c in html_charts.charted_configs(cmp, WORKLOADS[0], "iops")]
     # cfg-00 is the baseline (slowest); cfg-11 the fastest: best, worst, second best, ... of the other eleven
     assert chosen == ["cfg-00", "cfg-01", "cfg-02", "cfg-03", "cfg-08", "cfg-09", "cfg-10", "cfg-11"]

@@ -12,9 +12,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import needs_fio
 
 from storbench.render.html import embedded
+
+from conftest import needs_fio
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from test_net import iperf3_server  # noqa: F401 - fixture
+
 from conftest import needs_fio, needs_root
 from servers import Nbdkit, Samba, Sshfs
-from test_net import iperf3_server  # noqa: F401 - fixture
 
 pytestmark = [
     needs_fio,
@@ -32,7 +33,7 @@ BLOCKS = ("4k", "8m")
 SWEEP = (*SHARE, "--sweep", "bs=" + ",".join(BLOCKS), "--size", "8m", "--runtime", "200ms", "--no-report")
 
 
-def test_share_study_smb_sshfs_nbd(cli, tmp_path: Path, iperf3_server):  # noqa: F811
+def test_share_study_smb_sshfs_nbd(cli, tmp_path: Path, iperf3_server):
     port, _proc, _pid = iperf3_server
     net = cli("net", "127.0.0.1", "--port", str(port), "--time", "1", "--parallel", "1")
     assert net.code == 0, net.err

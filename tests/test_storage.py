@@ -13,8 +13,8 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 

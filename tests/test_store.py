@@ -11,20 +11,21 @@ import sys
 import textwrap
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
-from test_serialize import bare_fio, fio_results, rich_fio  # shared builders and strategies
 
 import storbench.store as store_mod
 from storbench.errors import StoreError, UsageError
 from storbench.model import DirectionStats, FioResult, JobResult, ResultRecord
 from storbench.store import Store, default_db_url
 from storbench.store.tables import metadata
+
+from test_serialize import bare_fio, fio_results, rich_fio  # shared builders and strategies
 
 SRC = Path(store_mod.__file__).resolve().parents[2]
 
@@ -111,7 +112,7 @@ def test_property_round_trip_through_store(db: Path) -> None:
 
 
 def test_created_at_from_injected_clock(db: Path) -> None:
-    clock = lambda: datetime(2024, 1, 2, 3, 4, 5, 999, tzinfo=timezone.utc)  # noqa: E731
+    clock = lambda: datetime(2024, 1, 2, 3, 4, 5, 999, tzinfo=UTC)  # noqa: E731
     with Store.open(url(db), clock=clock) as store:
         run = store.create_run("x", "run")
         store.add_result(make_record(run, created_at=None))
@@ -174,7 +175,7 @@ def test_each_result_committed_before_finish_and_wal_on(db: Path) -> None:
 
 def test_foreign_keys_on(db: Path) -> None:
     with Store.open(url(db)) as store:
-        with store._engine.connect() as conn:  # noqa: SLF001 - checking the connection setup itself
+        with store._engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
 
@@ -229,7 +230,7 @@ def test_two_processes_write_at_once(db: Path, tmp_path: Path, fresh: bool) -> N
     time.sleep(0.5)  # let both start and wait at the line
     go.touch()
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        _out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert err == ""  # no Alembic or SQLAlchemy chatter on stderr
     with Store.open(url(db)) as store:
@@ -493,7 +494,7 @@ def test_not_found_in_empty_database(db: Path) -> None:
 
 
 def test_find_runs(filled) -> None:
-    store, (a, b, c, d, e) = filled
+    store, (a, b, c, d, _e) = filled
     assert store.find_runs(str(a)) == [a]
     assert store.find_runs(f" {b} ") == [b]
     assert store.find_runs("nightly") == [c, a]  # exact label, newest first

@@ -20,19 +20,19 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
-from conftest import needs_fio
-from pg import pg_server, pg_url  # noqa: F401 - fixtures
-from test_serialize import bare_fio, rich_fio
-from test_store import SRC, WRITER, make_record
-
 import storbench.store as store_mod
 from storbench.errors import StoreError
 from storbench.store import Store
 from storbench.store.tables import metadata
 
+from conftest import needs_fio
+from pg import pg_server, pg_url  # noqa: F401 - fixtures
+from test_serialize import bare_fio, rich_fio
+from test_store import SRC, WRITER, make_record
+
 
 def head() -> str:
-    return store_mod._script(str(store_mod.MIGRATIONS_DIR)).get_current_head()  # noqa: SLF001
+    return store_mod._script(str(store_mod.MIGRATIONS_DIR)).get_current_head()
 
 
 def libpq(url: str) -> str:
@@ -137,7 +137,7 @@ def test_two_processes_write_at_once(pg_url: str, tmp_path, fresh: bool) -> None
     time.sleep(1.0)  # both started (imports done) and waiting at the line
     go.touch()
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        _out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert err == ""
     with Store.open(pg_url) as store:
@@ -175,7 +175,7 @@ def test_other_applications_tables_are_left_alone(pg_url: str) -> None:
     assert rows(pg_url, "SELECT * FROM recipes") == [(1, "soup")]
 
 
-def test_missing_database_is_one_line(pg_server) -> None:  # noqa: F811
+def test_missing_database_is_one_line(pg_server) -> None:
     url = pg_server.url("no_such_database")
     with pytest.raises(StoreError) as err:
         Store.open(url)
@@ -270,7 +270,7 @@ def test_failed_migration_rolls_back_on_postgres(pg_url: str, tmp_path, monkeypa
 
 
 @needs_fio
-def test_a_postgresql_restart_during_a_run_is_waited_for(cli, tmp_path, pg_server, pg_url: str, monkeypatch) -> None:  # noqa: F811
+def test_a_postgresql_restart_during_a_run_is_waited_for(cli, tmp_path, pg_server, pg_url: str, monkeypatch) -> None:
     """The server is stopped just before the second workload's fio starts and comes back 2 s later,
     while fio runs or the result is being stored: storbench reconnects, stores it, ends complete."""
     import threading

@@ -10,7 +10,6 @@ import pytest
 
 from storbench.errors import SuiteError, UsageError
 from storbench.model import Suite, Workload
-from storbench.units import parse_size
 from storbench.suites import (
     DEFAULT_SUITE,
     Catalog,
@@ -22,6 +21,7 @@ from storbench.suites import (
     parse_fio_options,
     validate_extra_options,
 )
+from storbench.units import parse_size
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import math
 import os
-import shutil
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from conftest import loop_mount, needs_fio, needs_root
 from storbench.store import Store
+
+from conftest import loop_mount, needs_fio, needs_root
 
 pytestmark = needs_fio
 SMALL = ("--size", "16m", "--runtime", "1")
@@ -110,7 +109,7 @@ def test_storage_and_device_activity_of_a_loop_mounted_filesystem(cli, tmp_path)
 def test_findings_of_a_cached_read_are_stored_and_shown(cli, tmp_path):
     """A buffered re-read of a small file on a loop-mounted ext4: fio reads, the loop device
     does not -> 'page-cache' (invalid) is stored with the result and shown by show."""
-    with loop_mount(tmp_path, "ext4", 96) as (mnt, dev, image):
+    with loop_mount(tmp_path, "ext4", 96) as (mnt, _dev, _image):
         suite = tmp_path / "w.toml"
         suite.write_text(
             '[workload.cached-read]\ndescription = "buffered re-read of a small file"\n'

@@ -16,9 +16,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 SOCKET = "/var/run/zfs/zfs_socket"
 KSTAT = "/zfs-kstat"  # zfs-fuse mounts its kstats (the ARC's counters) here
@@ -165,7 +165,7 @@ def pool(tmp: Path, layout: Sequence[str] = ("mirror",), disks: int = 2, size_mi
         yield Pool(name=name, loops=loops, files=files, root=root)
     finally:
         if run(["zpool", "list", "-H", "-o", "name", name], check=False).returncode == 0:
-            for attempt in range(20):
+            for _attempt in range(20):
                 if run(["zpool", "destroy", "-f", name], check=False).returncode == 0:
                     break
                 time.sleep(0.5)  # a new dataset is busy for about a second

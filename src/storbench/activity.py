@@ -45,14 +45,16 @@ Everything here is bytes, milliseconds and percent (0-100); see ``model.py``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 import stat as stat_mod
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from storbench.errors import StorbenchError, StoreError
 
@@ -460,7 +462,7 @@ def totals_from_counters(readings: Sequence[DiskCounters], *, long_bits: int = 6
     totals: DeviceTotals | None = None
     if len(readings) == 1:
         return accumulate_totals(None, readings[0], readings[0], long_bits=long_bits)
-    for prev, cur in zip(readings, readings[1:]):
+    for prev, cur in itertools.pairwise(readings):
         totals = accumulate_totals(totals, prev, cur, long_bits=long_bits)
     assert totals is not None
     return totals

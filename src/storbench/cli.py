@@ -11,7 +11,7 @@ import contextlib
 import importlib
 import pkgutil
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import click
 
@@ -90,7 +90,7 @@ def _sigterm_as_interrupt():
         yield
         return
 
-    def handler(signum, frame):  # noqa: ARG001
+    def handler(signum, frame):
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, handler)

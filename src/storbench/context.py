@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, TextIO
+from typing import TextIO
 
 
 def default_db_url(env: Mapping[str, str]) -> str:
@@ -40,7 +41,7 @@ def default_db_url(env: Mapping[str, str]) -> str:
 
 
 def utc_now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)

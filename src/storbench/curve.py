@@ -248,7 +248,7 @@ def stop_reason(points: Sequence[Point], stop_at: tuple[str, float] | None) -> s
             return f"{figure} {_ms(value)} is above the limit {_ms(limit)} at {last.label}"
     if len(points) > PLATEAU_STEPS:
         recent = points[-(PLATEAU_STEPS + 1):]
-        gains = [(b.iops / a.iops - 1) if a.iops > 0 else 0.0 for a, b in zip(recent, recent[1:])]
+        gains = [(b.iops / a.iops - 1) if a.iops > 0 else 0.0 for a, b in itertools.pairwise(recent)]
         if all(g < PLATEAU_GAIN for g in gains):
             return f"throughput stopped growing: the last {PLATEAU_STEPS} steps added {', '.join(f'{g * 100:+.1f}%' for g in gains)} IOPS"
     return None

@@ -37,8 +37,8 @@ import contextlib
 import os
 import re
 import subprocess
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
 
 from . import signals
 from .errors import StorbenchError, UsageError

@@ -11,7 +11,7 @@ import signal
 import sys
 
 
-def _stop(signum, frame):  # noqa: ARG001
+def _stop(signum, frame):
     raise KeyboardInterrupt("SIGTERM")
 
 

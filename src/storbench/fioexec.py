@@ -17,8 +17,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 
 from . import signals
 from .errors import FioMissingError

@@ -57,8 +57,8 @@ import os
 import re
 import stat
 import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
 
 from .errors import TargetError
 
@@ -353,7 +353,7 @@ def findmnt_source_device(source: str) -> str | None:
 Run = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
 
 
-def _run(argv: Sequence[str]) -> "subprocess.CompletedProcess[str]":
+def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
 
 

@@ -58,8 +58,9 @@ import statistics
 import subprocess
 import tempfile
 import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from . import signals
 from .errors import FioMissingError, FioParseError, UsageError
@@ -434,7 +435,7 @@ def tcp_problem(host: Host, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
             try:
                 sock.connect(addr)
                 return None
-            except socket.timeout:
+            except TimeoutError:
                 last = f"no answer within {timeout_s:g} s"
             except OSError as exc:
                 last = (exc.strerror or str(exc)).lower()

@@ -29,8 +29,8 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
 
 from . import signals
 from .errors import StorbenchError

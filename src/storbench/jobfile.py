@@ -60,8 +60,12 @@ import re
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
-from storbench.targets import engine_for_kind, kind_names, kind_of
-from storbench.targets import fio_filename  # noqa: F401  (re-exported: hosts, tests)
+from storbench.targets import (
+    engine_for_kind,
+    fio_filename,  # noqa: F401  (re-exported: hosts, tests)
+    kind_names,
+    kind_of,
+)
 from storbench.targets.nbd import nbd_uri  # noqa: F401  (re-exported: images, tests)
 from storbench.units import fio_duration, fio_size, parse_duration
 

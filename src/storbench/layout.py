@@ -17,7 +17,7 @@ import errno
 import os
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 CHUNK_BYTES = 1024 * 1024
 PROBE_NAME = ".storbench-truncate-probe"

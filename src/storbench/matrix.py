@@ -65,16 +65,17 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from . import runner as runner_mod
 from . import signals
+from .curve import CurvePlan
 from .devsettings import apply_settings, restore_settings
 from .errors import Interrupted, StorbenchError, TargetError, UsageError
 from .images import ImageError, create_image, run_command, socket_path_for, start_server
 from .jobfile import build_job
-from .curve import CurvePlan
 from .model import JobSpec, Overrides, ResultRecord, RunInfo, Target, Workload
 from .runner import Repeat
 from .setups import (
@@ -167,9 +168,9 @@ class Study:
                 {"name": w.name, "description": w.description, "options": [list(o) for o in w.options],
                  "headline": w.headline, "origin": w.origin}
                 for w in self.workloads
-            ],  # fmt: skip
+            ],
             "overrides": {"size": self.overrides.size, "runtime": self.overrides.runtime,
-                          "default_size": self.overrides.default_size, "extra": [list(e) for e in self.overrides.extra]},  # fmt: skip
+                          "default_size": self.overrides.default_size, "extra": [list(e) for e in self.overrides.extra]},
             "repeat": dataclasses.asdict(self.repeat),
             "suite": self.suite,
             "keep_files": self.keep_files,
@@ -179,7 +180,7 @@ class Study:
         }
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, Any]) -> "Study":
+    def from_meta(cls, meta: Mapping[str, Any]) -> Study:
         """The study stored by :meth:`meta`; :class:`UsageError` when it cannot be read back."""
         try:
             setups = []

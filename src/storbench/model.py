@@ -12,8 +12,9 @@ measure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 #: Directions fio reports, in report order.  ``mixed`` appears under
 #: ``unified_rw_reporting``.
@@ -310,7 +311,7 @@ class ResultRecord:
     storage: Any = None
     #: activity.ActivitySeries sampled while fio ran (None where not sampled)
     activity: Any = None
-    findings: tuple["Finding", ...] = ()
+    findings: tuple[Finding, ...] = ()
     #: test-file and filesystem space around the run: {"files_before": [...], "files_after": [...],
     #: "fs_used_before": int, "fs_used_after": int}
     space: Mapping[str, Any] | None = None

@@ -16,13 +16,13 @@ it at 1 min"), :func:`format_total` the one line every run starts with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from .errors import UsageError
 from .units import format_bytes, format_duration, parse_duration, parse_size
 
-__all__ = ["Estimate", "estimate", "total_seconds", "format_plan", "format_total", "needs_probe", "FIO_START_STOP_S"]
+__all__ = ["FIO_START_STOP_S", "Estimate", "estimate", "format_plan", "format_total", "needs_probe", "total_seconds"]
 
 #: fio's own start and stop per job plus storbench's work around it (seconds)
 FIO_START_STOP_S = 0.4

@@ -24,13 +24,13 @@ from typing import Any
 from .errors import FioParseError, TargetError
 from .model import Overrides, Target, Workload
 
-__all__ = ["PRECONDITION_WORKLOAD", "precondition", "discards"]
+__all__ = ["PRECONDITION_WORKLOAD", "discards", "precondition"]
 
 PRECONDITION_WORKLOAD = Workload(
     name="precondition",
     description="SNIA PTS workload independent preconditioning: the area written sequentially twice, 128 KiB",
     options=(("rw", "write"), ("bs", "128k"), ("ioengine", "libaio"), ("iodepth", "32"), ("direct", "1"),
-             ("loops", "2"), ("refill_buffers", "1"), ("end_fsync", "1")),  # fmt: skip
+             ("loops", "2"), ("refill_buffers", "1"), ("end_fsync", "1")),
     headline="bw",
     origin="storbench",
 )

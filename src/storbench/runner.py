@@ -18,8 +18,9 @@ import signal
 import socket
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from . import __version__, signals
 from .errors import FioParseError, Interrupted, TargetError, UsageError
@@ -180,7 +181,7 @@ class Reporter(Protocol):
 
 
 class SilentReporter:
-    def workload_started(self, workload, target, index, total, repetition) -> None:  # noqa: D401
+    def workload_started(self, workload, target, index, total, repetition) -> None:
         pass
 
     def status(self, status) -> None:

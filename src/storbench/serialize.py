@@ -20,7 +20,8 @@ Functions here take and return plain data; no I/O.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from storbench.errors import StoreError
 from storbench.model import (

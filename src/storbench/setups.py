@@ -87,8 +87,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .devsettings import WRITE_CACHE_VALUES, DeviceSettings, DeviceSettingsError
 from .devsettings import validate as validate_device_settings
@@ -96,35 +97,35 @@ from .errors import UsageError
 from .units import fio_size, parse_size
 
 __all__ = [
+    "BTRFS_PROFILES",
     "FS_KINDS",
     "IMAGE_FORMATS",
-    "NBD_CACHE_MODES",
     "NBD_AIO_MODES",
-    "SetupError",
-    "ZfsLayout",
+    "NBD_CACHE_MODES",
+    "TOOL_PACKAGES",
+    "ZFS_VDEVS",
     "ImageSpec",
     "Setup",
-    "parse_setups_text",
-    "load_setups_file",
-    "setups_from_fs_list",
-    "setup_to_table",
-    "setup_from_table",
-    "setup_tools",
-    "mkfs_argv",
-    "mount_argv",
-    "wipe_argv",
-    "zpool_create_argv",
-    "zfs_create_argv",
-    "zfs_get_argv",
-    "zpool_destroy_argv",
-    "qemu_img_create_argv",
-    "qemu_nbd_argv",
+    "SetupError",
+    "ZfsLayout",
     "check_zfs_properties",
     "devices_needed",
     "expected_vdevs",
-    "TOOL_PACKAGES",
-    "ZFS_VDEVS",
-    "BTRFS_PROFILES",
+    "load_setups_file",
+    "mkfs_argv",
+    "mount_argv",
+    "parse_setups_text",
+    "qemu_img_create_argv",
+    "qemu_nbd_argv",
+    "setup_from_table",
+    "setup_to_table",
+    "setup_tools",
+    "setups_from_fs_list",
+    "wipe_argv",
+    "zfs_create_argv",
+    "zfs_get_argv",
+    "zpool_create_argv",
+    "zpool_destroy_argv",
 ]
 
 #: What ``mkfs`` may be.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 #: The first stop request seen inside :func:`as_interrupt` ("SIGTERM" or "Ctrl-C").
 stop_requested: list[str] = []
@@ -45,7 +45,7 @@ def as_interrupt(*, catch_int: bool = True) -> Iterator[None]:
         yield
         return
 
-    def handler(signum, frame):  # noqa: ARG001
+    def handler(signum, frame):
         if not stop_requested:
             stop_requested.append(name(signum))
         raise KeyboardInterrupt(name(signum))

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 # numpy and scipy are imported where they are used: ``scipy.stats`` alone takes about
 # a second to import, which every ``storbench`` command would pay.  Student's t comes
@@ -32,22 +33,22 @@ from typing import Any, Mapping, Sequence
 # Mann-Whitney needs ``scipy.stats``.
 
 __all__ = [
-    "Summary",
-    "summarize",
-    "summary_to_dict",
-    "summary_from_dict",
-    "RepeatDecision",
-    "should_repeat",
-    "Comparison",
-    "compare_samples",
-    "mann_whitney",
-    "geometric_mean",
-    "WELCH_T_TEST",
     "VERDICT_BETTER",
-    "VERDICT_WORSE",
+    "VERDICT_INCONCLUSIVE",
     "VERDICT_NOISE",
     "VERDICT_SINGLE_RUN",
-    "VERDICT_INCONCLUSIVE",
+    "VERDICT_WORSE",
+    "WELCH_T_TEST",
+    "Comparison",
+    "RepeatDecision",
+    "Summary",
+    "compare_samples",
+    "geometric_mean",
+    "mann_whitney",
+    "should_repeat",
+    "summarize",
+    "summary_from_dict",
+    "summary_to_dict",
 ]
 
 #: Name of the test used by :func:`compare_samples` (shown in reports).

@@ -23,10 +23,10 @@ used.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-__all__ = ["WINDOW", "MAX_ROUNDS", "RANGE_SHARE", "SLOPE_SHARE", "SteadyState", "steady_state", "fit_line"]
+__all__ = ["MAX_ROUNDS", "RANGE_SHARE", "SLOPE_SHARE", "WINDOW", "SteadyState", "fit_line", "steady_state"]
 
 WINDOW = 5
 MAX_ROUNDS = 25

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 from .errors import SuiteError, UsageError
 from .model import Workload

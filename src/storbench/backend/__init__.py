@@ -13,8 +13,9 @@ versioned form.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import StoreError
 from ..storage.codec import encode_dataclasses
@@ -45,7 +46,7 @@ class _Samplers:
     def __init__(self, samplers: list[Any]) -> None:
         self.samplers = samplers
 
-    def __enter__(self) -> "_Samplers":
+    def __enter__(self) -> _Samplers:
         for s in self.samplers:
             s.__enter__()
         return self
@@ -76,8 +77,8 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
 
         samplers.append(ZfsSampler(zfs))
     if target is not None and getattr(target, "kind", None) == "nbd":
-        from .nbd_sampler import NbdSampler
         from ..targets.nbd import nbd_uri
+        from .nbd_sampler import NbdSampler
 
         samplers.append(NbdSampler(nbd_uri(target.path), area_bytes))
     if target is not None and getattr(target, "kind", None) in ("rbd", "rados"):
@@ -146,4 +147,4 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
     return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph)
 
 
-__all__ = ["BackendActivity", "FORMAT_VERSION", "backend_from_dict", "backend_to_dict", "sampler_for"]
+__all__ = ["FORMAT_VERSION", "BackendActivity", "backend_from_dict", "backend_to_dict", "sampler_for"]

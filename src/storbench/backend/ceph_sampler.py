@@ -5,10 +5,17 @@ commands from :mod:`storbench.targets.ceph` (the target's configuration and clie
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ..storage.ceph import OsdCounters, parse_osd_perf_dump, parse_rados_stat, parse_rbd_diff, parse_rbd_info, written_within
-
+from ..storage.ceph import (
+    OsdCounters,
+    parse_osd_perf_dump,
+    parse_rados_stat,
+    parse_rbd_diff,
+    parse_rbd_info,
+    written_within,
+)
 from . import BackendActivity
 from .ceph import CephActivity
 
@@ -90,7 +97,7 @@ class CephSampler:
                 problems.append(f"rados stat {self.obj}: {exc}")
         return area, None
 
-    def __enter__(self) -> "CephSampler":
+    def __enter__(self) -> CephSampler:
         problems: list[str] = []
         area, unwritten = self._unwritten(problems)
         health = self._health()

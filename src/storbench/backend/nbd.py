@@ -8,8 +8,8 @@ written, which the ``sparse-read`` check judges (fix: ``--prefill``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .area import unwritten_share
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..storage.probe.base import SubprocessRunner
-
 from . import BackendActivity
 from .nbd import NbdActivity, parse_nbdinfo_map, unwritten_bytes
 
@@ -23,7 +22,7 @@ class NbdSampler:
         self.run = run
         self._activity = NbdActivity(uri=uri)
 
-    def __enter__(self) -> "NbdSampler":
+    def __enter__(self) -> NbdSampler:
         problems: list[str] = []
         size = None
         rc, out, err = self.run(["nbdinfo", "--size", self.uri])

@@ -10,8 +10,8 @@ counts are in the device activity (``/proc/diskstats``) beside it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..storage._util import format_bytes
 from ..storage.zfs import ArcStats, IostatRow, ZpoolStatus, arc_hit_ratio, scan_activity

@@ -83,7 +83,7 @@ class ZfsSampler:
 
     # ----------------------------------------------------------------- the run
 
-    def __enter__(self) -> "ZfsSampler":
+    def __enter__(self) -> ZfsSampler:
         self._before = self._reading("before")
         if self._before[0] is None:
             return self
@@ -140,7 +140,7 @@ class ZfsSampler:
             zfs=zfs_activity(
                 self.zfs.pool, self.zfs.dataset, status_before=sb, status_after=sa, iostat=reports,
                 arc_before=ab, arc_after=aa, compressratio_before=cb, compressratio_after=ca, problems=self.problems,
-            )  # fmt: skip
+            )
         )
 
 

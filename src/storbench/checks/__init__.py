@@ -39,12 +39,13 @@ only convert what it read.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storbench.activity import ActivitySeries
-from storbench.model import SEVERITIES, FioResult, Finding
+from storbench.model import SEVERITIES, Finding, FioResult
 from storbench.storage import StorageInfo
 
 from . import (
@@ -68,12 +69,12 @@ from ._common import CheckInfo
 
 __all__ = [
     "CHECKS",
+    "SUPERSEDED_BY",
     "CheckContext",
     "CheckInfo",
     "FileState",
     "FsSpace",
     "PreflightContext",
-    "SUPERSEDED_BY",
     "format_checks_markdown",
     "preflight",
     "run_checks",

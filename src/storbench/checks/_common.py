@@ -10,11 +10,12 @@ an option fio would accept but storbench cannot read (``size=50%``): the reader 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from storbench.errors import StorbenchError
-from storbench.model import FioResult, Finding, JobResult
+from storbench.model import Finding, FioResult, JobResult
 from storbench.storage import MEMORY_FSTYPES, DeviceInfo, StorageInfo
 from storbench.units import format_bytes, format_duration, parse_duration, parse_size
 
@@ -314,7 +315,7 @@ class DeviceBytes:
     devices: tuple[str, ...]
 
 
-def device_bytes(series: "ActivitySeries | None", storage: StorageInfo | None) -> DeviceBytes | None:
+def device_bytes(series: ActivitySeries | None, storage: StorageInfo | None) -> DeviceBytes | None:
     """Bytes the devices under the target moved during one run; None when not measured.
 
     With a storage description, the devices at the top of its chain (the ones the
@@ -345,7 +346,7 @@ def device_bytes(series: "ActivitySeries | None", storage: StorageInfo | None) -
     )
 
 
-def paired(results: Sequence[FioResult], activity: Sequence["ActivitySeries | None"]) -> list[tuple[int, FioResult, "ActivitySeries | None"]]:
+def paired(results: Sequence[FioResult], activity: Sequence[ActivitySeries | None]) -> list[tuple[int, FioResult, ActivitySeries | None]]:
     """(repetition index, result, activity or None) for every repetition."""
     return [(i, r, activity[i] if i < len(activity) else None) for i, r in enumerate(results)]
 

@@ -17,26 +17,27 @@ The first, second and fourth need no measurement and also run before a run
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from storbench.model import Finding
 from storbench.storage import DeviceInfo, StorageInfo, ZfsInfo
 
 from ._common import (
+    CheckInfo,
     GiB,
     MiB,
-    CheckInfo,
     Options,
     device_bytes,
     direct_text,
     engine,
     finding,
+    flag,
     fmt_bytes,
     fmt_count,
     fmt_pct,
     fmt_rate,
-    flag,
     integer,
     io_bytes,
     is_direct,
@@ -156,7 +157,7 @@ def buffered(options: Options) -> bool:
     return uses_kernel_io(options) and (engine(options) == "mmap" or not is_direct(options))
 
 
-def working_set(options: Options, storage: StorageInfo | None, files: Sequence["FileState"] = ()) -> tuple[int, str] | None:
+def working_set(options: Options, storage: StorageInfo | None, files: Sequence[FileState] = ()) -> tuple[int, str] | None:
     """(bytes, where the figure comes from) of the region the workload uses; None if unknown.
 
     ``size=`` (per job: times numjobs when the jobs do not share one filename), else
@@ -225,7 +226,7 @@ def _memory_target(options: Options, storage: StorageInfo | None) -> Finding | N
 # --------------------------------------------------------------------------- cache-small-file
 
 
-def _small_file(options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence["FileState"] = ()) -> Finding | None:
+def _small_file(options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence[FileState] = ()) -> Finding | None:
     if mem_bytes is None or mem_bytes <= 0 or not buffered(options):
         return None
     if is_memory_fs(storage) or zfs_of(storage) is not None:
@@ -271,7 +272,7 @@ class ReadShortfall:
     source: str  # "activity" (sampled device bytes) or "disk_util" (fio's own read count: 0)
 
 
-def read_shortfalls(ctx: "CheckContext") -> list[ReadShortfall]:
+def read_shortfalls(ctx: CheckContext) -> list[ReadShortfall]:
     """Repetitions where the devices under the file read < 10% of fio's reads (fio read >= 16 MiB).
 
     Device activity decides where it was sampled; otherwise fio's own ``disk_util``
@@ -309,7 +310,7 @@ def shortfall_text(s: ReadShortfall, reps: str) -> str:
     )
 
 
-def _page_cache(ctx: "CheckContext") -> Finding | None:
+def _page_cache(ctx: CheckContext) -> Finding | None:
     if not buffered(ctx.options):
         return None
     found = read_shortfalls(ctx)
@@ -339,7 +340,7 @@ def has_false(options: Options, key: str) -> bool:
 
 
 def _zfs_arc(
-    options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence["FileState"] = (), backend: Any = None
+    options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence[FileState] = (), backend: Any = None
 ) -> Finding | None:
     zfs = zfs_of(storage)
     if zfs is None or not uses_kernel_io(options):
@@ -400,7 +401,7 @@ def _zfs_arc(
 # --------------------------------------------------------------------------- server-cache
 
 
-def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence["FileState"] = (), backend: Any = None) -> Finding | None:
+def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence[FileState] = (), backend: Any = None) -> Finding | None:
     fs = storage.filesystem if storage is not None else None
     net = fs.network if fs is not None else None
     zfs = net.server_zfs if net is not None else None
@@ -471,7 +472,7 @@ def _describe_devices(devices: Sequence[tuple[DeviceInfo, DeviceClass]]) -> str:
     return join(parts)
 
 
-def _faster_than_device(ctx: "CheckContext") -> Finding | None:
+def _faster_than_device(ctx: CheckContext) -> Finding | None:
     storage = ctx.storage
     if storage is None or not storage.devices or not uses_kernel_io(ctx.options) or is_memory_fs(storage):
         return None
@@ -513,7 +514,7 @@ def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes:
     return [f for f in found if f is not None]
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     files = ctx.files_after or ctx.files_before
     found = [
         _memory_target(ctx.options, ctx.storage),

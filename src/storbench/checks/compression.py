@@ -49,8 +49,8 @@ from storbench.model import Finding
 from storbench.storage import StorageInfo
 
 from ._common import (
-    MiB,
     CheckInfo,
+    MiB,
     Options,
     finding,
     flag,
@@ -194,7 +194,7 @@ def _fallocate_none(options: Options) -> bool:
 # --------------------------------------------------------------------------- evidence
 
 
-def _zfs_evidence(ctx: "CheckContext") -> str | None:
+def _zfs_evidence(ctx: CheckContext) -> str | None:
     """The dataset's compressratio after the run and the test file's allocated vs apparent size
     (ZFS counts a file's compressed blocks once fio closed it, buffered or not)."""
     zfs = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
@@ -212,7 +212,7 @@ def _zfs_evidence(ctx: "CheckContext") -> str | None:
     return text_
 
 
-def _evidence(ctx: "CheckContext") -> str | None:
+def _evidence(ctx: CheckContext) -> str | None:
     """How the last repetition's space use shows data reduction, or None."""
     if not ctx.results:
         return None
@@ -247,7 +247,7 @@ def _evidence(ctx: "CheckContext") -> str | None:
 # --------------------------------------------------------------------------- the checks
 
 
-def _judge(options: Options, storage: StorageInfo | None, created: bool, ctx: "CheckContext | None") -> list[Finding]:
+def _judge(options: Options, storage: StorageInfo | None, created: bool, ctx: CheckContext | None) -> list[Finding]:
     out: list[Finding] = []
     reasons, compressible = data_reasons(options)
     red = reduction(storage)
@@ -332,5 +332,5 @@ def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes:
     return _judge(options, storage, created, None)
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     return _judge(ctx.options, ctx.storage, ctx.test_file_created, ctx)

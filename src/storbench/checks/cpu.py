@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from storbench.model import FioResult, Finding
+from storbench.model import Finding, FioResult
 
 from ._common import CheckInfo, finding, jobs, paired
 
@@ -50,7 +50,7 @@ INFO = {
 }
 
 
-def _fio_cpu_bound(ctx: "CheckContext") -> Finding | None:
+def _fio_cpu_bound(ctx: CheckContext) -> Finding | None:
     worst: tuple[float, int, str, float, float] | None = None
     for i, result in enumerate(ctx.results):
         for job in result.jobs:
@@ -86,7 +86,7 @@ def fio_cpus(result: FioResult) -> float:
     return total
 
 
-def _host_busy(ctx: "CheckContext") -> Finding | None:
+def _host_busy(ctx: CheckContext) -> Finding | None:
     ncpu = ctx.storage.host.cpu_count if ctx.storage is not None and ctx.storage.host is not None else None
     for i, result, series in paired(ctx.results, ctx.activity):
         if series is None:
@@ -118,5 +118,5 @@ def _host_busy(ctx: "CheckContext") -> Finding | None:
     return None
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     return [f for f in (_fio_cpu_bound(ctx), _host_busy(ctx)) if f is not None]

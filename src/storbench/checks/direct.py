@@ -48,7 +48,7 @@ INFO = {
 }
 
 
-def _logical_block(ctx: "CheckContext") -> int:
+def _logical_block(ctx: CheckContext) -> int:
     if ctx.storage is not None:
         sizes = [d.logical_block_size_bytes for d in top_devices(ctx.storage) if d.logical_block_size_bytes]
         if sizes:
@@ -56,7 +56,7 @@ def _logical_block(ctx: "CheckContext") -> int:
     return DEFAULT_LOGICAL_BLOCK_BYTES
 
 
-def _rejected(ctx: "CheckContext") -> Finding | None:
+def _rejected(ctx: CheckContext) -> Finding | None:
     failed = [i for i, r in enumerate(ctx.results) if any(j.error == EINVAL for j in r.jobs)]
     if not failed:
         return None
@@ -95,7 +95,7 @@ def _rejected(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def _ignored(ctx: "CheckContext") -> Finding | None:
+def _ignored(ctx: CheckContext) -> Finding | None:
     if not is_direct(ctx.options) or engine(ctx.options) == "mmap":
         return None
     found = read_shortfalls(ctx)
@@ -129,5 +129,5 @@ def _ignored(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     return [f for f in (_rejected(ctx), _ignored(ctx)) if f is not None]

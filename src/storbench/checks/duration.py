@@ -78,7 +78,7 @@ INFO = {
 }
 
 
-def _short_run(ctx: "CheckContext") -> Finding | None:
+def _short_run(ctx: CheckContext) -> Finding | None:
     spans = [s for r in ctx.results if (s := runtime_s(r)) is not None and s > 0]
     if not spans or max(spans) >= MIN_RUNTIME_S:
         return None
@@ -104,11 +104,11 @@ def _short_run(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def _has_ss(ctx: "CheckContext") -> bool:
+def _has_ss(ctx: CheckContext) -> bool:
     return any(k in ctx.options and (text(ctx.options, k) or "").lower() not in ("", "none") for k in SS_KEYS)
 
 
-def _flash(ctx: "CheckContext") -> list[str]:
+def _flash(ctx: CheckContext) -> list[str]:
     if ctx.storage is None:
         return []
     return [
@@ -118,7 +118,7 @@ def _flash(ctx: "CheckContext") -> list[str]:
     ]
 
 
-def _no_steady_state(ctx: "CheckContext") -> Finding | None:
+def _no_steady_state(ctx: CheckContext) -> Finding | None:
     if _has_ss(ctx) or not writes(ctx.options):
         return None
     flash = _flash(ctx)
@@ -134,7 +134,7 @@ def _no_steady_state(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def _no_ramp(ctx: "CheckContext") -> Finding | None:
+def _no_ramp(ctx: CheckContext) -> Finding | None:
     if _has_ss(ctx):
         return None
     ramp = seconds(ctx.options, "ramp_time")
@@ -149,7 +149,7 @@ def _no_ramp(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def _not_attained(ctx: "CheckContext") -> Finding | None:
+def _not_attained(ctx: CheckContext) -> Finding | None:
     for i, result in enumerate(ctx.results):
         for job in result.jobs:
             ss = job.steadystate
@@ -168,7 +168,7 @@ def _not_attained(ctx: "CheckContext") -> Finding | None:
     return None
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = [_short_run(ctx), _no_steady_state(ctx)]
     if found[1] is None:
         found.append(_no_ramp(ctx))

@@ -45,7 +45,7 @@ INFO = {
 }
 
 
-def _evidence(ctx: "CheckContext") -> str:
+def _evidence(ctx: CheckContext) -> str:
     """What reached the devices, from the first repetition that measured it."""
     n = len(ctx.results)
     for i, result, series in paired(ctx.results, ctx.activity):
@@ -68,7 +68,7 @@ def _evidence(ctx: "CheckContext") -> str:
     return ""
 
 
-def _no_sync(ctx: "CheckContext") -> Finding | None:
+def _no_sync(ctx: CheckContext) -> Finding | None:
     if not writes(ctx.options) or not buffered(ctx.options) or is_memory_fs(ctx.storage):
         return None
     if flush_reasons(ctx.options):
@@ -82,6 +82,6 @@ def _no_sync(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = _no_sync(ctx)
     return [found] if found is not None else []

@@ -40,7 +40,7 @@ def _run_length_s(job: JobResult, options: Options) -> float:
     return max(spans) + extra + SLACK_S
 
 
-def _impossible(ctx: "CheckContext") -> Finding | None:
+def _impossible(ctx: CheckContext) -> Finding | None:
     bad: dict[str, float] = {}
     where: tuple[str, int, float] | None = None
     for i, result in enumerate(ctx.results):
@@ -79,6 +79,6 @@ def _impossible(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = _impossible(ctx)
     return [found] if found is not None else []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 
-from ._common import COUNTED_DIRECTIONS, CheckInfo, finding, flag, join, jobs
+from ._common import COUNTED_DIRECTIONS, CheckInfo, finding, flag, jobs, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -31,7 +31,7 @@ INFO = {
 }
 
 
-def _latency_off(ctx: "CheckContext") -> Finding | None:
+def _latency_off(ctx: CheckContext) -> Finding | None:
     options = [f"{k}=1" for k in LATENCY_OFF_OPTIONS if flag(ctx.options, k)]
     missing: dict[str, None] = {}
     headline_missing = False
@@ -50,7 +50,7 @@ def _latency_off(ctx: "CheckContext") -> Finding | None:
         return None
     what = join(missing) if missing else "latency"
     why = f" ({join(options)})" if options else ""
-    lat_headline = ctx.headline == "lat" and (headline_missing or not missing and bool(options))
+    lat_headline = ctx.headline == "lat" and (headline_missing or (not missing and bool(options)))
     tail = ": latency is this workload's headline metric, so it has no result" if lat_headline else ""
     return finding(
         "latency-not-measured",
@@ -60,6 +60,6 @@ def _latency_off(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = _latency_off(ctx)
     return [found] if found is not None else []

@@ -44,7 +44,7 @@ def _describe(state: Any) -> list[str]:
     return parts
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     zfs = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
     if zfs is None:
         return []

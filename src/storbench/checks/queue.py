@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 
-from ._common import DEFAULT_ENGINE, CheckInfo, finding, has, integer, is_direct, engine
+from ._common import DEFAULT_ENGINE, CheckInfo, engine, finding, has, integer, is_direct
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -36,7 +36,7 @@ INFO = {
 }
 
 
-def _depth_one_pct(ctx: "CheckContext") -> float | None:
+def _depth_one_pct(ctx: CheckContext) -> float | None:
     shares = [
         job.iodepth_level_pct["1"]
         for result in ctx.results
@@ -46,7 +46,7 @@ def _depth_one_pct(ctx: "CheckContext") -> float | None:
     return min(shares) if shares else None
 
 
-def _no_effect(ctx: "CheckContext") -> Finding | None:
+def _no_effect(ctx: CheckContext) -> Finding | None:
     depth = integer(ctx.options, "iodepth", default=1) or 1
     if depth <= 1:
         return None
@@ -70,6 +70,6 @@ def _no_effect(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = _no_effect(ctx)
     return [found] if found is not None else []

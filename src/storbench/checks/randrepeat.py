@@ -29,7 +29,7 @@ INFO = {
 }
 
 
-def _randrepeat(ctx: "CheckContext") -> Finding | None:
+def _randrepeat(ctx: CheckContext) -> Finding | None:
     if not is_random(ctx.options):
         return None
     if has(ctx.options, "randrepeat") and not flag(ctx.options, "randrepeat", default=True):
@@ -53,6 +53,6 @@ def _randrepeat(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = _randrepeat(ctx)
     return [found] if found is not None else []

@@ -61,5 +61,5 @@ def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes:
     return _judge(options, storage)
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     return _judge(ctx.options, ctx.storage)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from storbench.model import Finding
 
 from ._common import (
-    MiB,
     CheckInfo,
+    MiB,
     finding,
     fmt_bytes,
     fmt_count,
@@ -54,7 +54,7 @@ INFO = {
 SPARSE_EXPORT_MIN_RATIO = 0.5
 
 
-def sparse_files(ctx: "CheckContext") -> list["FileState"]:
+def sparse_files(ctx: CheckContext) -> list[FileState]:
     """The test files that were mostly holes before the last repetition."""
     return [
         f
@@ -63,7 +63,7 @@ def sparse_files(ctx: "CheckContext") -> list["FileState"]:
     ]
 
 
-def _sparse_read(ctx: "CheckContext") -> Finding | None:
+def _sparse_read(ctx: CheckContext) -> Finding | None:
     if not reads(ctx.options) or not uses_kernel_io(ctx.options):
         return None
     files = sparse_files(ctx)
@@ -101,7 +101,7 @@ def _sparse_read(ctx: "CheckContext") -> Finding | None:
     return finding("sparse-read", "warning" if compressing else "invalid", message, fix)
 
 
-def _fio_read(ctx: "CheckContext") -> str:
+def _fio_read(ctx: CheckContext) -> str:
     """"; fio read 78.8 MiB at 20,129 IOPS" of the last repetition, or "" when it read nothing."""
     last = ctx.results[-1] if ctx.results else None
     if last is None:
@@ -110,7 +110,7 @@ def _fio_read(ctx: "CheckContext") -> str:
     return f"; fio read {fmt_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS" if iops else ""
 
 
-def _unwritten_export(ctx: "CheckContext") -> Finding | None:
+def _unwritten_export(ctx: CheckContext) -> Finding | None:
     nbd = getattr(ctx.backend, "nbd", None) if ctx.backend is not None else None
     if nbd is None or not reads(ctx.options) or nbd.unwritten_ratio is None or nbd.unwritten_ratio < SPARSE_EXPORT_MIN_RATIO:
         return None
@@ -125,7 +125,7 @@ def _unwritten_export(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def _unwritten_ceph(ctx: "CheckContext") -> Finding | None:
+def _unwritten_ceph(ctx: CheckContext) -> Finding | None:
     c = getattr(ctx.backend, "ceph", None) if ctx.backend is not None else None
     if c is None or not reads(ctx.options) or c.unwritten_ratio is None or c.unwritten_ratio < SPARSE_EXPORT_MIN_RATIO:
         return None
@@ -163,6 +163,6 @@ def preflight_workload(options, storage, mem_bytes) -> list[Finding]:
     )]  # fmt: skip
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = [f for f in (_sparse_read(ctx), _unwritten_export(ctx), _unwritten_ceph(ctx)) if f is not None]
     return found[:1]

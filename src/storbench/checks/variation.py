@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storbench.model import FioResult, Finding
+from storbench.model import Finding, FioResult
 from storbench.stats import summarize
 
 from ._common import CheckInfo, finding, fmt_count, fmt_ns, fmt_rate, mean_latency_ns, total_bw, total_iops
@@ -50,7 +50,7 @@ def _format(value: float, headline: str) -> str:
     return fmt_count(value)
 
 
-def _variation(ctx: "CheckContext") -> Finding | None:
+def _variation(ctx: CheckContext) -> Finding | None:
     if len(ctx.results) < 2:
         return None
     headline = ctx.headline if ctx.headline in ("iops", "bw", "lat") else "iops"
@@ -73,6 +73,6 @@ def _variation(ctx: "CheckContext") -> Finding | None:
     )
 
 
-def check(ctx: "CheckContext") -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     found = _variation(ctx)
     return [found] if found is not None else []

@@ -30,7 +30,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 import click
 
@@ -168,7 +169,7 @@ def serve_until_stopped(
 
     stopping: list[str] = []
 
-    def on_term(signum, frame):  # noqa: ARG001
+    def on_term(signum, frame):
         stopping.append("SIGTERM")
         raise _Stop()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 import click
 from rich.console import Console

@@ -305,7 +305,6 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
             return
     from .. import compare
     from ..render.compare import format_compare_table
-
     from .common import headlines_of
 
     groups = compare.configurations(records, names)

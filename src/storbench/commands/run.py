@@ -14,17 +14,17 @@ import click
 from ..errors import Interrupted, StorbenchError, UsageError
 from ..model import Overrides, ResultRecord, Target
 from .common import (
-    reconcile,
     App,
     DescribeOnce,
-    chosen_workloads,
     _catalog,
     _overrides,
     _print_json,
     _public,
     _resolve_runs,
+    chosen_workloads,
     default_repeat,
     headlines_of,
+    reconcile,
 )
 
 # --------------------------------------------------------------------------- run
@@ -201,7 +201,7 @@ class _Request:
         }
 
     @classmethod
-    def from_meta(cls, meta: dict, label: str | None, suite: str | None) -> "_Request":
+    def from_meta(cls, meta: dict, label: str | None, suite: str | None) -> _Request:
         from ..runner import Repeat
 
         try:
@@ -386,7 +386,7 @@ def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
 
     resolved = tuple(
         runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=app.db_url,
-                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)  # fmt: skip
+                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)
         for t in request.target_paths
     )
     for target in resolved:

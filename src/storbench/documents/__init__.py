@@ -16,7 +16,6 @@ each with its parsed :class:`~storbench.model.FioResult` (or why it could not be
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass
 
 from ..errors import FioParseError

@@ -221,7 +221,7 @@ def _int(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     number = _num(value)
-    return None if number is None else int(round(number))
+    return None if number is None else round(number)
 
 
 def _str(value: Any) -> str | None:

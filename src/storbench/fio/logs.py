@@ -44,8 +44,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import FioParseError
 
@@ -65,7 +66,7 @@ NUMPY_FROM_BYTES = 1 << 20
 
 #: A log given as its text, its bytes, or an iterable of byte blocks (cut anywhere,
 #: e.g. :func:`file_blocks` of an open file).
-LogSource = Union[str, bytes, Iterable[bytes]]
+LogSource = str | bytes | Iterable[bytes]
 
 
 # --------------------------------------------------------------------------- names
@@ -86,7 +87,7 @@ def _job_key(filename: str) -> tuple[str, int] | None:
 # --------------------------------------------------------------------------- parsing
 
 
-def _fromstring(data: str | bytes) -> "np.ndarray | None":
+def _fromstring(data: str | bytes) -> np.ndarray | None:
     """Whitespace-separated integers, or None when something else is in the way
     (numpy < 2.4 stops early with a warning, later numpy raises)."""
     import warnings
@@ -109,7 +110,7 @@ def _ncols(first_line: str) -> int:
     return ncols
 
 
-def parse_log(text: str) -> "np.ndarray":
+def parse_log(text: str) -> np.ndarray:
     """Rows of ``[time_ms, value, direction, bs, offset(, prio)]`` as int64."""
     import numpy as np
 
@@ -155,7 +156,7 @@ def _blocks(source: LogSource) -> Iterator[bytes]:
         yield from source
 
 
-def iter_log_rows(source: LogSource, *, chunk_bytes: int = CHUNK_BYTES, name: str = "log") -> Iterator["np.ndarray"]:
+def iter_log_rows(source: LogSource, *, chunk_bytes: int = CHUNK_BYTES, name: str = "log") -> Iterator[np.ndarray]:
     """Parsed rows of one log, a chunk at a time: int64 arrays of shape (n, ncols).
 
     ``source`` may be cut anywhere; lines are re-assembled across blocks and about
@@ -166,7 +167,7 @@ def iter_log_rows(source: LogSource, *, chunk_bytes: int = CHUNK_BYTES, name: st
     ncols: int | None = None
     line_no = 0
 
-    def parse(buf: bytes) -> "np.ndarray":
+    def parse(buf: bytes) -> np.ndarray:
         nonlocal ncols, line_no
         if ncols is None:
             ncols = _ncols(buf[: buf.find(b"\n")].decode("ascii", errors="replace"))
@@ -197,7 +198,7 @@ def iter_log_rows(source: LogSource, *, chunk_bytes: int = CHUNK_BYTES, name: st
         yield parse(rest)
 
 
-def _parse_block(buf: bytes, ncols: int, name: str, first_line: int) -> "np.ndarray":
+def _parse_block(buf: bytes, ncols: int, name: str, first_line: int) -> np.ndarray:
     """Whole lines -> (n, ncols) int64 (commas become spaces with ``bytes.translate``,
     then one ``numpy.fromstring``: about 100 MB/s here)."""
     import numpy as np
@@ -323,14 +324,14 @@ class _Accumulator:
 
         self.np = np
         self.percentiles = tuple(float(p) for p in percentiles)
-        self.ios: dict[int, "np.ndarray"] = {}  # direction -> I/Os per second index
-        self.nbytes: dict[int, "np.ndarray"] = {}
-        self.pending: dict[int, dict[int, list["np.ndarray"]]] = {}  # second -> direction -> latencies
+        self.ios: dict[int, np.ndarray] = {}  # direction -> I/Os per second index
+        self.nbytes: dict[int, np.ndarray] = {}
+        self.pending: dict[int, dict[int, list[np.ndarray]]] = {}  # second -> direction -> latencies
         self.lat: dict[int, list[list[float]]] = {}
         self.finished_before = 0  # seconds below this have their percentiles
         self.total_ios = 0
 
-    def add_counts(self, seconds: "np.ndarray", ddirs: "np.ndarray", sizes: "np.ndarray", one_dir: int | None) -> None:
+    def add_counts(self, seconds: np.ndarray, ddirs: np.ndarray, sizes: np.ndarray, one_dir: int | None) -> None:
         np = self.np
         groups = [(one_dir, slice(None))] if one_dir is not None else [(int(d), ddirs == d) for d in np.unique(ddirs)]
         for ddir, sel in groups:
@@ -348,7 +349,7 @@ class _Accumulator:
                 store[ddir] = have
             self.total_ios += int(secs.size)
 
-    def add_latencies(self, seconds: "np.ndarray", ddirs: "np.ndarray", values: "np.ndarray", one_dir: int | None, name: str) -> None:
+    def add_latencies(self, seconds: np.ndarray, ddirs: np.ndarray, values: np.ndarray, one_dir: int | None, name: str) -> None:
         np = self.np
         if int(seconds[0]) < self.finished_before:
             raise FioParseError(
@@ -451,7 +452,7 @@ def summarize_io_logs(
         behind = [s.last_second for s in active if s.latency]
         acc.finish_before(min(behind) if behind else 2**62)
 
-    def series(store: Mapping[int, "np.ndarray"], scale: float = 1.0) -> dict[str, list[list[float]]]:
+    def series(store: Mapping[int, np.ndarray], scale: float = 1.0) -> dict[str, list[list[float]]]:
         out = {}
         for ddir in sorted(store):
             counts = acc.ios[ddir]

@@ -85,9 +85,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import FioParseError
 from ..model import (

@@ -845,7 +845,7 @@ def curve_figure(curves: Sequence[Mapping[str, Any]], name: str = "") -> dict[st
         "layout": _layout(f"p99 latency against IOPS{': ' + esc(name) if name else ''} (each point a load step)", 380,
                           xaxis={"title": {"text": "IOPS"}, "rangemode": "tozero", "automargin": True},
                           yaxis={"title": {"text": "p99 latency, ms"}, "rangemode": "tozero", "automargin": True},
-                          shapes=shapes),  # fmt: skip
+                          shapes=shapes),
     }
 
 
@@ -877,5 +877,5 @@ def steady_figure(name: str, verdict: Mapping[str, Any]) -> dict[str, Any] | Non
         "data": traces,
         "layout": _layout(f"{esc(name)}: {state} (SNIA: range <= 20%, slope <= 10% of the 5-round window's average)", 340,
                           xaxis={"title": {"text": "round"}, "dtick": 1, "automargin": True},
-                          yaxis={"title": {"text": unit}, "rangemode": "tozero", "automargin": True}),  # fmt: skip
+                          yaxis={"title": {"text": unit}, "rangemode": "tozero", "automargin": True}),
     }

@@ -142,7 +142,8 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
             table.add_row(first.workload, first.target or first.source or "-", *(("-",) * 5 if fio_figures else ()),
                           *(("-",) if measured else ()), str(len(group)), flagged)  # fmt: skip
         for i, (d, unit) in enumerate(lines):
-            values = lambda m, d=d, figures=figures: [f.get(d, {}).get(m) for f in figures]
+            def values(m, d=d, figures=figures):
+                return [f.get(d, {}).get(m) for f in figures]
             if unit is not None:
                 first_line, _, rest = _cell(values(unit), fmt_number).partition("\n")
                 shown = f"{first_line} {unit}" + (f"\n{rest}" if rest else "")
@@ -215,7 +216,8 @@ def format_stats(records: Sequence[ResultRecord]) -> list[str]:
             for metric, s in metrics.items():
                 fmt = {"iops": fmt_iops, "bw_bytes": fmt_bw}.get(metric, fmt_ns)
                 if direction == MEASURE_DIRECTION:
-                    fmt = lambda v, u=metric: fmt_number(v, u)
+                    def fmt(v, u=metric):
+                        return fmt_number(v, u)
                 lo, hi = s.ci95 if s.ci95 else (None, None)
                 outl = f", outliers: runs {', '.join(str(i + 1) for i in s.outliers)}" if s.outliers else ""
                 lines.append(

@@ -35,7 +35,7 @@ def parse_size(text: str | None) -> int | None:
     unit = m.group(2).upper()
     if unit not in _SIZE_UNITS:
         return None
-    return int(round(float(m.group(1)) * _SIZE_UNITS[unit]))
+    return round(float(m.group(1)) * _SIZE_UNITS[unit])
 
 
 def _int(value: Any) -> int | None:

@@ -14,8 +14,9 @@ and raises ValueError naming what it expected.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -340,7 +341,7 @@ def parse_osd_perf_dump(text: str) -> OsdCounters:
 
 def parse_rados_stat(text: str) -> int | None:
     """``rados -p POOL stat OBJECT`` -> the object's size in bytes (``... mtime ..., size 8388608``)."""
-    head, sep, size = text.strip().rpartition(", size ")
+    _head, sep, size = text.strip().rpartition(", size ")
     if not sep or not size.strip().isdigit():
         raise ValueError(f"not rados stat's answer: {text.strip()[:80]!r}")
     return int(size.strip())

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ._util import _int, parse_size
 from .mounts import mount_option
@@ -145,7 +145,7 @@ def parse_xfs_info(text: str) -> XfsInfo:
             sections[current].setdefault(key, value)
     if "data" not in sections:
         raise ValueError("not xfs_info output: no data section")
-    meta, data, naming, log, rt = (sections.get(s, {}) for s in ("meta-data", "data", "naming", "log", "realtime"))
+    meta, data, naming, log, _rt = (sections.get(s, {}) for s in ("meta-data", "data", "naming", "log", "realtime"))
     log_head = heads.get("log", "")
     log_location = None
     if log_head:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 #: Filesystems that live in memory: there is no device under them.
 MEMORY_FSTYPES: frozenset[str] = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"})

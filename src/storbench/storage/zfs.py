@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ._util import _int, parse_size
 
@@ -112,7 +112,7 @@ class ZfsInfo:
     implementation: str | None = None  # "OpenZFS" (kernel) or "zfs-fuse"
     #: properties storbench asks for that this ZFS does not have (zfs-fuse: sync, logicalused, ...)
     unavailable: tuple[str, ...] = ()
-    arc: "ArcStats | None" = None  # the host's ARC when the description was taken
+    arc: ArcStats | None = None  # the host's ARC when the description was taken
 
     @property
     def layout(self) -> str | None:

@@ -37,9 +37,10 @@ import os
 import re
 import sqlite3
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Select, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -47,11 +48,11 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from storbench import __version__
 from storbench.errors import StoreError, UsageError
-from storbench.model import FioResult, Finding, ResultRecord, RunInfo
+from storbench.model import Finding, FioResult, ResultRecord, RunInfo
 from storbench.serialize import fio_result_from_dict, fio_result_to_dict
 from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, results, runs
 
-__all__ = ["Store", "default_db_url", "MIGRATIONS_DIR", "BUSY_TIMEOUT_MS"]
+__all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS_DIR", "Store", "default_db_url"]
 
 #: Alembic script directory (env.py, versions/).  Tests point this elsewhere.
 MIGRATIONS_DIR: Path = Path(__file__).resolve().parent / "migrations"
@@ -78,8 +79,7 @@ if TYPE_CHECKING:  # alembic is imported only to create or upgrade a schema (it 
 
 # default_db_url lives in storbench.context (the injected environment) so that finding
 # the database's path imports no SQLAlchemy; it stays importable from here.
-from storbench.context import default_db_url  # noqa: E402,F401
-
+from storbench.context import default_db_url  # noqa: E402
 
 # --------------------------------------------------------------------------- helpers
 
@@ -134,15 +134,15 @@ def _gone_reason(owner: Mapping[str, Any]) -> str:
 def _utc_text(moment: datetime) -> str:
     """ISO 8601 UTC with a ``Z``: ``2024-05-01T12:00:00Z``."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _system_clock() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _script(location: str) -> ScriptDirectory:
     from alembic.script import ScriptDirectory
 
@@ -162,7 +162,7 @@ _REVISION_LINE = re.compile(r"^revision\s*(?::[^=\n]*)?=\s*[\"']([^\"'\n]+)[\"']
 _DOWN_REVISION_LINE = re.compile(r"^down_revision\s*(?::[^=\n]*)?=\s*(?:None|[\"']([^\"'\n]+)[\"'])\s*$", re.M)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _plain_revisions(location: str) -> tuple[frozenset[str], str] | None:
     """Known revisions and the single head, read from the version files' text.
 
@@ -876,7 +876,7 @@ def _set_wal(cur: Any) -> None:
             cur.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.2)

@@ -19,7 +19,8 @@ import re
 import shutil
 import socket
 import tempfile
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 #: the prefix of fio's working directory (job file, output, logs) for the process ``pid``
 TEMP_PREFIX = "storbench-fio-"

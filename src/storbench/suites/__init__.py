@@ -47,16 +47,17 @@ A user file's workload and suite names must not repeat built-in ones.
 from __future__ import annotations
 
 import difflib
-import json
 import functools
+import json
 import math
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storbench.errors import SuiteError, UsageError
 from storbench.jobfile import WHERE_KEYS, unsafe_key_reason, unsafe_value_reason
@@ -711,11 +712,11 @@ def validate_extra_options(
 
 __all__ = [
     "BUILTIN_ORIGIN",
-    "Catalog",
     "DEFAULT_SUITE",
+    "OWNED_OPTIONS",
+    "Catalog",
     "FioOption",
     "FioOptionTable",
-    "OWNED_OPTIONS",
     "builtin_catalog",
     "default_headline",
     "empty_catalog",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Sequence
+from collections.abc import Sequence
 
 from storbench.errors import TargetError
 from storbench.model import Target, Workload

@@ -17,8 +17,8 @@ A kind answers, for one sort of ``--target``:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import Target, Workload

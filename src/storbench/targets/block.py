@@ -9,7 +9,7 @@ could be re-pointed later.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from storbench.model import Target
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from storbench.errors import TargetError
 from storbench.model import Target
@@ -116,7 +117,14 @@ def describe_cluster(target: Target, pool: str, notes: list[str]) -> Any:
     what could not be asked becomes a note."""
     import dataclasses
 
-    from storbench.storage.ceph import CephInfo, parse_ceph_status, parse_ceph_versions, parse_osd_metadata, parse_pool_ls_detail, parse_rados_df
+    from storbench.storage.ceph import (
+        CephInfo,
+        parse_ceph_status,
+        parse_ceph_versions,
+        parse_osd_metadata,
+        parse_pool_ls_detail,
+        parse_rados_df,
+    )
 
     rc, out, err = cli(target, "ceph", "status", "-f", "json")
     if rc == 127:

@@ -13,7 +13,7 @@ engine writes ``/tmp/fio_gfapi.log``, which storbench removes when the run made 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from storbench.errors import TargetError

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from storbench.errors import TargetError
 from storbench.model import Target

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from storbench.errors import TargetError
@@ -52,7 +52,7 @@ def check_nbd_uri(spec: str) -> str:
         if not parts.hostname:
             raise TargetError(f"NBD URI {spec!r} names no server: give nbd://HOST[:PORT][/EXPORT]")
         try:
-            parts.port
+            _ = parts.port  # urlsplit checks the port only when asked
         except ValueError:
             raise TargetError(f"NBD URI {spec!r} has an invalid port (a number from 1 to 65535)") from None
     return spec

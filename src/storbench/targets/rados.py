@@ -18,7 +18,7 @@ pool holds no object storbench did not write (names that do not start with
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from storbench.errors import TargetError
 from storbench.model import Target
@@ -82,7 +82,7 @@ class RadosKind(ceph.CephKind):
         return Placement(
             notes=notes,
             options=(("pool", pool), ("clientname", ceph.client_of(target)), ("conf", ceph.conf_of(target)),
-                     ("filename", test_file_name)),  # fmt: skip
+                     ("filename", test_file_name)),
             env=ceph.fio_env(target),
         )
 

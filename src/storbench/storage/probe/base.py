@@ -6,7 +6,8 @@ import os
 import re
 import stat
 import subprocess
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from ..block import DeviceInfo, SysfsBlock, device_from_sysfs, parse_lsblk_json
 from ..mounts import (

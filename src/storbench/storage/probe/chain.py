@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import deque
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..block import DeviceInfo
 from ..localfs import parse_btrfs_fi_show
