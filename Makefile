@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 APT_PACKAGES := fio
 
-.PHONY: install run test bench soak clean vendor-plotly
+.PHONY: install run check test bench soak clean vendor-plotly
 
 install: $(STAMP)
 
@@ -23,6 +23,11 @@ $(STAMP): pyproject.toml
 run: install
 	@$(BIN)/storbench run
 
+# the fast tier, for everyday work: pure tests and fio on a temporary directory (docs/testing.md)
+check: install
+	@$(BIN)/python -m pytest -q -m "not soak and not backend and not browser and not root"
+
+# everything, as CI runs it
 test: install
 	@bash tests/setup-system.sh
 	@$(BIN)/python -m pytest -q -m "not soak"

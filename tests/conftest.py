@@ -125,3 +125,40 @@ def report_runs(tmp_path_factory):
     from test_report import make_runs
 
     return make_runs(tmp_path_factory.mktemp("report-runs"))
+
+
+# --------------------------------------------------------------------------- tiers (docs/testing.md)
+
+#: modules whose every test needs a real server or daemon the session starts (ZFS, Ceph, GlusterFS,
+#: SMB, sshfs, NBD, iperf3, fio servers, PostgreSQL)
+BACKEND_MODULES = frozenset({
+    "test_agent", "test_ceph", "test_gluster", "test_multihost", "test_nbd", "test_net", "test_share_faults",
+    "test_share_study", "test_store_postgres", "test_zfs", "test_zfs_study",
+})
+BACKEND_FIXTURES = frozenset({"pg_server", "pg_url", "zfs_daemon", "zfs", "ceph", "iperf3_server", "agents", "netns"})
+BROWSER_MODULES = frozenset({"test_report_browser"})
+BROWSER_FIXTURES = frozenset({"browser"})
+#: fixtures that attach loop devices, mount filesystems or switch users: root only
+ROOT_FIXTURES = frozenset({"ext4_loop", "loop_fs", "loop_image", "loop_kname", "btrfs_zstd_loop", "devices", "nobody_home",
+                           "no_loop_left_behind"})  # fmt: skip
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with its tier: ``backend`` (a real server), ``browser`` (Chromium), ``root``
+    (loop devices, mounts, other users); the rest is ``make check``'s fast tier."""
+    import inspect
+
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        names = set(getattr(item, "fixturenames", ()))
+        if module in BACKEND_MODULES or names & BACKEND_FIXTURES:
+            item.add_marker(pytest.mark.backend)
+        if module in BROWSER_MODULES or names & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+        try:
+            source = inspect.getsource(item.function)
+        except (OSError, TypeError):
+            source = ""
+        if needs_root_mark or names & ROOT_FIXTURES or "loop_mount(" in source:
+            item.add_marker(pytest.mark.root)

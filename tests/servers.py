@@ -64,7 +64,9 @@ def when_fio_runs(then, delay_s: float, timeout_s: float = 60.0):
     def watch() -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if subprocess.run(["pgrep", "-f", "storbench-fio-.*/job.fio"], capture_output=True).returncode == 0:
+            # this process's fio only (its temporary directory carries storbench's PID): another
+            # storbench on the machine must not set it off
+            if subprocess.run(["pgrep", "-f", f"storbench-fio-{os.getpid()}-.*/job.fio"], capture_output=True).returncode == 0:
                 time.sleep(delay_s)
                 then()
                 return

@@ -7,6 +7,7 @@ restarts the OSD.  The parsers' tests on recorded outputs are in test_ceph_parse
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -230,7 +231,7 @@ def test_osd_killed_mid_workload(cli, ceph):
         (err,) = [ln for ln in res.err.splitlines() if ln.startswith("storbench: error:")]
         assert f"workload 'rnd4k-q1t1-write' on {image}" in err and "did not answer within 2 s" in err, err
         assert "seq1m-q1t1-read on" in res.err  # the next workload ran (and failed: no OSD)
-        assert subprocess.run(["pgrep", "-f", "storbench-fio-"], capture_output=True).returncode == 1
+        assert subprocess.run(["pgrep", "-f", f"storbench-fio-{os.getpid()}-"], capture_output=True).returncode == 1
         runs = json.loads(cli("list", "--json").out)
         assert [r["label"] for r in runs if r["status"] == "complete"] == ["before"]
     finally:

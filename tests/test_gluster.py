@@ -51,7 +51,7 @@ def test_gluster_volume_is_measured_described_and_left_clean(cli, tmp_path: Path
         assert f"workload 'rnd4k-q1t1-write' on {g.uri}" in err, err
         assert "Transport endpoint is not connected" in err or "Input/output error" in err, err
         assert "rnd4k-q1t1-read on" in res.err  # the next workload ran
-        assert subprocess.run(["pgrep", "-f", "storbench-fio-"], capture_output=True).returncode == 1
+        assert subprocess.run(["pgrep", "-f", f"storbench-fio-{os.getpid()}-"], capture_output=True).returncode == 1
         assert [r["label"] for r in json.loads(cli("list", "--json").out) if r["status"] == "complete"] == ["gl"]
     assert os.path.exists("/tmp/fio_gfapi.log") == engine_log_existed  # the engine's log goes when storbench made it
     stopped = cli("run", "--target", "gluster://127.0.0.1/gv0", "--workload", "rnd4k-q1t1-read", "--no-report")

@@ -5,6 +5,7 @@ nbdkit starts in a few milliseconds, so each test has its own server (tests/serv
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -93,7 +94,7 @@ def test_server_killed_mid_workload_and_a_failing_server(cli, tmp_path: Path):
     assert f"2 of 2 workload(s) failed; first: workload 'rnd4k-q1t1-read' on {n.uri}" in err
     assert f"NBD server {n.uri} not answering after the run" in err
     assert "FAILED seq1m-q1t1-read" in res.err  # the next workload still ran (and failed on its own)
-    assert subprocess.run(["pgrep", "-f", "storbench-fio-"], capture_output=True).returncode == 1  # no fio left
+    assert subprocess.run(["pgrep", "-f", f"storbench-fio-{os.getpid()}-"], capture_output=True).returncode == 1  # no fio left
     assert json.loads(cli("list", "--json").out)[-1]["label"] == "before"  # what finished before stays stored
 
     with Nbdkit(tmp_path / "err", ["memory", "64M"], filters=["error"], params=["error-rate=10%", "error=EIO"]) as bad:

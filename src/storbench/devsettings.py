@@ -40,7 +40,7 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from . import signals
+from . import proc, signals
 from .errors import StorbenchError, UsageError
 
 WRITE_CACHE_VALUES: tuple[str, ...] = ("write back", "write through")
@@ -131,7 +131,7 @@ Writer = Callable[[str, str], None]
 def run_command(argv: Sequence[str]) -> str:
     """Run a command (no shell) and return its stdout; one-line :class:`SettingNotApplied` on failure."""
     try:
-        out = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        out = proc.run(argv, timeout_s=30, c_locale=False)
     except FileNotFoundError:
         raise SettingNotApplied(f"{argv[0]} is not installed (Debian package {argv[0]})") from None
     except (OSError, subprocess.SubprocessError) as exc:

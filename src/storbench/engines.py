@@ -14,6 +14,7 @@ import os
 import subprocess
 import tempfile
 
+from storbench import proc as processes
 from storbench.errors import FioMissingError, FioRunError
 
 #: Engines ``ioengine = "auto"`` may resolve to, in order of preference.
@@ -33,18 +34,16 @@ def _engine_works(fio_path: str, engine: str, filename: str) -> tuple[bool, str]
         "--output-format=json",
     ]
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL
-        )
+        done = processes.run(argv, timeout_s=PROBE_TIMEOUT_S, c_locale=False)
     except FileNotFoundError as exc:
         raise FioMissingError(f"fio not found at {fio_path!r}") from exc
     except subprocess.TimeoutExpired:
         return False, f"{engine}: no answer within {PROBE_TIMEOUT_S:g} s"
-    if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
-        return False, f"{engine}: {lines[0] if lines else f'exit status {proc.returncode}'}"
+    if done.returncode != 0:
+        lines = [ln.strip() for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+        return False, f"{engine}: {lines[0] if lines else f'exit status {done.returncode}'}"
     try:
-        doc = json.loads(proc.stdout[proc.stdout.index("{") :])
+        doc = json.loads(done.stdout[done.stdout.index("{") :])
         errors = [job.get("error", 0) for job in doc.get("jobs", [])]
     except (ValueError, AttributeError):
         return False, f"{engine}: fio printed no JSON result"

@@ -8,8 +8,6 @@ like Ctrl-C would, then insists.  The runner and the many-hosts client
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -21,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import signals
+from . import proc, signals
 from .errors import FioMissingError
 from .fio.progress import Status, parse_status_line, split_status_chunks
 
@@ -60,14 +58,6 @@ class FioExecutor(Protocol):
     def run(self, job_text: str, on_status: Callable[[Status], None]) -> FioInvocation: ...
 
 
-def _set_parent_death_signal() -> None:  # runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: fio dies if storbench is killed
-    except OSError:
-        pass
-
-
 class SubprocessFio:
     """Runs the real fio binary with an argument list (never a shell)."""
 
@@ -82,7 +72,7 @@ class SubprocessFio:
 
     def version(self) -> str:
         if self._version is None:
-            out = subprocess.run([self.path, "--version"], capture_output=True, text=True, timeout=30)
+            out = proc.run([self.path, "--version"], timeout_s=30, c_locale=False)
             self._version = out.stdout.strip() or "unknown"
         return self._version
 
@@ -105,36 +95,28 @@ class SubprocessFio:
             ]
             interrupted = False
             with open(err_path, "w+b") as err:
-                with signals.spawning() as noted:  # a signal now is raised once fio is ours to stop
-                    proc = subprocess.Popen(
-                        argv,
-                        stdout=subprocess.PIPE,
-                        stderr=err,
-                        stdin=subprocess.DEVNULL,
-                        cwd=tmp,  # relative log names in the job (write_bw_log=sb) land here
-                        start_new_session=True,  # Ctrl-C reaches storbench, which stops fio itself
-                        preexec_fn=_set_parent_death_signal,
-                        env={**os.environ, **env} if env else None,
-                    )
+                # a new session (Ctrl-C reaches storbench, which stops fio itself); a signal while it
+                # is forked is raised once fio is ours to stop; relative log names (write_bw_log=sb) land in tmp
+                child, noted = proc.spawn(argv, stdout=subprocess.PIPE, stderr=err, cwd=tmp, env_extra=env)
                 stdout_parts: list[str] = []
                 reader = threading.Thread(
-                    target=_pump_status, args=(proc, stdout_parts, on_status), daemon=True
+                    target=_pump_status, args=(child, stdout_parts, on_status), daemon=True
                 )
                 reader.start()
                 try:
                     signals.raise_noted(noted)
                     _raise_if_stopping()  # a signal whose exception was lost while forking
-                    proc.wait()
+                    child.wait()
                 except BaseException:
                     interrupted = True
-                    _stop(proc)
+                    _stop(child)
                     raise
                 finally:
-                    if proc.returncode != 0:
-                        _kill_leftovers(proc.pid)  # fio's job processes outlive a killed fio
+                    if child.returncode != 0:
+                        _kill_leftovers(child.pid)  # fio's job processes outlive a killed fio
                     reader.join(timeout=5)
-                    if not reader.is_alive() and proc.stdout is not None:
-                        proc.stdout.close()
+                    if not reader.is_alive() and child.stdout is not None:
+                        child.stdout.close()
                 err.seek(0)
                 stderr_text = err.read().decode("utf-8", errors="replace")
             output_text = ""
@@ -147,7 +129,7 @@ class SubprocessFio:
                     with open(os.path.join(tmp, name), encoding="ascii", errors="replace") as fh:
                         logs[name] = fh.read()
             return FioInvocation(
-                returncode=proc.returncode,
+                returncode=child.returncode,
                 output_text=output_text,
                 stderr_text=stderr_text,
                 stdout_text="".join(stdout_parts),
@@ -175,18 +157,9 @@ def _pump_status(proc: subprocess.Popen, parts: list[str], on_status: Callable[[
                     pass
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Ask fio to stop like Ctrl-C would (it then cleans up), then insist."""
-    for sig, wait_s in ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _stop(child: subprocess.Popen) -> None:
+    """Ask fio to stop like Ctrl-C would (it then cleans up its job processes), then insist."""
+    proc.stop_group(child, ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)), group=False)
 
 
 def _kill_leftovers(pgid: int) -> None:

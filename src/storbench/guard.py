@@ -354,7 +354,9 @@ Run = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
 
 
 def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    from . import proc
+
+    return proc.run(argv, timeout_s=30, c_locale=False)
 
 
 def _read(path: str) -> str | None:

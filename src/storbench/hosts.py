@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import signals
+from . import proc, signals
 from .errors import FioMissingError, FioParseError, UsageError
 from .model import Finding, FioResult
 
@@ -453,13 +453,10 @@ def probe_host(fio_path: str, host: Host, timeout_s: float = PROBE_TIMEOUT_S) ->
         with open(job, "w", encoding="utf-8") as fh:
             fh.write(_PROBE_JOB)
         try:
-            proc = subprocess.run(
-                [fio_path, host.client_option(), "--showcmd", job],
-                capture_output=True, text=True, timeout=timeout_s, cwd=tmp, stdin=subprocess.DEVNULL,
-            )
+            done = proc.run([fio_path, host.client_option(), "--showcmd", job], timeout_s=timeout_s, cwd=tmp, c_locale=False)
         except subprocess.TimeoutExpired as exc:
             return ProbeOutput(None, _text(exc.stdout), _text(exc.stderr))
-        return ProbeOutput(proc.returncode, proc.stdout, proc.stderr)
+        return ProbeOutput(done.returncode, done.stdout, done.stderr)
 
 
 def _text(value: Any) -> str:
@@ -641,7 +638,7 @@ class ClientFio:
 
     def version(self) -> str:
         if self._version is None:
-            out = subprocess.run([self.path, "--version"], capture_output=True, text=True, timeout=30)
+            out = proc.run([self.path, "--version"], timeout_s=30, c_locale=False)
             self._version = out.stdout.strip() or "unknown"
         return self._version
 
@@ -652,7 +649,7 @@ class ClientFio:
         return argv + ["--output-format=json", "--eta=never"]
 
     def run(self, job_text: str, on_status: Callable[[Any], None]) -> Any:
-        from .fioexec import FioInvocation, _set_parent_death_signal, _stop
+        from .fioexec import FioInvocation, _stop
 
         with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-client-") as tmp:
             paths = []
@@ -664,29 +661,20 @@ class ClientFio:
             out_path, err_path = os.path.join(tmp, "stdout.json"), os.path.join(tmp, "stderr.txt")
             interrupted = False
             with open(out_path, "w+b") as out, open(err_path, "w+b") as err:
-                with signals.spawning() as noted:  # a signal now is raised once the client is ours to stop
-                    proc = subprocess.Popen(
-                        self.argv(paths),
-                        stdout=out,
-                        stderr=err,
-                        stdin=subprocess.DEVNULL,
-                        cwd=tmp,
-                        start_new_session=True,
-                        preexec_fn=_set_parent_death_signal,
-                    )
+                client, noted = proc.spawn(self.argv(paths), stdout=out, stderr=err, cwd=tmp)
                 try:
-                    signals.raise_noted(noted)
-                    proc.wait()
+                    signals.raise_noted(noted)  # a signal while it was forked: it is ours to stop now
+                    client.wait()
                 except BaseException:
                     interrupted = True
-                    _stop(proc)
+                    _stop(client)
                     raise
                 out.seek(0)
                 err.seek(0)
                 output_text = out.read().decode("utf-8", errors="replace")
                 stderr_text = err.read().decode("utf-8", errors="replace")
             return FioInvocation(
-                returncode=proc.returncode,
+                returncode=client.returncode,
                 output_text=output_text,
                 stderr_text=stderr_text,
                 stdout_text="",  # the JSON is the client's stdout: see output_text
@@ -704,18 +692,14 @@ class ClientFio:
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(f"[{name}]\n" + "".join(o + "\n" for o in options) + f"filename={filename_for(host)}\n")
                 paths.append(path)
-            proc = subprocess.Popen(
-                self.argv(paths), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                cwd=tmp, start_new_session=True, text=True,
-            )
+            child, noted = proc.spawn(self.argv(paths), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp, text=True)
             try:
-                out, err = proc.communicate(timeout=120)
+                signals.raise_noted(noted)
+                out, err = child.communicate(timeout=120)
             except BaseException:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                proc.stop_group(child, ((signal.SIGKILL, 5.0),))
                 raise
-            return proc.returncode, out, err
+            return child.returncode, out, err
 
     def probe_ioengine(self, default_target: str) -> str:
         """The first of io_uring, libaio, posixaio that fio accepts on EVERY host (a 4 KiB

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from . import proc as processes
 from . import signals
 from .errors import StorbenchError
 from .setups import ImageSpec, qemu_img_create_argv, qemu_nbd_argv
@@ -56,15 +57,12 @@ def _error_words(stderr: str, stdout: str = "") -> str:
 def run_command(argv: Sequence[str], timeout_s: float = 600.0) -> tuple[int, str, str]:
     """Run one program (argument list, no shell); (returncode, stdout, stderr); 127 when missing."""
     try:
-        proc = subprocess.run(
-            list(argv), capture_output=True, text=True, errors="replace", timeout=timeout_s,
-            stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C", LANG="C"),
-        )  # fmt: skip
+        done = processes.run(argv, timeout_s=timeout_s, errors="replace")
     except FileNotFoundError:
         return 127, "", f"{argv[0]}: not found"
     except subprocess.TimeoutExpired:
         return 124, "", f"{argv[0]}: no answer within {timeout_s:g} s"
-    return proc.returncode, proc.stdout, proc.stderr
+    return done.returncode, done.stdout, done.stderr
 
 
 def create_image(image: ImageSpec, path: str, runner: Runner = run_command) -> list[str]:
@@ -90,16 +88,6 @@ def socket_path_for(directory: str, name: str) -> str:
         return path
     short = tempfile.mkdtemp(prefix="sb-nbd-")
     return os.path.join(short, f"{name[:40]}.sock")
-
-
-def _set_parent_death_signal() -> None:  # runs in the child between fork and exec
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def _is_socket(path: str) -> bool:
@@ -137,16 +125,7 @@ class NbdServer:
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         """SIGTERM, wait, then SIGKILL (to its process group, while it is not reaped); remove the socket.  Idempotent."""
         if not self.stopped:
-            for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
-                if self.proc.poll() is not None:
-                    break
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.pid, sig)
-                try:
-                    self.proc.wait(timeout=wait_s)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            processes.stop_group(self.proc, ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)))
             self.stopped = True  # (no signal after it is reaped: its pid may belong to someone else by then)
         with contextlib.suppress(FileNotFoundError):
             if _is_socket(self.socket_path):
@@ -176,25 +155,21 @@ def start_server(
     argv[0] = qemu_nbd
     fd, log_path = tempfile.mkstemp(prefix="storbench-qemu-nbd-", suffix=".log")
     try:
-        with signals.spawning() as noted:  # a signal now is raised once the server is ours to stop
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
-                start_new_session=True,  # its own process group: stopped by storbench, in order
-                preexec_fn=_set_parent_death_signal,
-            )  # fmt: skip
+        # its own process group, stopped by storbench in order; a signal now is raised once it is ours to stop
+        server_proc, noted = processes.spawn(argv, stdout=fd, stderr=fd)
     except FileNotFoundError:
         os.close(fd)
         os.unlink(log_path)
         raise ImageError(f"{qemu_nbd} is not installed (Debian package qemu-utils)") from None
     os.close(fd)
-    server = NbdServer(argv=argv, socket_path=socket_path, image_path=image_path, pid=proc.pid, proc=proc, log_path=log_path)
+    server = NbdServer(argv=argv, socket_path=socket_path, image_path=image_path, pid=server_proc.pid, proc=server_proc, log_path=log_path)
     try:
         signals.raise_noted(noted)
         deadline = time.monotonic() + timeout_s
         while True:
-            if proc.poll() is not None:
+            if server_proc.poll() is not None:
                 words = _error_words(_read(log_path))
-                raise ImageError(f"{' '.join(argv)} exited with status {proc.returncode}: {words or 'no message'}")
+                raise ImageError(f"{' '.join(argv)} exited with status {server_proc.returncode}: {words or 'no message'}")
             if _is_socket(socket_path) and _accepts(socket_path):
                 return server
             if time.monotonic() > deadline:

@@ -17,10 +17,10 @@ Writing is destroying: the caller has checked that the target may be written
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from typing import Any
 
+from . import proc
 from .errors import FioParseError, TargetError
 from .model import Overrides, Target, Workload
 
@@ -58,7 +58,7 @@ def precondition(target: Target, executor: Any, overrides: Overrides | None, wor
     if target.kind == "block":
         if discards(target.path):
             started = time.monotonic()
-            done = subprocess.run(["blkdiscard", target.path], capture_output=True, text=True, timeout=600, check=False)
+            done = proc.run(["blkdiscard", target.path], timeout_s=600)
             if done.returncode != 0:
                 raise TargetError(f"--precondition: blkdiscard {target.path} failed: {done.stderr.strip() or done.returncode}")
             lines.append(f"precondition: purged {target.path} with blkdiscard in {time.monotonic() - started:.1f} s")

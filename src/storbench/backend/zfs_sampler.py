@@ -11,13 +11,13 @@ Commands are argument lists with a timeout, never a shell.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import tempfile
 import time
 from typing import Any
 
+from .. import proc as processes
 from ..storage.probe.base import SubprocessRunner
 from ..storage.probe.zfs import read_arcstats
 from ..storage.zfs import ZfsInfo, ZpoolStatus, parse_ratio, parse_zpool_iostat, parse_zpool_status
@@ -90,11 +90,11 @@ class ZfsSampler:
         self._out = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         self._started = time.monotonic()
         try:
-            self._proc = subprocess.Popen(
-                ["zpool", "iostat", "-v", self.zfs.pool, str(self.interval_s)],
-                stdout=self._out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                env=dict(os.environ, LC_ALL="C", LANG="C"), start_new_session=True,
-            )  # fmt: skip
+            self._proc, noted = processes.spawn(["zpool", "iostat", "-v", self.zfs.pool, str(self.interval_s)],
+                                                stdout=self._out, stderr=subprocess.DEVNULL, c_locale=True)  # fmt: skip
+            if noted:  # a stop request while it was forked: stopped again at once, then acted on
+                self._stop_iostat()
+                raise KeyboardInterrupt(noted[0])
         except OSError as exc:
             self.problems.append(f"zpool iostat could not start: {exc}")
             self._proc = None
@@ -113,14 +113,7 @@ class ZfsSampler:
             with contextlib.suppress(KeyboardInterrupt):
                 time.sleep(min(next_report - elapsed + TRAILING_MARGIN_S, self.interval_s + TRAILING_MARGIN_S))
         if proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                proc.wait(timeout=5)
+            processes.stop_group(proc, ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)), group=False)
             self._proc = None
         if self._out is not None:
             self._out.seek(0)

@@ -165,7 +165,7 @@ def serve_until_stopped(
 ) -> None:
     """Run a server process in the foreground until Ctrl-C (re-raised: exit 130) or SIGTERM
     (returns: exit 0); StorbenchError when it fails to start or exits on its own."""
-    from ..fioexec import _set_parent_death_signal
+    from .. import proc as processes
 
     stopping: list[str] = []
 
@@ -178,15 +178,13 @@ def serve_until_stopped(
     seen: list[str] = []
     forwarder = None
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: stopped as a whole
-            preexec_fn=_set_parent_death_signal,
-        )
+        # its own process group, stopped as a whole; a signal while it is forked acts right after
+        proc, noted = processes.spawn(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if noted:
+            if "SIGTERM" in noted:
+                stopping.append("SIGTERM")
+                raise _Stop()
+            raise KeyboardInterrupt(noted[0])
         forwarder = threading.Thread(target=_forward, args=(proc.stdout, app.err, seen), daemon=True)
         forwarder.start()
         deadline = time.monotonic() + READY_TIMEOUT_S

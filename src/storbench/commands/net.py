@@ -19,6 +19,7 @@ import time
 
 import click
 
+from .. import proc as processes
 from ..errors import StorbenchError, UsageError
 from ..hosts import parse_address
 from ..net import (
@@ -75,7 +76,7 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
         retry_until = time.monotonic() + (REFUSED_RETRY_S if index else 0.0)
         while True:
             try:
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + IPERF3_GRACE_S, stdin=subprocess.DEVNULL)
+                proc = processes.run(argv, timeout_s=seconds + IPERF3_GRACE_S, c_locale=False)
             except subprocess.TimeoutExpired:
                 raise NetError(f"iperf3 to {server}:{port} did not finish within {seconds + IPERF3_GRACE_S} s") from None
             try:

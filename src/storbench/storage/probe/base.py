@@ -35,18 +35,10 @@ class SubprocessRunner:
         self.timeout_s = timeout_s
 
     def run(self, argv: list[str]) -> tuple[int, str, str]:
-        env = dict(os.environ, LC_ALL="C", LANG="C")
+        from storbench import proc as processes
+
         try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=self.timeout_s,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
+            proc = processes.run(argv, timeout_s=self.timeout_s, errors="replace")
         except FileNotFoundError:
             return 127, "", "not found"
         except PermissionError as exc:

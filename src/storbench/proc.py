@@ -1,0 +1,139 @@
+"""Edge: the one place a child process is started, waited for and stopped, and outside commands run.
+
+Every child storbench starts goes through :func:`spawn` (fio, fio's client, a fio server,
+qemu-nbd, nbdkit, ``zpool iostat``): a new session (Ctrl-C reaches storbench, which stops the
+child itself, in order), the parent-death signal (the child gets SIGTERM if storbench is
+killed), signals held while forking (a Ctrl-C then is raised once the child is the caller's to
+stop: :func:`storbench.signals.raise_noted` on the returned list) and, where the output is
+parsed, ``LC_ALL=C``.  :func:`stop_group` stops a child and everything it forked: each signal of
+a ladder to its process group, with a bounded wait after each.
+
+Every outside command (zpool, ceph, rbd, mkfs, losetup, nbdinfo, iperf3, hdparm, blkdiscard,
+fio --version, ...) goes through :func:`run`: an argument list (never a shell), stdin closed, a
+timeout, ``LC_ALL=C``; :func:`run_checked` adds :class:`CommandError`, a typed error that names
+the command and the last line of what it said.  No ``subprocess.Popen`` or ``subprocess.run``
+anywhere else (``tests/test_proc.py`` greps for them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import signals
+
+#: Linux's prctl option: the signal a child gets when its parent dies
+PR_SET_PDEATHSIG = 1
+
+
+def set_parent_death_signal() -> None:
+    """Runs in the child between fork and exec: SIGTERM when storbench dies (even by SIGKILL)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def _environment(env_extra: Mapping[str, str] | None, c_locale: bool) -> dict[str, str] | None:
+    if not env_extra and not c_locale:
+        return None
+    env = dict(os.environ)
+    if c_locale:
+        env.update(LC_ALL="C", LANG="C")
+    env.update(env_extra or {})
+    return env
+
+
+def spawn(argv: Sequence[str], *, env_extra: Mapping[str, str] | None = None, c_locale: bool = False,
+          stdin: Any = subprocess.DEVNULL, **popen: Any) -> tuple[subprocess.Popen, list[str]]:  # fmt: skip
+    """Start ``argv`` as storbench starts every child (see the module doc); returns the process and
+    the stop requests noted while it was forked (raise them with :func:`signals.raise_noted` once
+    the caller is ready to stop the child).  ``popen``: stdout, stderr, cwd, text, bufsize."""
+    with signals.spawning() as noted:
+        proc = subprocess.Popen(
+            list(argv), stdin=stdin, start_new_session=True, preexec_fn=set_parent_death_signal,
+            env=_environment(env_extra, c_locale), **popen,
+        )  # fmt: skip
+    return proc, noted
+
+
+#: the default ladder of :func:`stop_group`: ask, then insist
+STOP_LADDER: tuple[tuple[signal.Signals, float], ...] = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+
+
+def stop_group(proc: subprocess.Popen, ladder: Sequence[tuple[int, float]] = STOP_LADDER, *, group: bool = True) -> None:
+    """Stop ``proc`` (started by :func:`spawn`, so its process group is its pid) and what it forked:
+    each (signal, seconds) of ``ladder`` in turn until it has exited; ``group=False`` signals the
+    process alone (fio, which stops its own job processes on SIGINT).  Never signals a reaped pid."""
+    for sig, wait_s in ladder:
+        if proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def wait(proc: subprocess.Popen, timeout_s: float) -> int | None:
+    """The exit status within ``timeout_s``, else None (the child still runs)."""
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+# --------------------------------------------------------------------------- outside commands
+
+
+class CommandError(Exception):
+    """An outside command that could not run or failed: names it, its status and its last words."""
+
+    def __init__(self, argv: Sequence[str], returncode: int | None, detail: str) -> None:
+        self.argv = tuple(argv)
+        self.returncode = returncode
+        self.detail = detail
+        status = "did not finish" if returncode is None else f"exited with status {returncode}"
+        super().__init__(f"{' '.join(self.argv)} {status}: {detail}" if detail else f"{' '.join(self.argv)} {status}")
+
+
+def run(argv: Sequence[str], *, timeout_s: float, c_locale: bool = True, text: bool = True,
+        env_extra: Mapping[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess:  # fmt: skip
+    """Run an outside command to its end: output captured, stdin closed, ``LC_ALL=C`` (its words are
+    parsed), bounded by ``timeout_s``.  Raises what :func:`subprocess.run` raises
+    (FileNotFoundError for a missing program, :class:`subprocess.TimeoutExpired`); ``kwargs``:
+    cwd, input (then stdin is the input), errors."""
+    if "input" not in kwargs:
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+    kwargs.setdefault("capture_output", True)
+    return subprocess.run(list(argv), timeout=timeout_s, text=text, env=_environment(env_extra, c_locale), check=False,
+                          **kwargs)  # fmt: skip
+
+
+def last_line(text: str | None) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def run_checked(argv: Sequence[str], *, timeout_s: float, **kwargs: Any) -> subprocess.CompletedProcess:
+    """:func:`run`, and a :class:`CommandError` when the program is missing, times out or fails."""
+    try:
+        done = run(argv, timeout_s=timeout_s, **kwargs)
+    except FileNotFoundError:
+        raise CommandError(argv, None, "not installed") from None
+    except subprocess.TimeoutExpired:
+        raise CommandError(argv, None, f"timed out after {timeout_s:g} s") from None
+    if done.returncode != 0:
+        raise CommandError(argv, done.returncode, last_line(done.stderr) or last_line(done.stdout))
+    return done
