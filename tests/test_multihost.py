@@ -364,8 +364,8 @@ def test_runner_flags_a_straggler_on_the_aggregate(tmp_path, monkeypatch) -> Non
     text = recorded("two_hosts")[0]
     doc = json.loads(text[text.index("{"):])
     slow = next(c for c in doc["client_stats"] if c["port"] == H2.port)
-    for key in ("iops", "bw_bytes", "bw", "io_bytes", "io_kbytes"):
-        slow["read"][key] = slow["read"][key] * 0.4
+    for key in ("iops", "bw_bytes", "bw", "io_bytes", "io_kbytes"):  # counts stay whole numbers, as fio writes them
+        slow["read"][key] = slow["read"][key] * 0.4 if key in ("iops", "bw_bytes") else round(slow["read"][key] * 0.4)
     _outcome, records = _execute(Replay([H1, H2], json.dumps(doc)))
     aggregate = records[-1]
     [finding] = [f for f in aggregate.findings if f.check == "straggler"]
@@ -460,6 +460,25 @@ def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> Non
     series = json.loads(_rows(cli.db, "select series_json from results order by id")[0][0])
     assert series["timing"]["runtime_ms"] >= 900
     assert f"{a.endpoint}" in res.out and "all hosts" in res.out
+    # the glance is the aggregate's (never the mean of the hosts and their sum), said with the host count
+    from storbench.render.glance import glance
+    from storbench.render.units import fmt_iops
+    from storbench.store import Store
+
+    with Store.open(f"sqlite:///{cli.db}") as store:
+        records = store.results(1)
+    g = glance(records)
+    assert g is not None and g.title.endswith(", 2 hosts") and "all 2 hosts together" in g.note
+    (row,) = [r for r in g.rows if r[0] == "RND4K Q1T1"]
+    assert fmt_iops(rows[2][1]) in row and fmt_iops((rows[0][1] + rows[2][1]) / 2) not in row
+    # show names whose each row is: the aggregate and each host
+    shown = cli("show", "two").out
+    assert "all (2 hosts)" in shown and a.endpoint in shown and b.endpoint in shown
+    # compared alone, a multi-host run is its hosts side by side; the aggregate is never ranked against them
+    cmp = cli("compare", "two")
+    assert cmp.code == 0, cmp.err
+    verdict = cmp.out.splitlines()[0]
+    assert a.endpoint in verdict and b.endpoint in verdict and "(all)" not in cmp.out, cmp.out
 
 
 @needs_fio

@@ -7,6 +7,7 @@ on its own).  The NBD server's case is in test_nbd.py."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -38,7 +39,7 @@ def _check(cli, res, elapsed: float, target: Path) -> str:
     (err,) = [ln for ln in res.err.splitlines() if ln.startswith("storbench: error:")]
     assert f"workload 'rnd4k-q1t1-read' on {target}" in err
     assert "seq1m-q1t1-read on" in res.err  # the next workload still ran
-    assert subprocess.run(["pgrep", "-f", "storbench-fio-"], capture_output=True).returncode == 1  # no fio left behind
+    assert subprocess.run(["pgrep", "-f", f"storbench-fio-{os.getpid()}-"], capture_output=True).returncode == 1  # no fio left behind
     runs = json.loads(cli("list", "--json").out)
     assert [r["label"] for r in runs if r["status"] == "complete"] == ["before"]
     return err

@@ -138,6 +138,19 @@ class Regression:
 # --------------------------------------------------------------------------- grouping
 
 
+def comparable(records: Sequence[ResultRecord]) -> list[ResultRecord]:
+    """The records that are compared with each other: a multi-host run (``storbench run --host``)
+    stores its aggregate (host ``all``, the run's figure) and one result per host; the aggregate is
+    never ranked against its own hosts.  Among several runs, a multi-host run is its aggregate;
+    a multi-host run compared alone is its hosts, side by side."""
+    with_aggregate = {r.run_id for r in records if r.host == "all"}
+    if not with_aggregate:
+        return list(records)
+    if len({r.run_id for r in records}) > 1:
+        return [r for r in records if r.run_id not in with_aggregate or r.host == "all"]
+    return [r for r in records if r.host != "all"]
+
+
 def configurations(
     records: Sequence[ResultRecord], run_names: Mapping[int, str]
 ) -> list[tuple[Config, list[ResultRecord]]]:
@@ -145,11 +158,13 @@ def configurations(
 
     One configuration per run; a run that tested several targets gives one per
     target (key ``run3:/mnt/x``, name ``label (/mnt/x)``), and records with a
-    ``host`` (client/server runs) one per host (key ``run3@host``).  ``run_names``
+    ``host`` (client/server runs) one per host (key ``run3@host``), after :func:`comparable`
+    kept the aggregate apart from its own hosts.  ``run_names``
     maps a run id to what a person calls it (its label, else ``"run N"``); runs
     missing from it are called ``"run N"``.  When two runs share a name (two runs
     with the same label) the run is added to the name: ``"nightly (run 4)"``.
     """
+    records = comparable(records)
     targets_of: dict[int, set[str | None]] = {}
     for rec in records:
         targets_of.setdefault(rec.run_id, set()).add(rec.target)

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..metrics import direction_figures, headline_metric
 from ..model import ResultRecord
 from ..stats import summarize
 from .units import fmt_bw, fmt_iops, fmt_ns, formatter
 
-__all__ = ["INVALID_MARK", "Glance", "format_glance", "glance", "particular_findings", "target_line"]
+__all__ = ["INVALID_MARK", "Glance", "format_glance", "glance", "host_count", "particular_findings", "target_line"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,20 @@ def _figure(groups: dict[str, list[ResultRecord]], workload: str, direction: str
 
 
 def _groups(records: Sequence[ResultRecord]) -> dict[str, list[ResultRecord]]:
+    """Each workload's repetitions; of a multi-host run only the aggregate (host ``all``): the
+    hosts' own results are rows of their own in show, never averaged with their sum."""
+    aggregated = {r.workload for r in records if r.host == "all"}
     out: dict[str, list[ResultRecord]] = {}
     for r in records:
+        if r.workload in aggregated and r.host != "all":
+            continue
         out.setdefault(r.workload, []).append(r)
     return out
+
+
+def host_count(records: Sequence[ResultRecord]) -> int:
+    """How many hosts a multi-host run's workloads ran on (0 for a run on this machine)."""
+    return len({r.host for r in records if r.host not in (None, "all")})
 
 
 #: appended to every figure of a workload with an ``invalid`` finding (its numbers do not
@@ -163,12 +173,18 @@ def glance(records: Sequence[ResultRecord], headlines: dict[str, str] | None = N
     names = set(groups)
     cdm = {f"{stem}-{d}" for _, stem in _CDM_ROWS for d in ("read", "write")}
     if names <= cdm:
-        return _cdm(groups)
-    if all(_PTS.fullmatch(n) for n in names):
-        return _pts(groups)
-    if names <= set(_JOURNAL):
-        return _journal(groups)
-    return _generic(groups, headlines or {})
+        shown = _cdm(groups)
+    elif all(_PTS.fullmatch(n) for n in names):
+        shown = _pts(groups)
+    elif names <= set(_JOURNAL):
+        shown = _journal(groups)
+    else:
+        shown = _generic(groups, headlines or {})
+    hosts = host_count(records)
+    if hosts:  # a multi-host run: the grid is the aggregate's, said so
+        said = f"all {hosts} hosts together (fio's aggregate); each host's own figures are in show's table"
+        shown = replace(shown, title=f"{shown.title}, {hosts} hosts", note=f"{shown.note}; {said}" if shown.note else said)
+    return shown
 
 
 def target_line(records: Sequence[ResultRecord]) -> str | None:

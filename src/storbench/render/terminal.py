@@ -121,10 +121,13 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
     measured = any(r.fio.measures for r in records)
     fio_figures = not measured or any(r.fio.jobs for r in records)  # an import of other benchmarks only: no fio columns
     fio_columns = (("dir", "left"), ("IOPS", "right"), ("bandwidth", "right"), ("mean lat", "right"), ("p99 clat", "right"))
+    # a multi-host run: each row says whose it is (the aggregate "all (N hosts)", else host:port)
+    hosts = sorted({r.host for r in records if r.host not in (None, "all")})
     table = Table(title=title, show_lines=False, header_style="bold")
     for col, justify in (
         ("workload", "left"),
         ("target", "left"),
+        *((("host", "left"),) if hosts else ()),
         *(fio_columns if fio_figures else ()),
         *((("figure", "right"),) if measured else ()),
         ("runs", "right"),
@@ -138,8 +141,9 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
         units = list(dict.fromkeys(m.unit for r in group for m in r.fio.measures))
         flagged = _finding_summary(group, skip=wide)
         lines = [(d, None) for d in directions] + [(MEASURE_DIRECTION, u) for u in units]
+        who = ((f"all ({len(hosts)} hosts)" if first.host == "all" else (first.host or "-")),) if hosts else ()
         if not lines:
-            table.add_row(first.workload, first.target or first.source or "-", *(("-",) * 5 if fio_figures else ()),
+            table.add_row(first.workload, first.target or first.source or "-", *who, *(("-",) * 5 if fio_figures else ()),
                           *(("-",) if measured else ()), str(len(group)), flagged)  # fmt: skip
         for i, (d, unit) in enumerate(lines):
             def values(m, d=d, figures=figures):
@@ -155,6 +159,7 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
             table.add_row(
                 first.workload if i == 0 else "",
                 (first.target or first.source or "-") if i == 0 else "",
+                *(who if i == 0 else (("",) if who else ())),
                 *cells,
                 str(len(group)),
                 flagged if i == 0 else "",
