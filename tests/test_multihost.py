@@ -471,6 +471,12 @@ def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> Non
     assert g is not None and g.title.endswith(", 2 hosts") and "all 2 hosts together" in g.note
     (row,) = [r for r in g.rows if r[0] == "RND4K Q1T1"]
     assert fmt_iops(rows[2][1]) in row and fmt_iops((rows[0][1] + rows[2][1]) / 2) not in row
+    # the aggregate's p99 is the hosts' merged histogram's (fio's "All clients" block has none)
+    from storbench.metrics import direction_figures
+
+    host_p99 = sorted(direction_figures(r.fio)["read"]["clat_p99_ns"] for r in records if r.host != "all")
+    aggregate_p99 = direction_figures(records[-1].fio)["read"]["clat_p99_ns"]
+    assert aggregate_p99 is not None and host_p99[0] <= aggregate_p99 <= host_p99[1]
     # show names whose each row is: the aggregate and each host
     shown = cli("show", "two").out
     assert "all (2 hosts)" in shown and a.endpoint in shown and b.endpoint in shown

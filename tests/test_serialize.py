@@ -41,6 +41,7 @@ def lat(base: float, *, pcts: bool = True, samples: int | None = 1000) -> Latenc
         stddev_ns=base / 3,
         samples=samples,
         percentiles={"1.0": base, "50.0": base * 2, "99.0": base * 9, "99.99": base * 30} if pcts else {},
+        bins=((int(base), 10), (int(base * 2), 980), (int(base * 9), 10)) if pcts else (),
     )
 
 

@@ -9,6 +9,7 @@ like Ctrl-C would, then insists.  The runner and the many-hosts client
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -58,6 +59,15 @@ class FioExecutor(Protocol):
     def run(self, job_text: str, on_status: Callable[[Status], None]) -> FioInvocation: ...
 
 
+def output_format(job_text: str) -> str:
+    """``json+`` (with the latency histograms) where fio reports several jobs of one workload apart
+    (numjobs above 1 without group_reporting), whose p99 storbench merges from their histograms
+    (:func:`storbench.metrics.union_p99`); else ``json`` (a job's own percentiles are exact)."""
+    numjobs = re.findall(r"^numjobs=(\d+)\s*$", job_text, re.M)
+    grouped = re.search(r"^group_reporting(=1|=true)?\s*$", job_text, re.M) is not None
+    return "json+" if numjobs and int(numjobs[-1]) > 1 and not grouped else "json"
+
+
 class SubprocessFio:
     """Runs the real fio binary with an argument list (never a shell)."""
 
@@ -88,7 +98,7 @@ class SubprocessFio:
             argv = [
                 self.path,
                 f"--output={out_path}",
-                "--output-format=json",
+                f"--output-format={output_format(job_text)}",
                 "--eta=always",
                 "--eta-newline=1",
                 job_path,

@@ -646,7 +646,7 @@ class ClientFio:
         argv = [self.path]
         for host, path in zip(self.hosts, job_paths):
             argv += [host.client_option(), path]
-        return argv + ["--output-format=json", "--eta=never"]
+        return argv + ["--output-format=json+", "--eta=never"]
 
     def run(self, job_text: str, on_status: Callable[[Any], None]) -> Any:
         from .fioexec import FioInvocation, _stop

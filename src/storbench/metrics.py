@@ -2,8 +2,9 @@
 
 A result's figures are taken per direction from the jobs a summary shows (the
 "All clients" aggregate of a client/server run, else every job, summed): IOPS
-and bandwidth add up over jobs; latencies are averaged weighted by each job's
-I/O count.  ``None`` stays "not measured".
+and bandwidth add up over jobs; mean latencies are averaged weighted by each job's
+I/O count; the p99 of several jobs or hosts is their merged histogram's (json+
+bins), never a mean of their p99s.  ``None`` stays "not measured".
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .model import DIRECTIONS, DirectionStats, FioResult, JobResult
+from .model import DIRECTIONS, DirectionStats, FioResult, JobResult, LatencyStats, pct_key
 from .stats import Summary, summarize
 
 #: Metrics per direction; (name, higher is better)
@@ -51,26 +52,98 @@ def _lat(d: DirectionStats):
     return d.lat_ns or d.clat_ns
 
 
+def merged_percentile(histograms: Sequence[Sequence[tuple[int, int]]], pct: float) -> float | None:
+    """The ``pct`` percentile of the union of fio latency histograms (json+ bins: (ns, count)),
+    computed as fio computes it for one histogram and for group_reporting's merged one
+    (``stat.c``): the first bin value at which the cumulative count reaches ``pct``/100 of all
+    I/Os.  None for no I/O.  Exact up to fio's bin resolution (about 1.6% of the value)."""
+    merged: dict[int, int] = {}
+    for bins in histograms:
+        for value, count in bins:
+            merged[value] = merged.get(value, 0) + count
+    total = sum(merged.values())
+    if total <= 0:
+        return None
+    need = pct / 100.0 * total
+    running = 0
+    for value in sorted(merged):
+        running += merged[value]
+        if running >= need:
+            return float(value)
+    return float(max(merged))
+
+
+#: the percentiles fio prints by default (its percentile_list)
+FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
+
+
+def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats | None:
+    """The latency distribution of several jobs' (hosts') I/O together, as fio's group_reporting
+    gives it: min and max of all, the sample-weighted mean, the pooled standard deviation, and
+    fio's percentiles from the merged histogram.  None unless every part has its histogram."""
+    if not parts or not all(p.bins and p.samples for p in parts):
+        return None
+    n = sum(p.samples or 0 for p in parts)
+    mean = sum(p.mean_ns * (p.samples or 0) for p in parts) / n
+    var = sum((p.samples or 0) * (p.stddev_ns**2 + (p.mean_ns - mean) ** 2) for p in parts) / n
+    hists = [p.bins for p in parts]
+    merged: dict[int, int] = {}
+    for bins in hists:
+        for value, count in bins:
+            merged[value] = merged.get(value, 0) + count
+    percentiles = {pct_key(q): v for q in FIO_PERCENTILES if (v := merged_percentile(hists, q)) is not None}
+    return LatencyStats(min_ns=min(p.min_ns for p in parts), max_ns=max(p.max_ns for p in parts), mean_ns=mean,
+                        stddev_ns=var**0.5, samples=n, percentiles=percentiles, bins=tuple(sorted(merged.items())))  # fmt: skip
+
+
+def _p99_source(d: DirectionStats):
+    return d.clat_ns if d.clat_ns is not None and "99.0" in d.clat_ns.percentiles else d.lat_ns
+
+
+def union_p99(dirs: Sequence[DirectionStats]) -> float | None:
+    """The p99 latency of several jobs' (or hosts') I/O together: one job's own (fio computed it
+    from its whole histogram), else from their merged json+ histograms; None where only each
+    job's own percentiles exist: the p99 of a union is not a mean of p99s, and is not guessed."""
+    if len(dirs) == 1:
+        src = _p99_source(dirs[0])
+        return src.percentiles["99.0"] if src is not None and "99.0" in src.percentiles else None
+    for kind in ("clat_ns", "lat_ns"):
+        hists = [getattr(d, kind).bins if getattr(d, kind) is not None else () for d in dirs]
+        if dirs and all(hists):
+            return merged_percentile(hists, 99.0)
+    return None
+
+
 def direction_figures(result: FioResult) -> dict[str, dict[str, float | None]]:
     """``{"read": {"iops": .., "bw_bytes": .., "lat_mean_ns": .., "clat_p99_ns": ..}, ...}``;
-    a result with measures also has ``{"result": {unit: value}}`` (:data:`MEASURE_DIRECTION`)."""
+    a result with measures also has ``{"result": {unit: value}}`` (:data:`MEASURE_DIRECTION`).
+
+    The p99 of several jobs (no group_reporting) or of a multi-host aggregate is the merged
+    histogram's (:func:`union_p99`), or None when the output holds no histogram."""
     out: dict[str, dict[str, float | None]] = {}
+    shown = summary_jobs(result)
+    parts = [j for j in result.jobs if not j.is_aggregate]  # the hosts' jobs under an "All clients" aggregate
     for name in DIRECTIONS:
-        dirs = [j.directions[name] for j in summary_jobs(result) if name in j.directions]
+        dirs = [j.directions[name] for j in shown if name in j.directions]
         if not dirs:
             continue
         weight = [float(d.total_ios if d.total_ios is not None else d.io_bytes) for d in dirs]
         lats = [(_lat(d).mean_ns, w) for d, w in zip(dirs, weight) if _lat(d) is not None]
-        p99s = []
-        for d, w in zip(dirs, weight):
-            src = d.clat_ns if d.clat_ns is not None and "99.0" in d.clat_ns.percentiles else d.lat_ns
-            if src is not None and "99.0" in src.percentiles:
-                p99s.append((src.percentiles["99.0"], w))
+        p99 = union_p99(dirs)
+        lat_mean = _weighted(lats) if len(lats) == len(dirs) else None
+        if any(j.is_aggregate for j in shown):  # fio's "All clients" aggregate carries no latency
+            host_dirs = [j.directions[name] for j in parts if name in j.directions]
+            if host_dirs and p99 is None:
+                p99 = union_p99(host_dirs)
+            if host_dirs and lat_mean is None:
+                w = [float(d.total_ios if d.total_ios is not None else d.io_bytes) for d in host_dirs]
+                hl = [(_lat(d).mean_ns, x) for d, x in zip(host_dirs, w) if _lat(d) is not None]
+                lat_mean = _weighted(hl) if len(hl) == len(host_dirs) else None
         out[name] = {
             "iops": sum(d.iops for d in dirs),
             "bw_bytes": sum(d.bw_bytes for d in dirs),
-            "lat_mean_ns": _weighted(lats) if len(lats) == len(dirs) else None,
-            "clat_p99_ns": _weighted(p99s) if len(p99s) == len(dirs) else None,
+            "lat_mean_ns": lat_mean,
+            "clat_p99_ns": p99,
         }
     if result.measures:
         out[MEASURE_DIRECTION] = {m.unit: float(m.value) for m in result.measures}

@@ -47,6 +47,10 @@ class LatencyStats:
     stddev_ns: float
     samples: int | None = None  # fio's N; None where the source does not say
     percentiles: Mapping[str, float] = field(default_factory=dict)
+    #: fio's latency histogram (``json+`` bins): (latency in ns, I/O count), ascending; empty where
+    #: the output has none.  Several jobs' (or hosts') histograms add up to their union's, from which
+    #: percentiles are computed as fio's group_reporting does (:func:`storbench.metrics.merged_percentile`)
+    bins: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from .fio.json import parse_fio_json
 from .fio.progress import Status
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
 from .jobfile import build_job
-from .model import Finding, FioResult, JobSpec, Overrides, ResultRecord, Target, Workload
+from .model import Finding, FioResult, JobResult, JobSpec, Overrides, ResultRecord, Target, Workload
 
 # --------------------------------------------------------------------------- failure reasons
 
@@ -794,10 +794,31 @@ def per_host_results(
         # disk_util names the host but not the port: shared addresses keep every entry of that address
         disks = tuple(d for d in result.disk_util if getattr(d, "hostname", None) in (hostname, None))
         out.append((name, dataclasses.replace(result, jobs=jobs, disk_util=disks)))
-    aggregate = tuple(j for j in result.jobs if j.is_aggregate)
+    aggregate = tuple(_with_hosts_latency(j, [h for h in result.jobs if not h.is_aggregate]) for j in result.jobs if j.is_aggregate)
     if aggregate:
         out.append((None, dataclasses.replace(result, jobs=aggregate, disk_util=())))
     return out
+
+
+def _with_hosts_latency(aggregate: JobResult, hosts: Sequence[JobResult]) -> JobResult:
+    """fio's "All clients" entry carries no latency: give each of its directions the hosts' merged
+    distribution (from their json+ histograms: :func:`storbench.metrics.merge_latency`), as
+    group_reporting would have computed it; left as it is where a histogram is missing."""
+    from .metrics import merge_latency
+
+    directions = dict(aggregate.directions)
+    for name, d in aggregate.directions.items():
+        parts = [h.directions[name] for h in hosts if name in h.directions]
+        changes = {}
+        for kind in ("clat_ns", "lat_ns"):
+            if getattr(d, kind) is None or not getattr(d, kind).percentiles:
+                merged = merge_latency([getattr(p, kind) for p in parts if getattr(p, kind) is not None]) \
+                    if parts and all(getattr(p, kind) is not None for p in parts) else None
+                if merged is not None:
+                    changes[kind] = merged
+        if changes:
+            directions[name] = dataclasses.replace(d, **changes)
+    return dataclasses.replace(aggregate, directions=directions)
 
 
 def _series(inv: FioInvocation) -> Mapping[str, Any] | None:

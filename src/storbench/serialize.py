@@ -96,7 +96,18 @@ def _mapping_of(codec: _Codec) -> _Codec:
 
 # --------------------------------------------------------------------------- stored form
 
-_LATENCY = _record_codec(LatencyStats, {"percentiles": _MAPPING})
+_LATENCY_PLAIN = _record_codec(LatencyStats, {"percentiles": _MAPPING,
+                                             "bins": (lambda b: [list(p) for p in b], lambda b: tuple((int(v), int(c)) for v, c in b))})  # fmt: skip
+
+
+def _latency_encode(obj: LatencyStats) -> dict[str, Any]:
+    out = _LATENCY_PLAIN[0](obj)
+    if not out["bins"]:  # only json+ results carry a histogram: the stored form of the others is unchanged
+        del out["bins"]
+    return out
+
+
+_LATENCY: _Codec = (_latency_encode, _LATENCY_PLAIN[1])
 _SUMMARY = _record_codec(SampleSummary, {})
 _DIRECTION = _record_codec(
     DirectionStats,

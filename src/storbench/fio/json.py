@@ -24,7 +24,8 @@ Decisions (values are kept as fio printed them; :mod:`storbench.checks` judges t
   latency samples, so it is kept).
 * Counters missing from a ``disk_util`` entry read 0; md/dm entries (with ``aggr_*``
   keys) are ``aggregate=True`` and use their own counters, falling back to ``aggr_*``.
-* ``json+`` bins are not kept.  ``ETA`` lines (``Jobs: 1 (f=1): ...``) are not notes.
+* ``json+`` bins are kept (:attr:`LatencyStats.bins`): percentiles of several jobs or hosts are
+  computed from their merged histogram.  ``ETA`` lines (``Jobs: 1 (f=1): ...``) are not notes.
 * A job entry must be an object with a ``jobname``; ``"jobs": []`` gives ``jobs == ()``.
 
 Any ``str`` input either parses or raises :class:`FioParseError` with one short line.
@@ -408,7 +409,25 @@ def _latency(value: Any, scale: float) -> LatencyStats | None:
             continue
         if number is not None and pkey not in ("inf", "-inf", "nan"):
             percentiles[pkey] = number * scale
-    return LatencyStats(lo, hi, mean, dev, samples=samples, percentiles=percentiles)
+    return LatencyStats(lo, hi, mean, dev, samples=samples, percentiles=percentiles, bins=_bins(value.get("bins"), scale))
+
+
+def _bins(value: Any, scale: float) -> tuple[tuple[int, int], ...]:
+    """json+'s ``"bins": {"<latency>": count}`` as ascending (ns, count) pairs; empty where absent,
+    or where a key or count is not a whole number (fio writes only those)."""
+    if not isinstance(value, dict) or scale != 1:  # fio 2.x's json+ (usec) bins are not read
+        return ()
+    out = []
+    for key, count in value.items():
+        try:
+            ns, n = int(key), int(count)
+        except (TypeError, ValueError):
+            return ()
+        if n < 0 or ns < 0:
+            return ()
+        if n:
+            out.append((ns, n))
+    return tuple(sorted(out))
 
 
 def _summary(value: dict, prefix: str, dev_key: str, scale: float, agg: float | None) -> SampleSummary | None:
