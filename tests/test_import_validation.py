@@ -173,3 +173,30 @@ def test_a_text_output_cut_anywhere_keeps_every_direction_it_shows_or_is_refused
             assert shown <= set(fio.jobs[0].directions), (shown, text[-80:])
         else:
             assert code == 2, err
+
+
+def _wrap_percentile_lines(text: str, width: int = 72) -> str:
+    """As a mail client wraps a paste: a percentile table line longer than ``width`` is broken at
+    the last space before it (``20.00th=[`` at a line's end, ``43],`` on the next)."""
+    out = []
+    for line in text.splitlines():
+        while "th=[" in line and len(line) > width:
+            cut = line.rfind(" ", 0, width)
+            out.append(line[:cut])
+            line = line[cut + 1 :]
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_a_wrapped_paste_on_its_own_imports_every_percentile(tmp_path):
+    wrapped = _wrap_percentile_lines(TEXT_BASE)
+    assert wrapped.count("\n") > TEXT_BASE.count("\n") and any(ln.rstrip().endswith("th=[") for ln in wrapped.splitlines())
+    code, err, _ = _import(tmp_path, "paste.txt", wrapped)
+    assert code == 0, err
+    (fio,) = _stored_results(tmp_path)
+    from storbench.fio import parse_output
+
+    whole = parse_output(TEXT_BASE)
+    for direction in ("read", "write"):
+        assert fio.jobs[0].directions[direction].clat_ns.percentiles == whole.jobs[0].directions[direction].clat_ns.percentiles
+        assert len(fio.jobs[0].directions[direction].clat_ns.percentiles) == 17

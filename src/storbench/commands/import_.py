@@ -78,9 +78,10 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
                  "options": dict(result.jobs[0].options) if result.jobs else {}, "meta": {"line": 1}}], []  # fmt: skip
     said: list[str] = []
     plans: list[dict] = []
+    _refuse_cut_outputs(text, doc)
     single = len(doc.found) == 1 and not doc.skipped
     for f in doc.found:
-        result = parse_output(text) if single else f.result  # one output: exactly what importing it alone gives
+        result = f.result  # one code path: a paste on its own is rejoined (wrapped lines) as inside a document
         job = result.jobs[0] if result.jobs else None
         options: dict = {}
         if f.context.command is not None:
@@ -110,6 +111,23 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
         where = f"line {s.first_line}" if s.first_line == s.last_line else f"lines {s.first_line}-{s.last_line}"
         said.append(f"{name}: {where} skipped: {s.reason}")
     return plans, said
+
+
+def _refuse_cut_outputs(text: str, doc) -> None:
+    """A direction line cut or mangled inside an output or right after it (a paste that ends at
+    ``write: IOPS``): the output is incomplete, and storing the rest would drop that direction
+    silently; one line naming the line."""
+    from ..fio.text import mangled_direction
+
+    lines = text.splitlines()
+    for f in doc.found:
+        for number in range(f.output.first_line, min(len(lines), f.output.last_line + 3) + 1):
+            direction = mangled_direction(lines[number - 1])
+            if direction is not None:
+                raise FioParseError(
+                    f"line {number}: the {direction} line of the output at line {f.output.first_line} is cut or holds a "
+                    f"figure that is not a number ({lines[number - 1].strip()[:60]!r}): the output is incomplete; nothing imported"
+                )
 
 
 def _refuse_impossible(plans: list[dict]) -> None:

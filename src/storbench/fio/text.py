@@ -103,7 +103,7 @@ from ..model import (
     pct_key,
 )
 
-__all__ = ["classify_line", "looks_like_fio_text", "parse_fio_text"]
+__all__ = ["classify_line", "looks_like_fio_text", "mangled_direction", "parse_fio_text"]
 
 _EXCERPT = 60
 
@@ -206,6 +206,16 @@ _DIST_UNIT = {"nsec": "ns", "usec": "us", "msec": "ms"}
 
 
 # --------------------------------------------------------------------------- public API
+
+
+def mangled_direction(line: str) -> str | None:
+    """The direction (``read``, ``write``, ...) of a line that starts as fio's direction line but
+    is cut or holds a figure that is no number (``write: IOPS`` at a paste's end), else None."""
+    text = line.replace("\t", " ").strip().lstrip(">").strip()
+    m = _DIR_START.match(text)
+    if m and not (_DIR_NEW.match(text) or _DIR_OLD.match(text)):
+        return m["dir"]
+    return None
 
 
 def looks_like_fio_text(text: str) -> bool:
