@@ -374,7 +374,17 @@ def _libaio_fsync() -> CheckContext:
     return clean(options=job_options(r), results=(r,), activity=())
 
 
+def _cliff() -> CheckContext:
+    """A real run on an NBD export slowed from 40 to 8 MB/s 5 s after fio started (tests/data/fio-logs)."""
+    import json
+
+    recorded = json.loads((Path(__file__).parent / "data" / "fio-logs" / "cliff-nbd-rate-drop.json").read_text())
+    result = parse_fio_json(json.dumps(recorded["result"]))
+    return clean(results=(result,), series=(recorded["series"],), headline="bw", activity=())
+
+
 CASES: dict[str, Case] = {
+    "throughput-cliff": Case(_cliff, "warning", ("read bandwidth fell from 38.5 MiB/s to 8.0 MiB/s at 6 s", "after 154.1 MiB moved", "and stayed there"), "--precondition"),
     "memory-filesystem": Case(_tmpfs_direct, "invalid", ("tmpfs", "direct=1 does not change that")),
     "cache-small-file": Case(_buffered_small, "warning", ("64.0 MiB", "16.0 GiB"), "size=32g"),
     "page-cache": Case(_cached_read, "invalid", ("fio read 64.0 MiB", "(nvme0n1) read 0 B (0%)", "invalidate=0")),

@@ -864,6 +864,7 @@ def _findings(
         test_file_created=bool(space.get("test_file_created")),
         headline=spec.workload.headline,
         backend=record.backend,
+        series=tuple(r.series for r in previous) + (record.series,),
     )
     return tuple(run_checks(ctx)) + _share_ceiling(record, telemetry)
 

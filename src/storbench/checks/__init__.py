@@ -17,6 +17,7 @@ Where each check lives (one module per family of pitfall):
 ``latency``        latency-not-measured
 ``fsync``          buffered-write-no-sync
 ``variation``      high-variation
+``cliff``          throughput-cliff (a sustained change of level within one repetition)
 ``cpu``            fio-cpu-bound, host-cpu-busy
 ``queue``          iodepth-no-effect
 ``randrepeat``     randrepeat-on
@@ -50,6 +51,7 @@ from storbench.storage import StorageInfo
 
 from . import (
     cache,
+    cliff,
     compression,
     cpu,
     direct,
@@ -138,9 +140,11 @@ class CheckContext:
     headline: str = "iops"
     #: backend.BackendActivity of the last repetition: the ZFS pool's own counters, state and ARC
     backend: Any = None
+    #: each repetition's per-second series (:func:`storbench.fio.logs.series_from_logs`), same order; may be shorter
+    series: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("results", "activity", "files_before", "files_after"):
+        for name in ("results", "activity", "files_before", "files_after", "series"):
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -170,6 +174,7 @@ FAMILIES = (
     latency,
     fsync,
     variation,
+    cliff,
     cpu,
     queue,
     randrepeat,
