@@ -168,3 +168,19 @@ def test_format_bytes(n, expected):
 )
 def test_format_duration(s, expected):
     assert format_duration(s) == expected
+
+
+# --------------------------------------------------------------------------- intervals as printed
+
+
+def test_an_interval_of_a_positive_quantity_is_in_one_unit_and_never_below_zero():
+    from storbench.render.units import fmt_interval
+
+    # the case: "95% CI -9811184 ns … 13.82 ms" (n = 3, very spread)
+    assert fmt_interval(-9_811_184.0, 13_820_000.0, "clat_p99_ns", 3) == "0.00 … 13.82 ms (clipped at 0: too few or too spread runs)"
+    assert fmt_interval(-2096.4, 4771.0, "iops", 2) == "none (n < 3)"  # t(0.975, 1) = 12.7: says nothing
+    assert fmt_interval(950_000.0, 1_250_000.0, "lat_mean_ns", 5) == "0.95 … 1.25 ms"
+    assert fmt_interval(900.0, 1_500.0, "lat_mean_ns", 5) == "0.9 … 1.5 µs"
+    assert fmt_interval(9_500.0, 10_400.0, "iops", 4) == "9.5 … 10.4k IOPS"
+    assert fmt_interval(-2096.4, 4771.0, "iops", 3) == "0 … 4771 IOPS (clipped at 0: too few or too spread runs)"
+    assert fmt_interval(1.5 * 2**20, 2.5 * 2**30, "bw_bytes", 3) == "0.0 … 2.5 GiB/s"

@@ -22,7 +22,7 @@ from ..model import (
     Suite,
 )
 from ..stats import summarize
-from .units import fmt_bw, fmt_iops, fmt_ns, fmt_number
+from .units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, fmt_number
 
 
 def _p99(d: DirectionStats) -> float | None:
@@ -224,10 +224,14 @@ def format_stats(records: Sequence[ResultRecord]) -> list[str]:
                     def fmt(v, u=metric):
                         return fmt_number(v, u)
                 lo, hi = s.ci95 if s.ci95 else (None, None)
+                if direction == MEASURE_DIRECTION:  # another benchmark's figure: its own unit, maybe signed
+                    ci = "none (n < 3)" if s.n < 3 or lo is None else f"{fmt(lo)} … {fmt(hi)}"
+                else:
+                    ci = fmt_interval(lo, hi, metric, s.n)
                 outl = f", outliers: runs {', '.join(str(i + 1) for i in s.outliers)}" if s.outliers else ""
                 lines.append(
                     f"  {direction:5} {metric:12} mean {fmt(s.mean)} ± {fmt(s.stddev)}  median {fmt(s.median)}  "
-                    f"se {fmt(s.stderr)}  95% CI {fmt(lo)} … {fmt(hi)}  cv {_pct(s.cv)}{outl}"
+                    f"se {fmt(s.stderr)}  95% CI {ci}  cv {_pct(s.cv)}{outl}"
                 )
     return lines
 

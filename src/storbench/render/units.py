@@ -74,3 +74,25 @@ def formatter(metric: str):
     if metric.endswith("_ns"):
         return fmt_ns
     return fmt_number  # the unit is the metric's name, shown beside it
+
+
+def fmt_interval(lo: float | None, hi: float | None, metric: str, n: int) -> str:
+    """A 95% interval of a positive quantity (IOPS, bandwidth, latency), both ends in one unit:
+    "n < 3: none" for one or two runs (Student's t with 1 degree of freedom is 12.7: an interval
+    that wide says nothing), clipped at 0 where the t interval reaches below it (the runs are too
+    few or too spread for it; said so)."""
+    if n < 3 or lo is None or hi is None:
+        return "none (n < 3)"
+    clipped = lo < 0
+    lo = max(lo, 0.0)
+    if metric == "iops":
+        unit, scale, digits = next(((u, s, d) for u, s, d in (("M", 1e6, 2), ("k", 1e3, 1)) if hi >= s * 10), ("", 1.0, 0))
+        text = f"{lo / scale:.{digits}f} … {hi / scale:.{digits}f}{unit} IOPS"
+    elif metric == "bw_bytes":
+        unit, scale = next(((u, s) for u, s in (("GiB/s", 1 << 30), ("MiB/s", 1 << 20), ("KiB/s", 1 << 10)) if hi >= s), ("B/s", 1))
+        text = f"{lo / scale:.1f} … {hi / scale:.1f} {unit}"
+    else:  # nanoseconds, in the unit of the upper end
+        unit, scale = next(((u, s) for u, s in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)) if hi >= s), ("ns", 1.0))
+        digits = 2 if scale >= 1e6 else (1 if scale == 1e3 else 0)
+        text = f"{lo / scale:.{digits}f} … {hi / scale:.{digits}f} {unit}"
+    return text + (" (clipped at 0: too few or too spread runs)" if clipped else "")
