@@ -39,15 +39,15 @@ FORMAT = {"iops": fmt_iops, "bw_bytes": fmt_bw, "lat_mean_ns": fmt_ns, "clat_p99
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 SWEEP_SUITE = """
-[workload.sweep-bs4k]
-description = "bs sweep, 4k"
+[workload.sweep]
+description = "one workload, swept over bs with --sweep"
 fio = { ioengine = "libaio", direct = 1, rw = "randread", bs = "4k", iodepth = 2, size = "16m", runtime = 1, time_based = true }
-[workload.sweep-bs1m]
-description = "bs sweep, 1m"
+[workload.variety-4k]
+description = "a suite's fixed variety: not a sweep"
+fio = { ioengine = "libaio", direct = 1, rw = "randread", bs = "4k", iodepth = 2, size = "16m", runtime = 1, time_based = true }
+[workload.variety-1m]
+description = "a suite's fixed variety: not a sweep"
 fio = { ioengine = "libaio", direct = 1, rw = "randread", bs = "1m", iodepth = 2, size = "16m", runtime = 1, time_based = true }
-[workload.sweep-bs64k]
-description = "bs sweep, 64k"
-fio = { ioengine = "libaio", direct = 1, rw = "randread", bs = "64k", iodepth = 2, size = "16m", runtime = 1, time_based = true }
 """
 
 
@@ -80,7 +80,11 @@ def make_runs(root: Path) -> Runs:
     suite.write_text(SWEEP_SUITE)
     (root / "s").mkdir()
     res = cli("run", "--suite-file", str(suite), "--target", str(root / "s"), "--label", "sweep",
-              "--workload", "sweep-bs4k", "--workload", "sweep-bs1m", "--workload", "sweep-bs64k")  # fmt: skip
+              "--workload", "sweep", "--sweep", "bs=4k,1m,64k")  # fmt: skip
+    assert res.code == 0, res.err
+    (root / "v").mkdir()  # two workloads differing in bs, not swept: no sweep chart (issue 22: quick got one)
+    res = cli("run", "--suite-file", str(suite), "--target", str(root / "v"), "--label", "variety",
+              "--workload", "variety-4k", "--workload", "variety-1m")  # fmt: skip
     assert res.code == 0, res.err
     return Runs(cli=cli, root=root, a=1, b=2, sweep=3)
 
@@ -336,12 +340,16 @@ def test_a_bs_sweep_gets_a_sweep_section(runs):
     stored = _stored_values(runs, runs.sweep)
     bw = next(f for f in lines if f["layout"]["title"]["text"].startswith("bandwidth"))
     div, _unit = html_charts.scale_for("bw_bytes", max(v[0] for k, v in stored.items() if k[2] == "bw_bytes"))
-    expected = [stored[(w, "read", "bw_bytes")][0] / div for w in ("sweep-bs4k", "sweep-bs64k", "sweep-bs1m")]
+    expected = [stored[(f"sweep@bs={v}", "read", "bw_bytes")][0] / div for v in ("4k", "64k", "1m")]
     assert bw["data"][0]["y"] == pytest.approx(expected)
 
 
-def test_no_sweep_without_one(report_html):
+def test_no_sweep_without_one(report_html, runs):
     assert 'id="sweeps"' not in report_html
+    # a suite's workloads that differ in bs are a variety, not a sweep
+    res = runs.cli("report", "variety", "-o", "variety.html")
+    assert res.code == 0, res.err
+    assert 'id="sweeps"' not in (runs.root / "variety.html").read_text()
 
 
 def test_option_values_sort_by_meaning():
@@ -521,3 +529,16 @@ def test_a_report_of_many_configurations_stays_small_and_keeps_every_figure(runs
     assert {(c.key, "iops") for c in cmp.configs} <= keys
     # packed: the page is far smaller than what it holds
     assert len(page.encode()) < 0.6 * len(_unpacked(page).encode())
+
+
+def test_a_two_by_two_sweep_grid_gets_its_chart(runs, tmp_path):
+    """--sweep bs=4k,64k --sweep iodepth=1,4 (two values per axis): a grid section (the finder wanted 3)."""
+    target = tmp_path / "g"
+    target.mkdir()
+    res = runs.cli("run", "--suite-file", str(runs.root / "sweep.toml"), "--workload", "sweep", "--target", str(target),
+                   "--sweep", "bs=4k,64k", "--sweep", "iodepth=1,4", "--runtime", "200ms", "--label", "grid", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    res = runs.cli("report", "grid", "-o", str(tmp_path / "grid.html"))
+    assert res.code == 0, res.err
+    page = (tmp_path / "grid.html").read_text()
+    assert 'id="sweeps"' in page and "Sweep over bs × iodepth" in page, page[:2000]

@@ -300,15 +300,17 @@ def _options(records: Sequence[ResultRecord]) -> dict[str, str | None]:
     return {k: v for k, v in records[0].options.items() if k not in IGNORED_OPTIONS}
 
 
-def find_sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], min_values: int = 3) -> list[Sweep]:
+def find_sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], min_values: int = 2) -> list[Sweep]:
     """Sweeps among the (configuration, workload) results of a comparison.
 
-    A one-parameter sweep: results whose options are the same except one, which takes
-    at least ``min_values`` values.  A two-parameter sweep (a grid): the same except
-    two, with at least 2 values each, ``min_values`` for one of them, and at least
-    half of the grid measured.  Results are compared across workloads *and* across
-    configurations, so two runs of one workload with different ``bs`` count too.
-    One-parameter sweeps that lie inside a grid are left out.
+    A sweep is one workload at several values of its options: the points of ``--sweep``
+    (``rnd4k-q1t1-read@bs=4k,iodepth=1``: the name before ``@`` is the workload), or one
+    workload run in several configurations with an option changed.  A suite's different
+    workloads are never a sweep, however their options differ (quick's bs x rw variety).
+    A one-parameter sweep: results whose options are the same except one, which takes at
+    least ``min_values`` values.  A two-parameter sweep (a grid): the same except two, with
+    at least 2 values each, ``min_values`` for one of them, and at least half of the grid
+    measured.  One-parameter sweeps that lie inside a grid are left out.
     """
     names = set(workloads(cmp))
     units: list[tuple[str, str, dict[str, str | None]]] = []
@@ -323,13 +325,13 @@ def find_sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]
     # units with the same options (one workload in many configurations) are grouped once:
     # the pairs of options below are tried on the distinct option sets, not on every unit
     by_options: dict[tuple, list[int]] = {}
-    for i, (_c, _w, o) in enumerate(units):
-        by_options.setdefault(tuple(sorted(o.items(), key=lambda kv: kv[0])), []).append(i)
+    for i, (_c, w, o) in enumerate(units):
+        by_options.setdefault((w.split("@", 1)[0], tuple(sorted(o.items(), key=lambda kv: kv[0]))), []).append(i)
 
     def groups(swept: tuple[str, ...]) -> list[list[tuple[str, str, dict]]]:
         out: dict[tuple, list[int]] = {}
-        for options, members in by_options.items():
-            rest = tuple(kv for kv in options if kv[0] not in swept)
+        for (base, options), members in by_options.items():
+            rest = (base, *(kv for kv in options if kv[0] not in swept))  # one workload's points only
             out.setdefault(rest, []).extend(members)
         return [[units[i] for i in sorted(g)] for g in out.values() if len(g) >= 2]
 
