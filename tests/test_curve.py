@@ -96,6 +96,10 @@ def test_sla_bracket_bisection_and_noise():
         "SLA p99 <= 3.00 ms: at most 3435 IOPS (p99 6.07 ms ± 901.8 µs over 3 runs: NOT confirmed, the repeated runs "
         "broke the limit; the first run was luck or the load is noisy); 0 probes"
     )
+    # the limit held at every step: one thing said (it printed "at most" and "at least the last step" at once)
+    held = Ceiling("p99", 2 * MS, 64918.0, pt(32, 64918, 1.1), repeated_ns=(1.0 * MS, 1.1 * MS, 1.2 * MS), open_ended=True)
+    text = format_ceiling(held)
+    assert text.startswith("SLA p99 <= 2.00 ms: at least 64.9k IOPS: the limit held at every step") and "at most" not in text
     assert rate_options({"rw": "randrw", "rwmixread": "70", "numjobs": "2"}, 10000) == (("rate_iops", "3500,1500"),)
     assert rate_options({"rw": "randread"}, 2500.4) == (("rate_iops", "2500"),)
 
@@ -185,7 +189,8 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     # every probe and the repeated ceiling are stored results of the run
     names = [x["workload"] for x in data["results"]]
     assert sum("@sla_probe=" in n for n in names) == a["sla_ceiling"]["probes"] + b["sla_ceiling"]["probes"]
-    assert sum("@sla_ceiling=" in n for n in names) == 6
+    # the repeated ceiling, named by what it ran: a rate cap (sla_ceiling=N) or a step again as it was (sla_repeat=...)
+    assert sum("@sla_ceiling=" in n or "@sla_repeat=" in n for n in names) == 6
     # compared point by point: one configuration per export
     cmp = json.loads(cli("compare", str(data["run"]), "--json").out)
     assert len(cmp["configs"]) == 2
@@ -224,6 +229,9 @@ def test_rate_steps_hold_their_share_of_the_maximum(cli, tmp_path):
     data = json.loads(r.out)
     names = [x["workload"] for x in data["results"]]
     assert names[0] == "curve-randread-4k@rate_iops=max"
+    # progress says each step's place in the curve (it said "[1/1]" for every step)
+    started = [ln.split("]")[0] + "]" for ln in r.err.splitlines() if ln.startswith("[") and "curve-randread-4k@" in ln]
+    assert started == ["[1/3]", "[2/3]", "[3/3]"], r.err
     top = data["results"][0]["jobs"][0]["read"]["iops"]
     (curve,) = data["curves"]
     assert [p["step"]["rate"] for p in curve["points"]] == ["25%", "50%"]

@@ -1106,8 +1106,8 @@ def test_matrix_curve_on_a_filesystem_and_an_nbd_image(cli, tmp_path, private_tm
         assert info.status == "complete", (label, info.reason)
         steps = [r.workload for r in records if "@iodepth=" in r.workload]
         assert steps == ["curve-randread-4k@iodepth=1", "curve-randread-4k@iodepth=4"]
-        ceiling = [r for r in records if "@sla_ceiling=" in r.workload]
-        assert len(ceiling) == 3  # the limit held at every step: the last step again, three times
+        ceiling = [r for r in records if "@sla_repeat=" in r.workload]
+        assert len(ceiling) == 3  # the limit held at every step: the last step again as it was (no cap), three times
         engine = "nbd" if label == "cv/raw" else "libaio"
         assert {r.options["ioengine"] for r in records} == {engine}
         (curve,) = metas[label]["curve_result"]["curves"]

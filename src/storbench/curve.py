@@ -131,6 +131,8 @@ class Ceiling:
     within_noise: bool = False  # the limit lies inside mean ± 2 sd of the repeated figure
     probes: int = 0
     note: str = ""
+    #: the limit held at every step: the ceiling is at least ``rate_iops`` (the curve did not reach it)
+    open_ended: bool = False
 
     @property
     def confirmed(self) -> bool:
@@ -330,7 +332,11 @@ def format_ceiling(c: Ceiling) -> str:
 
     if c.rate_iops is None:
         return f"SLA {c.figure} <= {_ms(c.limit_ns)}: not kept even at the lowest step" + (f" ({c.note})" if c.note else "")
-    text = f"SLA {c.figure} <= {_ms(c.limit_ns)}: at most {fmt_iops(c.rate_iops)} IOPS"
+    if c.open_ended:  # one thing said: the curve never broke the limit, so its ceiling lies beyond the last step
+        text = (f"SLA {c.figure} <= {_ms(c.limit_ns)}: at least {fmt_iops(c.rate_iops)} IOPS: the limit held at every "
+                "step, the ceiling lies beyond the curve (raise the load further)")  # fmt: skip
+    else:
+        text = f"SLA {c.figure} <= {_ms(c.limit_ns)}: at most {fmt_iops(c.rate_iops)} IOPS"
     if c.repeated_ns:
         from .stats import summarize
 

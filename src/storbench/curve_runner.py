@@ -39,6 +39,8 @@ class CurveRunner:
         self.export_size, self.label = export_size, label
         self.engine: str | None = None
         self.made: list = []
+        #: the step's place in the curve, for the progress line: (steps run, steps planned)
+        self.place = [0, 0]
 
     def remove_files(self) -> None:
         for specs in self.made:
@@ -66,8 +68,10 @@ class CurveRunner:
         """Run one step (``repeat`` times) and return its stored records."""
         name = cv.step_name(self.workload.name, step)
         spec = self._spec(name, extra if extra is not None else step)
+        self.place[0] += 1
+        self.place[1] = max(self.place[1], self.place[0])  # SLA probes and repeats come after the planned steps
         outcome = runner.execute(
-            self.run_id, [spec], executor=self.executor, sink=self.sink, reporter=self.reporter, label=self.label,
+            self.run_id, [spec], executor=self.executor, sink=self.sink, reporter=_Placed(self.reporter, self.place), label=self.label,
             clock=self.clock, keep_files=True, repeat=runner.Repeat(count=repeat or self.repeat),
             telemetry=self.telemetry,
         )  # fmt: skip
@@ -97,6 +101,7 @@ class CurveRunner:
     def run(self, steps, shares, stop, limit) -> dict:
         points: list = []
         stopped = None
+        self.place = [0, (len(shares) + 1) if shares else len(steps)]
         base_options = dict(self.workload.options)
         if shares:
             top = self.point((("rate_iops", "max"),), self.measure((("rate_iops", "max"),), extra=()))
@@ -138,8 +143,9 @@ class CurveRunner:
         inside, outside = cv.sla_bracket(points, figure, limit_ns)
         if inside is None:
             return cv.Ceiling(figure, limit_ns, None, None, note=f"{figure} at the first step was {cv._ms(points[0].figure(figure)) if points else '-'}")
+        open_ended = outside is None
         if outside is None:
-            note = "the limit held at every step: the ceiling is at least the last step's IOPS (raise the load further)"
+            note = ""  # said by format_ceiling: at least the best step's IOPS
             best_rate, best_point, probes = inside.iops, inside, 0
         elif cv.next_probe(inside.iops, outside.iops, 0) is None or outside.iops <= inside.iops:
             note = f"the step beyond the limit ({outside.label}) adds no IOPS worth bisecting: the ceiling is {inside.label}"
@@ -164,12 +170,32 @@ class CurveRunner:
             extra = tuple((k, v) for k, v in inside.step if k in cv.LOAD_KEYS or k == "rate_iops")
         else:
             extra = tuple((k, v) for k, v in best_point.step if k in cv.LOAD_KEYS or k == "rate_iops")
-        step = (("sla_ceiling", f"{best_rate:.0f}"),) + extra
+        # named by what it runs: a probe's rate cap ("sla_ceiling=64918" with rate_iops), or a step of the
+        # curve run again as it was ("sla_repeat=iodepth=32": no cap, so it may reach more than the ceiling)
+        if any(k == "rate_iops" for k, _ in extra):
+            step = (("sla_ceiling", f"{best_rate:.0f}"),) + extra
+        else:
+            step = (("sla_repeat", best_point.label.replace("=", ":")),) + extra
         records = self.measure(step, extra=extra, repeat=CEILING_REPEAT)
         pts = [cv.point_of(step, r.fio, r.result_id) for r in records]
         repeated = tuple(v for v in (p.figure(figure) for p in pts) if v is not None)
         return cv.Ceiling(figure, limit_ns, best_rate, best_point, repeated_ns=repeated, iops_repeated=tuple(p.iops for p in pts),
-                          within_noise=cv.ceiling_verdict(limit_ns, repeated), probes=probes, note=note)  # fmt: skip
+                          within_noise=cv.ceiling_verdict(limit_ns, repeated), probes=probes, note=note,
+                          open_ended=open_ended)  # fmt: skip
+
+
+class _Placed:
+    """The run's reporter, told each step's place in the curve ("[3/6]") instead of its place in a
+    one-step run ("[1/1]"); everything else passes through."""
+
+    def __init__(self, inner: Any, place: list[int]) -> None:
+        self._inner, self._place = inner, place
+
+    def workload_started(self, workload, target, index, total, repetition) -> None:
+        self._inner.workload_started(workload, target, self._place[0] - 1, self._place[1], repetition)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def point_json(p) -> dict:
@@ -181,7 +207,8 @@ def ceiling_json(c) -> dict:
     return {"figure": c.figure, "limit_ns": c.limit_ns, "iops": c.rate_iops,
             "step": dict(c.point.step) if c.point is not None else None,
             "repeated_ns": list(c.repeated_ns), "iops_repeated": list(c.iops_repeated),
-            "within_noise": c.within_noise, "confirmed": c.confirmed, "probes": c.probes, "note": c.note}  # fmt: skip
+            "within_noise": c.within_noise, "confirmed": c.confirmed, "probes": c.probes, "note": c.note,
+            "open_ended": c.open_ended}  # fmt: skip
 
 
 def point_line(p) -> str:
