@@ -59,23 +59,28 @@ _STR_TUPLE: _Codec = (list, tuple)
 def _record_codec(cls: type, codecs: Mapping[str, _Codec]) -> _Codec:
     """Encoder/decoder for dataclass ``cls``; fields not named in ``codecs`` are stored as is."""
 
+    fields = dataclasses.fields(cls)  # once per class: encoding thousands of results asked for them each time
+    plan = [(f.name, codecs[f.name][0] if f.name in codecs else None) for f in fields]
+    required = {f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    decoders = [(f.name, codecs[f.name][1] if f.name in codecs else None) for f in fields]
+
     def encode(obj: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            value = getattr(obj, f.name)
-            out[f.name] = codecs[f.name][0](value) if f.name in codecs else value
+        for name, enc in plan:
+            value = getattr(obj, name)
+            out[name] = enc(value) if enc is not None else value
         return out
 
     def decode(data: Any) -> Any:
         if not isinstance(data, Mapping):
             raise StoreError(f"stored result is malformed: expected an object for {cls.__name__}, got {type(data).__name__}")
         kwargs: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            if f.name in data:
-                value = data[f.name]
-                kwargs[f.name] = codecs[f.name][1](value) if f.name in codecs else value
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise StoreError(f"stored result is malformed: {cls.__name__} lacks {f.name!r}")
+        for name, dec in decoders:
+            if name in data:
+                value = data[name]
+                kwargs[name] = dec(value) if dec is not None else value
+            elif name in required:
+                raise StoreError(f"stored result is malformed: {cls.__name__} lacks {name!r}")
         return cls(**kwargs)
 
     return encode, decode

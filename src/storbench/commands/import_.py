@@ -188,6 +188,20 @@ def import_(app: App, paths, label, label_from, group_by, as_json):
 
     Every file is read and checked first; if one holds no fio output, nothing is stored.
     """
+    import gc
+
+    # thousands of small frozen records are made and none of them forms a cycle: the cyclic
+    # collector's passes over the growing heap were about 6% of a 10 MB import
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _import(app, paths, label, label_from, group_by, as_json)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _import(app: App, paths, label, label_from, group_by, as_json) -> None:
     from ..pts import looks_like_pts
 
     planned: list[tuple[str, list[dict], list[str]]] = []

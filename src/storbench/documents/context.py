@@ -14,6 +14,7 @@ nearest heading or label line, and the host a shell prompt names.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass
@@ -87,10 +88,7 @@ def parse_command(text: str, line: int) -> Command | None:
     if m is None:
         return None
     rest = body[m.end():]
-    try:
-        tokens = shlex.split(rest, comments=False, posix=True)
-    except ValueError:
-        tokens = rest.split()
+    tokens = list(_tokens(rest))
     options: list[tuple[str, str | None]] = []
     files: list[str] = []
     for tok in tokens:
@@ -108,6 +106,16 @@ def parse_command(text: str, line: int) -> Command | None:
     if not options and not files:
         return None
     return Command(line=line, text=f"fio {rest.strip()}".strip(), options=tuple(options), job_files=tuple(files), host=host)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tokens(rest: str) -> tuple[str, ...]:
+    """A command line's words as a shell reads them (a log appended to with ``>>`` repeats one
+    command before every output: split once)."""
+    try:
+        return tuple(shlex.split(rest, comments=False, posix=True))
+    except ValueError:
+        return tuple(rest.split())
 
 
 def _is_label(text: str) -> str | None:
