@@ -200,3 +200,30 @@ def test_a_wrapped_paste_on_its_own_imports_every_percentile(tmp_path):
     for direction in ("read", "write"):
         assert fio.jobs[0].directions[direction].clat_ns.percentiles == whole.jobs[0].directions[direction].clat_ns.percentiles
         assert len(fio.jobs[0].directions[direction].clat_ns.percentiles) == 17
+
+
+SUMMARY_MAIL = """Hi all,
+
+here are the numbers from the controller test.
+
+Write cache ON:
+  write: IOPS=12.3k, BW=48.1MiB/s (50.4MB/s)(2886MiB/60001msec)
+     lat (usec): min=45, max=9123, avg=80.77, stdev=31.02
+
+Write cache OFF:
+  write: IOPS=2104, BW=8418KiB/s (8620kB/s)(493MiB/60002msec)
+     lat (usec): min=210, max=48211, avg=474.10, stdev=102.33
+
+Regards,
+Bob
+"""
+
+
+def test_summary_fragments_are_results_of_their_own_under_their_own_labels(tmp_path):
+    """Each quoted write/lat pair under its label: it became one result labelled with the first
+    label and carrying the second one's figure."""
+    code, err, records = _import(tmp_path, "mail.txt", SUMMARY_MAIL)
+    assert code == 0, err
+    got = [(r["label"], r["jobs"][0]["write"]["iops"], r["jobs"][0]["write"]["lat_ns"]["mean"]) for r in records]
+    assert got == [("Write cache ON", 12300.0, 80770.0), ("Write cache OFF", 2104.0, 474100.0)]
+    assert "2 summary fragments" in err and "not read" not in err

@@ -103,14 +103,28 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
                 "heading": f.context.heading, "command": f.context.command.text if f.context.command else None,
                 "host": f.context.command.host if f.context.command else None,
                 "unread": [{"line": n, "text": t} for n, t in f.output.unread],
+                # a summary's quote of a direction line (and its latency) without fio's job header
+                **({"fragment": True} if _fragment(f.output) else {}),
             },
         })  # fmt: skip
         for n, t in f.output.unread:
             said.append(f"{name}: line {n} (in the output at line {f.output.first_line}) not read: {t[:80]!r}")
+    fragments = [pl for pl in plans if pl["meta"].get("fragment")]
+    if fragments:
+        said.append(f"{name}: {len(fragments)} summary fragment{'s' if len(fragments) != 1 else ''} (a direction line "
+                    "without fio's job header, each under its own label): stored with the figures it quotes, no job options")  # fmt: skip
     for s in doc.skipped:
         where = f"line {s.first_line}" if s.first_line == s.last_line else f"lines {s.first_line}-{s.last_line}"
         said.append(f"{name}: {where} skipped: {s.reason}")
     return plans, said
+
+
+def _fragment(output) -> bool:
+    """A summary's quote of fio's direction line (with its latency lines at most): no job header,
+    no percentiles, no cpu or depth lines."""
+    import re
+
+    return output.kind == "text" and not re.search(r"\(groupid=|percentiles|^\s*cpu\s*:|IO depths", output.text, re.M)
 
 
 def _refuse_cut_outputs(text: str, doc) -> None:

@@ -23,6 +23,7 @@ alone, a JSON document that does not decode) are ``skipped`` with their line num
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..fio.json import find_fio_json, status_snapshots
@@ -70,6 +71,10 @@ class _Text:
 
 def _is_fio(text: str) -> bool:
     return classify_line(text) is not None or is_terse_line(text)
+
+
+#: fio's direction line (``write: IOPS=...`` / ``write: io=...``): a summary fragment starts with one
+_DIRECTION = re.compile(r"^\s*(?:>\s*)*(?:read|write|trim|mixed)\s*:\s*(?:IOPS=|io=)")
 
 
 def find_outputs(lines: list[Line]) -> tuple[list[Output], list[Skipped]]:
@@ -161,6 +166,10 @@ def find_outputs(lines: list[Line]) -> tuple[list[Output], list[Skipped]]:
         starts_run = kind in ("def", "version", "starting", "head", "progress")
         if cur is not None and starts_run and (cur.after_status or cur.gap):
             close()  # after a run's totals, or after prose: the next run
+        elif cur is not None and cur.gap and kind == "body" and "head" not in cur.kinds and _DIRECTION.match(ln.text):
+            # a summary quoting only direction lines, each under its own label ("Write cache ON:", then
+            # "Write cache OFF:"): each fragment is an output of its own, named by the label above it
+            close()
         if cur is None:
             cur = _Text(start=j, end=j)  # a progress or note line alone comes to nothing (see close)
         cur.kinds.add(kind)
