@@ -588,3 +588,25 @@ def test_hosts_survive_resume_meta() -> None:
     assert again.hosts == request.hosts and again.target_paths == ("/srv/x",)
     local = dataclasses.replace(request, hosts=())
     assert "hosts" not in local.meta() and _Request.from_meta(local.meta(), None, None).hosts == ()
+
+
+def test_a_job_that_needs_fios_environment_is_refused_on_hosts_before_fio() -> None:
+    """The executor protocol says it: client mode (remote) passes no environment (an RBD job's
+    CEPH_CONF); the job is refused in one line, never handed to fio's client."""
+    from storbench import runner
+    from storbench.errors import TargetError
+    from storbench.model import JobSpec, Workload
+
+    calls = []
+
+    class Remote:
+        remote = True
+
+        def run(self, job_text, on_status, env=None):
+            calls.append(env)
+
+    spec = JobSpec(workload=Workload("w", "", (("rw", "read"),)), target=Target(kind="rbd", path="rbd:rbd/img"),
+                   job_text="[w]\nrw=read\n", test_files=(), options=(("rw", "read"),), env=(("CEPH_CONF", "/etc/ceph/x.conf"),))  # fmt: skip
+    with pytest.raises(TargetError, match=r"^rbd:rbd/img: this target needs fio's environment \(CEPH_CONF\), which fio's client/server mode cannot pass"):
+        runner.run_fio(Remote(), spec, lambda status: None)
+    assert calls == []

@@ -54,9 +54,15 @@ class FioInvocation:
 
 
 class FioExecutor(Protocol):
+    """What runs fio.  ``env``: variables fio's environment needs for this job (CEPH_CONF for the
+    rbd engine); given only when the job has some.  ``remote``: fio runs on other hosts (client
+    mode), which cannot pass an environment: such jobs are refused before they are given."""
+
+    remote: bool
+
     def version(self) -> str: ...
 
-    def run(self, job_text: str, on_status: Callable[[Status], None]) -> FioInvocation: ...
+    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation: ...
 
 
 def output_format(job_text: str) -> str:
@@ -70,6 +76,8 @@ def output_format(job_text: str) -> str:
 
 class SubprocessFio:
     """Runs the real fio binary with an argument list (never a shell)."""
+
+    remote = False
 
     def __init__(self, fio_path: str = "fio") -> None:
         resolved = shutil.which(fio_path)

@@ -648,8 +648,11 @@ class ClientFio:
             argv += [host.client_option(), path]
         return argv + ["--output-format=json+", "--eta=never"]
 
-    def run(self, job_text: str, on_status: Callable[[Any], None]) -> Any:
+    def run(self, job_text: str, on_status: Callable[[Any], None], env: Mapping[str, str] | None = None) -> Any:
         from .fioexec import FioInvocation, _stop
+
+        if env:  # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)
+            raise ValueError(f"fio's client mode cannot pass an environment ({', '.join(env)})")
 
         with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-client-") as tmp:
             paths = []

@@ -545,12 +545,9 @@ def run_fio(executor: Any, spec: JobSpec, on_status: Callable[[Any], None]) -> A
     cannot run such a job, and says so in one line."""
     if not spec.env:
         return executor.run(spec.job_text, on_status)
-    try:
-        return executor.run(spec.job_text, on_status, env=dict(spec.env))
-    except TypeError as exc:
-        if "env" not in str(exc):
-            raise
-        raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster") from None
+    if getattr(executor, "remote", False):  # the FioExecutor protocol: client mode passes no environment
+        raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
+    return executor.run(spec.job_text, on_status, env=dict(spec.env))
 
 
 def _test_file_name(spec: JobSpec) -> str:
