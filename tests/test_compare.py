@@ -565,7 +565,7 @@ def test_two_option_sweep_is_a_grid_the_partial_plotly_bundle_draws():
     for bs in ("4k", "64k"):
         for qd in ("1", "8", "32"):
             for r, v in enumerate((1000.0, 1010.0)):
-                x = rec(1, f"w-bs{bs}-qd{qd}", v * int(qd) / (16 if bs == "64k" else 1), rep=r)
+                x = rec(1, f"w@bs={bs},iodepth={qd}", v * int(qd) / (16 if bs == "64k" else 1), rep=r)
                 records.append(dataclasses.replace(x, options={"rw": "randread", "bs": bs, "iodepth": qd}))
     cmp = compare(configurations(records, {1: "ext4"}))
     (sweep,) = find_sweeps(cmp, records_by_config(cmp, records))

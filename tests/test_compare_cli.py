@@ -196,7 +196,7 @@ def test_gate_passes_on_the_same_configuration(rates):
 def test_gate_never_fails_on_single_runs(rates):
     res = rates("compare", "fast1", "slow1", "--fail-if-worse", "10")
     assert res.code == 0, res.err
-    assert "-75." in res.out and "n=1" in res.out
+    assert re.search(r"-7[45]\.\d%", res.out) and "n=1" in res.out  # the rate caps: 1/4 (a busy machine may fall a hair short of the faster cap)
     assert "with single runs no significance can be claimed; use --repeat 3 or more" in res.out
     assert "rows with a single run cannot fail the gate" in res.out
     assert re.search(r"capped read IOPS: fast1 leads slow1 by (29\d|30\d)\.\d% \(one run: no significance\)", res.out)
