@@ -25,7 +25,7 @@ run: install
 
 # the fast tier, for everyday work: pure tests and fio on a temporary directory (docs/testing.md)
 check: install
-	@$(BIN)/python -m pytest -q -m "not soak and not backend and not browser and not root"
+	@$(BIN)/python -m pytest -q -m "not soak and not slow and not backend and not browser and not root"
 
 # everything, as CI runs it
 test: install

@@ -145,20 +145,21 @@ ROOT_FIXTURES = frozenset({"ext4_loop", "loop_fs", "loop_image", "loop_kname", "
 
 def pytest_collection_modifyitems(config, items):
     """Mark every test with its tier: ``backend`` (a real server), ``browser`` (Chromium), ``root``
-    (loop devices, mounts, other users); the rest is ``make check``'s fast tier."""
+    (loop devices, mounts, other users); the rest, but ``slow`` (several seconds of fio, marked
+    where the test is), is ``make check``'s fast tier."""
     import inspect
 
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         names = set(getattr(item, "fixturenames", ()))
-        if module in BACKEND_MODULES or names & BACKEND_FIXTURES:
-            item.add_marker(pytest.mark.backend)
-        if module in BROWSER_MODULES or names & BROWSER_FIXTURES:
-            item.add_marker(pytest.mark.browser)
-        needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         try:
             source = inspect.getsource(item.function)
         except (OSError, TypeError):
             source = ""
+        if module in BACKEND_MODULES or names & BACKEND_FIXTURES or "Nbdkit(" in source:  # nbdkit: a real NBD server
+            item.add_marker(pytest.mark.backend)
+        if module in BROWSER_MODULES or names & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         if needs_root_mark or names & ROOT_FIXTURES or "loop_mount(" in source:
             item.add_marker(pytest.mark.root)

@@ -138,6 +138,7 @@ def _one_error_line(stderr: str) -> str:
 # --------------------------------------------------------------------------- Ctrl-C and SIGTERM
 
 
+@pytest.mark.slow
 @needs_fio
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_mid_suite_keeps_what_finished_then_resume_finishes(tmp_path: Path, sig: signal.Signals) -> None:
@@ -168,6 +169,7 @@ def test_signal_mid_suite_keeps_what_finished_then_resume_finishes(tmp_path: Pat
     study.assert_clean()
 
 
+@pytest.mark.slow
 @needs_fio
 def test_fio_killed_by_the_kernel_is_a_failed_workload_and_resume_redoes_it(tmp_path: Path) -> None:
     """SIGKILL on the fio process (what the OOM killer does) mid-workload."""
@@ -317,6 +319,7 @@ def test_killed_fio_with_partial_output_is_still_a_failure() -> None:
 # --------------------------------------------------------------------------- storbench itself killed
 
 
+@pytest.mark.slow
 @needs_fio
 def test_storbench_killed_leaves_a_run_that_is_called_interrupted_reconciled_and_resumed_as_one(tmp_path: Path) -> None:
     """SIGKILL on storbench (no handler runs): the run stays 'running' in the store.  list and show
@@ -357,6 +360,7 @@ def test_storbench_killed_leaves_a_run_that_is_called_interrupted_reconciled_and
     assert [n for n in os.listdir(study.root) if n.startswith(".storbench-scratch")] == []
 
 
+@pytest.mark.slow
 @needs_fio
 def test_an_interrupted_run_says_how_to_resume_it(tmp_path: Path) -> None:
     study = Study(tmp_path)

@@ -11,6 +11,8 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 from conftest import needs_fio
 
 pytestmark = needs_fio
@@ -24,6 +26,7 @@ def _count(db) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_resume_finishes_only_the_missing_repetitions(cli, tmp_path):
     target = tmp_path / "t"
     target.mkdir()
