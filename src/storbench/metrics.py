@@ -52,25 +52,37 @@ def _lat(d: DirectionStats):
     return d.lat_ns or d.clat_ns
 
 
-def merged_percentile(histograms: Sequence[Sequence[tuple[int, int]]], pct: float) -> float | None:
-    """The ``pct`` percentile of the union of fio latency histograms (json+ bins: (ns, count)),
-    computed as fio computes it for one histogram and for group_reporting's merged one
-    (``stat.c``): the first bin value at which the cumulative count reaches ``pct``/100 of all
-    I/Os.  None for no I/O.  Exact up to fio's bin resolution (about 1.6% of the value)."""
+def _merged_bins(histograms: Sequence[Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
     merged: dict[int, int] = {}
     for bins in histograms:
         for value, count in bins:
             merged[value] = merged.get(value, 0) + count
-    total = sum(merged.values())
+    return sorted(merged.items())
+
+
+def _percentiles_of(merged: Sequence[tuple[int, int]], pcts: Sequence[float]) -> list[float | None]:
+    """fio's percentiles of one ascending histogram: for each p, the first bin value at which the
+    cumulative count reaches p/100 of all I/Os (``stat.c``); None for no I/O."""
+    total = sum(c for _, c in merged)
     if total <= 0:
-        return None
-    need = pct / 100.0 * total
-    running = 0
-    for value in sorted(merged):
-        running += merged[value]
-        if running >= need:
-            return float(value)
-    return float(max(merged))
+        return [None for _ in pcts]
+    out: list[float | None] = []
+    for pct in pcts:
+        need, running, found = pct / 100.0 * total, 0, float(merged[-1][0])
+        for value, count in merged:
+            running += count
+            if running >= need:
+                found = float(value)
+                break
+        out.append(found)
+    return out
+
+
+def merged_percentile(histograms: Sequence[Sequence[tuple[int, int]]], pct: float) -> float | None:
+    """The ``pct`` percentile of the union of fio latency histograms (json+ bins: (ns, count)),
+    computed as fio computes it for one histogram and for group_reporting's merged one.  None
+    for no I/O.  Exact up to fio's bin resolution (about 1.6% of the value)."""
+    return _percentiles_of(_merged_bins(histograms), (pct,))[0]
 
 
 #: the percentiles fio prints by default (its percentile_list)
@@ -86,14 +98,10 @@ def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats | None:
     n = sum(p.samples or 0 for p in parts)
     mean = sum(p.mean_ns * (p.samples or 0) for p in parts) / n
     var = sum((p.samples or 0) * (p.stddev_ns**2 + (p.mean_ns - mean) ** 2) for p in parts) / n
-    hists = [p.bins for p in parts]
-    merged: dict[int, int] = {}
-    for bins in hists:
-        for value, count in bins:
-            merged[value] = merged.get(value, 0) + count
-    percentiles = {pct_key(q): v for q in FIO_PERCENTILES if (v := merged_percentile(hists, q)) is not None}
+    merged = _merged_bins([p.bins for p in parts])
+    percentiles = {pct_key(q): v for q, v in zip(FIO_PERCENTILES, _percentiles_of(merged, FIO_PERCENTILES)) if v is not None}
     return LatencyStats(min_ns=min(p.min_ns for p in parts), max_ns=max(p.max_ns for p in parts), mean_ns=mean,
-                        stddev_ns=var**0.5, samples=n, percentiles=percentiles, bins=tuple(sorted(merged.items())))  # fmt: skip
+                        stddev_ns=var**0.5, samples=n, percentiles=percentiles, bins=tuple(merged))  # fmt: skip
 
 
 def _p99_source(d: DirectionStats):
