@@ -144,7 +144,9 @@ def test_a_share_of_a_local_zfs_dataset_names_the_servers_cache(zfs, cli, tmp_pa
         assert res.code == 0, res.err
         (rec,) = json.loads(res.out)
         z = rec["backend"]["zfs"]
-        assert z["dataset"] == "sbtest/share" and z["arc_hit_ratio"] >= 0.5, z
+        # the ARC's counters move only for reads that pass the kernel's page cache of zfs-fuse's own
+        # FUSE mount (the freshly laid-out file is often all there): no lookups is "not measured" (None)
+        assert z["dataset"] == "sbtest/share" and (z["arc_hit_ratio"] is None or z["arc_hit_ratio"] >= 0.5), z
         (f,) = [f for f in rec["findings"] if f["check"] == "server-cache"]
         assert f["severity"] == "invalid"
         assert f"fuse.sshfs share of {exported} from 127.0.0.1: on the server it is ZFS dataset sbtest/share (primarycache=all)" in f["message"]
