@@ -148,9 +148,12 @@ def test_a_share_of_a_local_zfs_dataset_names_the_servers_cache(zfs, cli, tmp_pa
         # FUSE mount (the freshly laid-out file is often all there): no lookups is "not measured" (None)
         assert z["dataset"] == "sbtest/share" and (z["arc_hit_ratio"] is None or z["arc_hit_ratio"] >= 0.5), z
         (f,) = [f for f in rec["findings"] if f["check"] == "server-cache"]
-        assert f["severity"] == "invalid"
         assert f"fuse.sshfs share of {exported} from 127.0.0.1: on the server it is ZFS dataset sbtest/share (primarycache=all)" in f["message"]
-        assert f"{z['arc_hit_ratio'] * 100:.1f}% of the server's ARC data lookups during the run were hits" in f["message"]
+        if z["arc_hit_ratio"] is not None:  # the ARC was seen answering: the figure is the server's memory
+            assert f["severity"] == "invalid"
+            assert f"{z['arc_hit_ratio'] * 100:.1f}% of the server's ARC data lookups during the run were hits" in f["message"]
+        else:  # no lookup counted: still said, from the dataset's caching and the ARC's size
+            assert f["severity"] == "warning" and "test file fits its ARC" in f["message"], f
         assert f"fuse.sshfs server (this machine): {exported} is on fuse.zfs" in shown.out
 
 
