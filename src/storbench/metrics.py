@@ -104,6 +104,13 @@ def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats | None:
                         stddev_ns=var**0.5, samples=n, percentiles=percentiles, bins=tuple(merged))  # fmt: skip
 
 
+def _mean_latency(dirs: Sequence[DirectionStats]) -> float | None:
+    """The mean latency of several jobs' I/O together: each job's mean weighted by its I/O count
+    (bytes where fio gave no count); None unless every job measured it."""
+    lats = [(_lat(d).mean_ns, float(d.total_ios if d.total_ios is not None else d.io_bytes)) for d in dirs if _lat(d) is not None]
+    return _weighted(lats) if len(lats) == len(dirs) else None
+
+
 def _p99_source(d: DirectionStats):
     return d.clat_ns if d.clat_ns is not None and "99.0" in d.clat_ns.percentiles else d.lat_ns
 
@@ -135,18 +142,14 @@ def direction_figures(result: FioResult) -> dict[str, dict[str, float | None]]:
         dirs = [j.directions[name] for j in shown if name in j.directions]
         if not dirs:
             continue
-        weight = [float(d.total_ios if d.total_ios is not None else d.io_bytes) for d in dirs]
-        lats = [(_lat(d).mean_ns, w) for d, w in zip(dirs, weight) if _lat(d) is not None]
         p99 = union_p99(dirs)
-        lat_mean = _weighted(lats) if len(lats) == len(dirs) else None
+        lat_mean = _mean_latency(dirs)
         if any(j.is_aggregate for j in shown):  # fio's "All clients" aggregate carries no latency
             host_dirs = [j.directions[name] for j in parts if name in j.directions]
             if host_dirs and p99 is None:
                 p99 = union_p99(host_dirs)
             if host_dirs and lat_mean is None:
-                w = [float(d.total_ios if d.total_ios is not None else d.io_bytes) for d in host_dirs]
-                hl = [(_lat(d).mean_ns, x) for d, x in zip(host_dirs, w) if _lat(d) is not None]
-                lat_mean = _weighted(hl) if len(hl) == len(host_dirs) else None
+                lat_mean = _mean_latency(host_dirs)
         out[name] = {
             "iops": sum(d.iops for d in dirs),
             "bw_bytes": sum(d.bw_bytes for d in dirs),
