@@ -25,13 +25,16 @@ command -v glusterd >/dev/null 2>&1 || need+=(glusterfs-server)
 command -v gluster >/dev/null 2>&1 || need+=(glusterfs-cli)
 # a one-node Ceph (mon, mgr, one BlueStore OSD on a file) that tests/ceph.py brings up; without
 # recommends (they pull in the dashboard, cephadm and a Python web stack)
-ceph_need=()
-command -v ceph-mon >/dev/null 2>&1 || ceph_need+=(ceph-mon)
-command -v ceph-mgr >/dev/null 2>&1 || ceph_need+=(ceph-mgr)
-command -v ceph-osd >/dev/null 2>&1 || ceph_need+=(ceph-osd)
-command -v rbd >/dev/null 2>&1 || ceph_need+=(ceph-common)
-if ((${#need[@]} + ${#ceph_need[@]})); then
-  echo "installing test dependencies with apt-get: ${need[*]} ${ceph_need[*]}"
+lean_need=()
+command -v ceph-mon >/dev/null 2>&1 || lean_need+=(ceph-mon)
+command -v ceph-mgr >/dev/null 2>&1 || lean_need+=(ceph-mgr)
+command -v ceph-osd >/dev/null 2>&1 || lean_need+=(ceph-osd)
+command -v rbd >/dev/null 2>&1 || lean_need+=(ceph-common)
+# the drives' own health (tests/test_hardware.py runs the real smartctl); without recommends
+# (a mail transport agent for smartd's mails), and smartd is kept from starting like the others
+[ -x /usr/sbin/smartctl ] || lean_need+=(smartmontools)
+if ((${#need[@]} + ${#lean_need[@]})); then
+  echo "installing test dependencies with apt-get: ${need[*]} ${lean_need[*]}"
   # packaged daemons (smbd, sshd, zfs-fuse) must not start on install: the tests start their own
   made_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -39,6 +42,6 @@ if ((${#need[@]} + ${#ceph_need[@]})); then
   fi
   apt-get update -qq
   if ((${#need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
-  if ((${#ceph_need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${ceph_need[@]}" >/dev/null; fi
+  if ((${#lean_need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean_need[@]}" >/dev/null; fi
   if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi

@@ -223,6 +223,63 @@ def _pool_degraded() -> CheckContext:
     return clean(storage=zfs(primarycache="metadata"), backend=backend)
 
 
+HARDWARE = Path(__file__).parent / "data" / "hardware"  # real published outputs; README.md there says where each is from
+
+
+def _drive(name: str, **grown):
+    """A real smartctl -j reading (tests/data/hardware), with counters changed as a later reading would show them."""
+    from storbench.storage.health import parse_smartctl_json
+
+    return dataclasses.replace(parse_smartctl_json((HARDWARE / name).read_text()), **grown)
+
+
+def _with_drives(before, after, **changes) -> CheckContext:
+    from storbench.backend import BackendActivity
+    from storbench.backend.hardware import HardwareActivity
+
+    st = dataclasses.replace(storage(), drives=(before,))
+    return clean(storage=st, backend=BackendActivity(hardware=HardwareActivity((before,), (after,))), **changes)
+
+
+def _nvme_throttled() -> CheckContext:
+    before = _drive("telegraf-smartctl-nvme.json")  # warning_temp_time 0
+    return _with_drives(before, dataclasses.replace(before, warning_temp_minutes=3, temperature_c=79))
+
+
+def _ata_hot() -> CheckContext:
+    d = _drive("scrutiny-smart-ata-full.json")  # its SCT limit: op_limit_max 70
+    d = dataclasses.replace(d, temperature_c=71)
+    return _with_drives(d, d)
+
+
+def _errors_grew() -> CheckContext:
+    before = _drive("scrutiny-smart-nvme-failed.json")  # media_errors 7
+    after = dataclasses.replace(before, media_errors=9, bytes_written=before.bytes_written + 64 * MiB)
+    return _with_drives(before, after)
+
+
+def _drive_failing() -> CheckContext:
+    d = _drive("scrutiny-smart-fail2.json")  # SMART FAILED, 8 pending, 1975 reallocated
+    return _with_drives(d, d)
+
+
+def _raid_controllers(*files: tuple[str, str]):
+    from storbench.storage import raid
+
+    parse = {"storcli": raid.parse_storcli_vall, "megacli": raid.parse_megacli_ldinfo, "ssacli": raid.parse_ssacli}
+    return tuple(c for tool, name in files for c in parse[tool]((HARDWARE / name).read_text()))
+
+
+def _raid_write_through() -> CheckContext:
+    st = dataclasses.replace(storage(), controllers=_raid_controllers(("megacli", "blog-proxmox-MegaCli64_LDInfo_Lall_aAll.txt")))
+    return clean(storage=st, options={**CLEAN_OPTIONS, "rw": "randwrite"})
+
+
+def _raid_battery_failed() -> CheckContext:
+    st = dataclasses.replace(storage(), controllers=_raid_controllers(("ssacli", "wiki-hpacucli-ctrl-all-show-status-P400.txt")))
+    return clean(storage=st)
+
+
 #: sshfs as started in tests/servers.py (recorded from /proc/PID/cmdline): no -o sync_write
 SSHFS_ARGV = ("sshfs", "-p", "35001", "-o", "IdentityFile=/srv/lab/ssh/id_ed25519,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes",
               "root@127.0.0.1:/srv/lab/ssh/export", "/srv/lab/ssh/mnt")  # fmt: skip
@@ -412,6 +469,12 @@ CASES: dict[str, Case] = {
     "share-write-ack": Case(_sshfs_write, "warning", ("fuse.sshfs share from 127.0.0.1 at /srv/lab/ssh/mnt", "sshfs without -o sync_write", "randwrite figure"), "sshfs -o sync_write"),
     "server-cache": Case(_share_of_local_zfs, "warning", ("fuse.sshfs share of /tmp/zx/mnt/b from 127.0.0.1", "ZFS dataset tst/b (primarycache=all)", "64.0 MiB test file fits its ARC (at most 100.0 MiB)"), "zfs set primarycache=metadata tst/b"),
     "pool-not-healthy": Case(_pool_degraded, "warning", ("ZFS pool tank", "before the run the pool was DEGRADED", "mirror-0 was DEGRADED", "loop2 was OFFLINE"), "zpool online tank"),
+    "drive-throttled": Case(_nvme_throttled, "warning", ("/dev/nvme0 spent 3 more minutes above the warning temperature during the run (0 -> 3)",), "cool the drive"),
+    "drive-hot": Case(_ata_hot, "warning", ("/dev/sda at 71 °C (its limit 70 °C)",), "cool the drive"),
+    "drive-errors-grew": Case(_errors_grew, "warning", ("/dev/nvme0: media errors 7 -> 9 during the run", "64.0 MiB to /dev/nvme0 written meanwhile"), "smartctl -x"),
+    "drive-failing": Case(_drive_failing, "warning", ("/dev/sdc (Hitachi HDS721050DLE630): its SMART verdict is FAILED; 8 sectors pending reallocation",), "replace the drive"),
+    "raid-cache-fallback": Case(_raid_write_through, "warning", ("a0/v24 on adapter 0 runs WriteThrough where WriteBack was configured",), "storcli /c0/vall show"),
+    "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
 }
 
 

@@ -227,3 +227,26 @@ def test_summary_fragments_are_results_of_their_own_under_their_own_labels(tmp_p
     got = [(r["label"], r["jobs"][0]["write"]["iops"], r["jobs"][0]["write"]["lat_ns"]["mean"]) for r in records]
     assert got == [("Write cache ON", 12300.0, 80770.0), ("Write cache OFF", 2104.0, 474100.0)]
     assert "2 summary fragments" in err and "not read" not in err
+
+
+def test_summary_lines_that_repeat_full_outputs_are_said_once_not_stored_twice(tmp_path):
+    """A mail whose summary quotes the direction lines of the outputs it then shows in full: the
+    quotes are recognised as repeats (same figures as a full output below), said in one line and
+    not stored; a summary line with figures of its own is still a result under its own label."""
+    full_a = (DATA / "fio-text" / "public" / "05-fio3.1-randrw-libaio.txt").read_text()
+    full_b = (DATA / "fio-text" / "public" / "09-fio3.19-randwrite-qd1.txt").read_text()
+    mail = (
+        "Summary:\n\n"
+        "libaio randrw:\n  write: IOPS=24.7k, BW=96.3MiB/s (101MB/s)(615MiB/6385msec)\n\n"
+        "qd1 randwrite:\n  write: IOPS=7711, BW=30.1MiB/s (31.6MB/s)(1808MiB/60001msec); 0 zone resets\n"
+        "     lat (usec): min=116, max=1216, avg=128.84, stdev= 5.47\n\n"
+        "Old box, from memory:\n  write: IOPS=2104, BW=8418KiB/s (8620kB/s)(493MiB/60002msec)\n\n"
+        "Full outputs follow.\n\n## libaio randrw\n\n" + full_a + "\n## qd1 randwrite\n\n" + full_b
+    )
+    code, err, records = _import(tmp_path, "mail.txt", mail)
+    assert code == 0, err
+    assert "2 summary lines repeat outputs found in full in the same document (lines 4, 7): not stored twice" in err
+    assert "1 summary fragment " in err
+    got = sorted((r["label"], r["jobs"][0]["write"]["iops"], "percentiles" in str(r["jobs"][0]["write"])) for r in records)
+    # the full outputs (with their percentiles) under their headings; the repeats are not second results
+    assert got == [("Old box, from memory", 2104.0, False), ("libaio randrw", 24700.0, True), ("qd1 randwrite", 7711.0, True)]

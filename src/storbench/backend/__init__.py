@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StoreError
-from ..storage.codec import encode_dataclasses
+from ..storage.codec import decode_dataclass, encode_dataclasses
 from .ceph import CephActivity
+from .hardware import HardwareActivity
 from .nbd import NbdActivity
 from .zfs import PoolState, VdevIo, ZfsActivity
 
@@ -34,10 +35,12 @@ class BackendActivity:
     zfs: ZfsActivity | None = None
     nbd: NbdActivity | None = None
     ceph: CephActivity | None = None
+    #: the drives' own SMART / health readings before and after the run
+    hardware: HardwareActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return tuple(p for part in (self.zfs, self.nbd, self.ceph) if part is not None for p in part.problems)
+        return tuple(p for part in (self.zfs, self.nbd, self.ceph, self.hardware) if part is not None for p in part.problems)
 
 
 class _Samplers:
@@ -59,7 +62,7 @@ class _Samplers:
         parts: dict[str, Any] = {}
         for s in self.samplers:
             got = s.activity()
-            parts.update({k: v for k, v in (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph)) if v is not None})
+            parts.update({k: v for k, v in (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware)) if v is not None})
         return BackendActivity(**parts)
 
 
@@ -94,6 +97,11 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
             from ..targets.rados import parse_rados_spec
 
             samplers.append(CephSampler(target, parse_rados_spec(target.path), obj=DEFAULT_TEST_FILE_NAME, area_bytes=area_bytes))
+    drives = getattr(storage, "drives", ())
+    if drives:  # physical drives smartctl could read when the target was described
+        from .hardware_sampler import HardwareSampler
+
+        samplers.append(HardwareSampler([d.device for d in drives]))
     if not samplers:
         return None
     return samplers[0] if len(samplers) == 1 else _Samplers(samplers)
@@ -142,9 +150,10 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
         nbd = NbdActivity(**{**nbd, "problems": tuple(nbd.get("problems", ()))}) if nbd is not None else None
         ceph = data.get("ceph")
         ceph = CephActivity(**{**ceph, "problems": tuple(ceph.get("problems", ()))}) if ceph is not None else None
+        hardware = decode_dataclass(HardwareActivity, data["hardware"], "backend.hardware") if data.get("hardware") is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph)
+    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware)
 
 
 __all__ = ["FORMAT_VERSION", "BackendActivity", "backend_from_dict", "backend_to_dict", "sampler_for"]

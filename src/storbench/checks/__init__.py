@@ -24,6 +24,7 @@ Where each check lives (one module per family of pitfall):
 ``impossible``     impossible-latency
 ``pool``           pool-not-healthy (a ZFS pool degraded, scrubbing or resilvering)
 ``share``          share-write-ack (a network share acknowledging writes before the server has them)
+``hardware``       drive-throttled, drive-hot, drive-errors-grew, drive-failing, raid-cache-fallback, raid-battery
 =================  ==========================================================================
 
 Entry points: :func:`run_checks` (after a repetition, over all repetitions so far),
@@ -57,6 +58,7 @@ from . import (
     direct,
     duration,
     fsync,
+    hardware,
     impossible,
     latency,
     pool,
@@ -181,9 +183,12 @@ FAMILIES = (
     impossible,
     pool,
     share,
+    hardware,
 )
 #: The families that also run before a run (they need no measurement).
 PREFLIGHT_FAMILIES = (cache, compression, writecache, pool, share, sparse)
+#: The families whose before-the-run findings are about the target, not a workload: said once.
+PREFLIGHT_TARGET_FAMILIES = (hardware,)
 
 #: Every check id with its title, explanation, evidence, fix and severities.
 CHECKS: Mapping[str, CheckInfo] = MappingProxyType({cid: info for fam in FAMILIES for cid, info in fam.INFO.items()})
@@ -221,8 +226,9 @@ def run_checks(ctx: CheckContext) -> tuple[Finding, ...]:
 
 
 def preflight(ctx: PreflightContext) -> tuple[Finding, ...]:
-    """The checks that need no measurement, for every workload (in the mapping's order)."""
-    out: list[Finding] = []
+    """The checks that need no measurement: the target's own (the drives, the RAID controller)
+    once, then every workload's (in the mapping's order)."""
+    out: list[Finding] = [f for family in PREFLIGHT_TARGET_FAMILIES for f in family.preflight_target(ctx.storage)]
     for workload, options in ctx.options_by_workload.items():
         found: list[Finding] = []
         for family in PREFLIGHT_FAMILIES:

@@ -109,6 +109,12 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
         })  # fmt: skip
         for n, t in f.output.unread:
             said.append(f"{name}: line {n} (in the output at line {f.output.first_line}) not read: {t[:80]!r}")
+    repeats = [pl for pl in plans if pl["meta"].get("fragment") and _repeats_a_full_output(pl, plans)]
+    if repeats:
+        lines = ", ".join(str(pl["meta"]["line"]) for pl in repeats)
+        said.append(f"{name}: {len(repeats)} summary line{'s repeat outputs' if len(repeats) != 1 else ' repeats an output'} found in full "
+                    f"in the same document (line{'s' if len(repeats) != 1 else ''} {lines}): not stored twice")  # fmt: skip
+        plans = [pl for pl in plans if not any(pl is r for r in repeats)]
     fragments = [pl for pl in plans if pl["meta"].get("fragment")]
     if fragments:
         said.append(f"{name}: {len(fragments)} summary fragment{'s' if len(fragments) != 1 else ''} (a direction line "
@@ -117,6 +123,27 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
         where = f"line {s.first_line}" if s.first_line == s.last_line else f"lines {s.first_line}-{s.last_line}"
         said.append(f"{name}: {where} skipped: {s.reason}")
     return plans, said
+
+
+def _same_figures(a, b) -> bool:
+    """Every direction of result ``a`` is in ``b`` with the same IOPS and bandwidth (as printed: within 0.5%)."""
+    from ..metrics import direction_figures
+
+    fa, fb = direction_figures(a), direction_figures(b)
+    if not fa or not set(fa) <= set(fb):
+        return False
+    for direction, figures in fa.items():
+        for key in ("iops", "bw_bytes"):
+            x, y = figures.get(key), fb[direction].get(key)
+            if x is None or y is None or abs(x - y) > 0.005 * max(abs(x), abs(y), 1e-9):
+                return False
+    return True
+
+
+def _repeats_a_full_output(fragment: dict, plans: list[dict]) -> bool:
+    """A summary fragment whose figures are those of a full output of the same document (a
+    summary quoting the results shown in full above or below it)."""
+    return any(not pl["meta"].get("fragment") and _same_figures(fragment["fio"], pl["fio"]) for pl in plans)
 
 
 def _fragment(output) -> bool:

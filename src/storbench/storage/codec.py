@@ -83,6 +83,11 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
     raise StoreError(f"stored storage description is malformed at {where}")  # pragma: no cover
 
 
+def decode_dataclass(tp: Any, value: Any, where: str) -> Any:
+    """The record of type ``tp`` that :func:`encode_dataclasses` turned into ``value``; :class:`StoreError` if malformed."""
+    return _decode(tp, value, where)
+
+
 def storage_to_dict(info: StorageInfo) -> dict[str, Any]:
     """JSON-compatible form of ``info`` with ``"format_version"``; :func:`storage_from_dict` inverts it exactly."""
     return {"format_version": FORMAT_VERSION, **_encode(info)}

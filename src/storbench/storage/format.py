@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from ._util import format_bytes
 from .block import DeviceInfo
 from .ceph import CephInfo
+from .health import DriveHealth
+from .raid import RaidController
 from .records import FilesystemInfo, StorageInfo
 from .zfs import ZfsInfo
 
@@ -234,6 +236,51 @@ def format_ceph(info: CephInfo) -> list[str]:
     return lines
 
 
+def format_drive(d: DriveHealth) -> str:
+    """``drive /dev/nvme0 (NVMe, Samsung SSD 970 EVO 500GB, fw 2B2QEXE7): SMART passed, 35 °C, 3% used, ...``."""
+    head = ", ".join(x for x in (d.protocol, d.model, f"fw {d.firmware}" if d.firmware else None) if x)
+    bits = []
+    if d.passed is not None:
+        bits.append("SMART passed" if d.passed else "SMART FAILED")
+    if d.temperature_c is not None:
+        bits.append(f"{d.temperature_c} °C" + (f" (limit {d.temperature_limit_c} °C)" if d.temperature_limit_c else ""))
+    for name, words in (("warning_temp_minutes", "min above warning temperature"), ("critical_temp_minutes", "min above critical temperature")):
+        if getattr(d, name):
+            bits.append(f"{getattr(d, name)} {words}")
+    if d.percentage_used is not None:
+        bits.append(f"{d.percentage_used}% used")
+    if d.available_spare_pct is not None:
+        bits.append(f"spare {d.available_spare_pct}%" + (f" (threshold {d.available_spare_threshold_pct}%)" if d.available_spare_threshold_pct is not None else ""))
+    for name, words in (("media_errors", "media errors"), ("crc_errors", "CRC errors"), ("reallocated_sectors", "reallocated"), ("pending_sectors", "pending")):
+        value = getattr(d, name)
+        if value is not None:
+            bits.append(f"{words} {value}")
+    if d.bytes_written is not None:
+        bits.append(f"{format_bytes(d.bytes_written)} written")
+    if d.power_on_hours is not None:
+        bits.append(f"{d.power_on_hours} h powered on")
+    bits.extend(f"warning: {w}" for w in d.warnings)
+    return f"drive {d.device}" + (f" ({head})" if head else "") + ": " + (", ".join(bits) or "no health data")
+
+
+def format_controller(c: RaidController) -> list[str]:
+    """The controller line, then one line per logical drive with its cache policy."""
+    bits = [x for x in (f"status {c.status}" if c.status else None, f"cache {c.cache_status}" if c.cache_status else None,
+                        c.cache_status_details, f"battery {c.battery}" if c.battery else None,
+                        f"drive write cache {c.drive_write_cache}" if c.drive_write_cache else None) if x]  # fmt: skip
+    lines = [f"RAID controller {c.name} ({c.tool})" + (": " + ", ".join(bits) if bits else "")]
+    for d in c.logical_drives:
+        policy = None
+        if d.write_policy_current or d.write_policy_configured:
+            policy = f"write {d.write_policy_current or '?'}"
+            if d.write_policy_configured and d.write_policy_configured != d.write_policy_current:
+                policy += f" (configured {d.write_policy_configured})"
+        dbits = [x for x in (d.raid_level, d.size, d.state, policy, d.read_policy, f"disk cache {d.disk_cache}" if d.disk_cache else None,
+                             f"caching {d.caching}" if d.caching else None) if x]  # fmt: skip
+        lines.append(f"  {d.name}" + (f" = {d.os_device}" if d.os_device else "") + ": " + ", ".join(dbits))
+    return lines
+
+
 def format_storage(info: StorageInfo) -> list[str]:
     """A human description, one fact per line; the second line reads like
     ``ext4 (rw,relatime) on /dev/loop0 (loop, 64 MiB, backing /tmp/x.img, dio=on) -> /dev/vda (disk, virtio, ...)``.
@@ -268,6 +315,9 @@ def format_storage(info: StorageInfo) -> list[str]:
     for dev in info.devices:
         if dev.zvol is not None:
             lines.extend(_zfs_lines(dev.zvol))
+    lines.extend(format_drive(d) for d in info.drives)
+    for c in info.controllers:
+        lines.extend(format_controller(c))
     h = info.host
     if h is not None:
         parts = [h.hostname or "?"]

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from .block import DeviceInfo
 from .ceph import CephInfo
+from .health import DriveHealth
 from .host import HostInfo
 from .localfs import BtrfsInfo, Ext4Info, XfsInfo
 from .mounts import mount_option
 from .network import ExportInfo, NetworkInfo
+from .raid import RaidController
 from .zfs import ZfsInfo
 
 
@@ -66,6 +68,10 @@ class StorageInfo:
     export: ExportInfo | None = None
     #: the Ceph cluster under an RBD image or a RADOS pool (``target_kind`` ``rbd``, ``rados``)
     ceph: CephInfo | None = None
+    #: the physical drives' own SMART / health reading when the description was made (smartctl)
+    drives: tuple[DriveHealth, ...] = ()
+    #: hardware RAID controllers on the host (storcli/perccli, MegaCli, ssacli), when their tool is installed
+    controllers: tuple[RaidController, ...] = ()
 
     def device(self, kname: str) -> DeviceInfo | None:
         for dev in self.devices:

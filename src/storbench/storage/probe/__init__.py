@@ -20,6 +20,7 @@ from . import zfs as zfs_probe
 from .base import CommandRunner, SubprocessRunner, _Probe
 from .chain import chain, fs_devices
 from .filesystems import describe_filesystem
+from .hardware import describe_hardware
 from .host import describe_host
 
 __all__ = ["CommandRunner", "SubprocessRunner", "describe_host", "describe_target"]
@@ -65,7 +66,9 @@ def describe_target(
                 points = ()
             if points:
                 probe.note(f"block device {probe_path} is mounted at {', '.join(points)}")
-        return StorageInfo(target=target, target_kind="block", filesystem=None, devices=devices, host=host, notes=tuple(probe.notes))
+        drives, controllers = describe_hardware(probe.runner, devices, probe.notes)
+        return StorageInfo(target=target, target_kind="block", filesystem=None, devices=devices, host=host,
+                           notes=tuple(probe.notes), drives=drives, controllers=controllers)  # fmt: skip
 
     kind = "dir" if stat.S_ISDIR(st.st_mode) or probe_path != target else "file"
     if kind == "file" and not stat.S_ISREG(st.st_mode):
@@ -81,5 +84,7 @@ def describe_target(
     else:
         start = fs_devices(probe, entry, where=target)
     devices = chain(probe, list(dict.fromkeys(start)))
-    return StorageInfo(target=target, target_kind=kind, filesystem=fs, devices=devices, host=host, notes=tuple(probe.notes))
+    drives, controllers = describe_hardware(probe.runner, devices, probe.notes)
+    return StorageInfo(target=target, target_kind=kind, filesystem=fs, devices=devices, host=host,
+                       notes=tuple(probe.notes), drives=drives, controllers=controllers)  # fmt: skip
 
