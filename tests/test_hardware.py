@@ -270,10 +270,16 @@ def test_sampler_reads_before_and_after() -> None:
         def run(self, argv):
             return (0, next(outputs), "")
 
-    with HardwareSampler(["/dev/nvme0"], runner=Twice()) as sampler:
+    clock = iter([100.0, 100.0, 101.0, 101.0, 102.0])
+    with HardwareSampler(["/dev/nvme0"], runner=Twice(), clock=lambda: next(clock)) as sampler:
         pass
     hw = sampler.activity().hardware
     assert [(c.device, c.counter, c.before, c.after) for c in hw.changes()] == [("/dev/nvme0", "warning_temp_minutes", 0, 4)]
+    # the next workload right after: its "before" is that "after" (one smartctl call, not two)
+    outputs = iter([json.dumps(after)])
+    with HardwareSampler(["/dev/nvme0"], runner=Twice(), clock=lambda: 103.0) as second:
+        pass
+    assert second.activity().hardware.before == hw.after and second.activity().hardware.changes() == ()
     # stored and read back whole
     activity = BackendActivity(hardware=hw)
     assert backend_from_dict(json.loads(json.dumps(backend_to_dict(activity)))) == activity
