@@ -366,15 +366,15 @@ def test_current_database_is_not_backed_up(db: Path) -> None:
     assert list(db.parent.glob("*.bak-*")) == []
 
 
-HEAD = "0004"
+HEAD = "0005"
 
 MIGRATION_NEXT = '''
 """Test-only: add results.note."""
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
@@ -387,16 +387,16 @@ def upgrade():
 
 
 def _fake_next_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, fail: bool) -> None:
-    """A copy of the real migrations plus a 0005, as a future storbench would ship."""
+    """A copy of the real migrations plus a 0006, as a future storbench would ship."""
     migrations = tmp_path / ("migrations-fail" if fail else "migrations")
     shutil.copytree(store_mod.MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
     body = MIGRATION_NEXT.replace("FAIL", 'raise RuntimeError("disk on fire")' if fail else "")
-    (migrations / "versions" / "0005_note.py").write_text(body)
+    (migrations / "versions" / "0006_note.py").write_text(body)
     monkeypatch.setattr(store_mod, "MIGRATIONS_DIR", migrations)
 
 
 def test_older_schema_is_backed_up_then_upgraded(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with Store.open(url(db)) as store:  # made by "the previous version": schema 0004
+    with Store.open(url(db)) as store:  # made by "the previous version": schema 0005
         run = store.create_run("old", "run", meta={"k": "v"})
         rec = make_record(run)
         rid = store.add_result(rec)
@@ -406,19 +406,19 @@ def test_older_schema_is_backed_up_then_upgraded(db: Path, tmp_path: Path, monke
     with Store.open(url(db)) as store:
         assert store.results(run) == [dataclasses.replace(rec, result_id=rid)]
         assert store.run_meta(run) == {"k": "v"}
-    backup = db.with_name(db.name + ".bak-0004")
+    backup = db.with_name(db.name + ".bak-0005")
     assert backup.exists()
-    assert sql(backup, "SELECT version_num FROM alembic_version") == [("0004",)]
+    assert sql(backup, "SELECT version_num FROM alembic_version") == [("0005",)]
     assert sql(backup, "SELECT * FROM runs") == old_bytes_runs
     assert "note" not in {r[1] for r in sql(backup, "PRAGMA table_info(results)")}
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0005",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [("0006",)]
     assert "note" in {r[1] for r in sql(db, "PRAGMA table_info(results)")}
 
     Store.open(url(db)).close()  # now current: no second backup
     assert sorted(p.name for p in db.parent.glob("*.bak-*")) == [backup.name]
 
-    monkeypatch.undo()  # back to this storbench, which only knows 0004
-    with pytest.raises(StoreError, match=r"newer storbench \(schema 0005\)"):
+    monkeypatch.undo()  # back to this storbench, which only knows 0005
+    with pytest.raises(StoreError, match=r"newer storbench \(schema 0006\)"):
         Store.open(url(db))
 
 
@@ -426,10 +426,10 @@ def test_failed_migration_rolls_back(db: Path, tmp_path: Path, monkeypatch: pyte
     with Store.open(url(db)) as store:
         store.create_run("old", "run")
     _fake_next_version(tmp_path, monkeypatch, fail=True)
-    with pytest.raises(StoreError, match=r"from schema 0004 to 0005 failed: disk on fire"):
+    with pytest.raises(StoreError, match=r"from schema 0005 to 0006 failed: disk on fire"):
         Store.open(url(db))
     # transactional DDL: the column added before the failure is gone, the revision unchanged
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0004",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [("0005",)]
     assert "note" not in {r[1] for r in sql(db, "PRAGMA table_info(results)")}
     assert sql(db, "SELECT label FROM runs") == [("old",)]
 

@@ -1062,6 +1062,10 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
                 "setup": {"name": setup.name, **setup_to_table(setup)},
             }
             run_id = store.create_run(label=label, kind="run", suite=study.suite, meta=meta)
+    publish = getattr(ctx.reporter, "publish_live", None)
+    if publish is not None:  # storbench serve's live page: this setup's run, as part of its study
+        publish(store, run_id, total=0, kind="matrix",
+                study={"label": study.label, "setup": setup.name, "index": index, "setups": [s.name for s in study.setups]})  # fmt: skip
     td = Teardown()  # what was built, undone in reverse
     settings_td = Teardown()  # device settings, restored after everything else
     outcome: runner_mod.RunOutcome | None = None

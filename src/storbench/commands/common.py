@@ -142,39 +142,10 @@ def default_repeat(environ) -> int:
 
 
 def _public(records: Sequence[ResultRecord]) -> list[dict]:
-    """Public records, each with the statistics over its workload's repetitions in its run."""
-    from ..metrics import repetition_stats
-    from ..render.terminal import group_records
-    from ..serialize import result_record_to_public
-    from ..stats import summary_to_dict
+    """The ``--json`` form of ``records`` (:func:`storbench.render.public.records_to_public`)."""
+    from ..render.public import records_to_public
 
-    stats_of: dict[int, dict] = {}
-    for group in group_records(records):
-        by_run: dict[int, list[ResultRecord]] = {}
-        for rec in group:
-            by_run.setdefault(rec.run_id, []).append(rec)
-        for members in by_run.values():
-            stats = {
-                d: {m: summary_to_dict(s) for m, s in metrics.items()}
-                for d, metrics in repetition_stats([r.fio for r in members]).items()
-            }
-            for rec in members:
-                stats_of[id(rec)] = stats
-    out = [result_record_to_public(r, stats_of.get(id(r))) for r in records]
-    # each finding names the workloads of its run that have it too (a run-wide one: all of them)
-    covers: dict[tuple[int, str, str], list[str]] = {}
-    for group in group_records(records):
-        last = group[-1]
-        for f in last.findings:
-            names = covers.setdefault((last.run_id, f.check, f.severity), [])
-            if last.workload not in names:
-                names.append(last.workload)
-    for rec, pub in zip(records, out):
-        for f, fd in zip(rec.findings, pub["findings"]):
-            fd["workloads"] = covers.get(
-                (rec.run_id, f.check, f.severity), [rec.workload]
-            )
-    return out
+    return records_to_public(records)
 
 
 def _resolve_runs(store, refs: Sequence[str]) -> list[int]:

@@ -80,6 +80,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
         from .run import _CliReporter
 
         reporter = stack.enter_context(_CliReporter(app, app.env.show_progress))
+        reporter.publish_live(store, run_id, total=0, kind="curve")
         telemetry = DescribeOnce(runner.SystemTelemetry())
         status, reason = "complete", None
         runners: list[CurveRunner] = []

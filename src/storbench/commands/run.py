@@ -46,6 +46,8 @@ class _CliReporter:
         self.task = None
         #: (check, severity) -> how many workloads had it (said once, see workload_done)
         self.said: dict[tuple[str, str], int] = {}
+        #: the run's live state in the store (storbench serve's live page), once the run has an id
+        self.live = None
 
     def __enter__(self):
         if self.show:
@@ -73,7 +75,22 @@ class _CliReporter:
         if self.progress is not None:
             self.progress.__exit__(*exc)
 
+    def publish_live(self, store, run_id: int, total: int, kind: str = "run", study=None) -> None:
+        """From now on, publish the run's live state through ``store`` (see storbench.live)."""
+        from ..live import LivePublisher
+
+        self.live = LivePublisher(store, run_id, total=total, planned_s=self.planned_s, kind=kind, study=study)
+
+    def _live(self, method: str, *args) -> None:
+        if self.live is None:
+            return
+        was = self.live.broken
+        getattr(self.live, method)(*args)
+        if self.live.broken and not was:
+            self.console.print(f"  note: {self.live.broken}", highlight=False, markup=False)
+
     def workload_started(self, workload, target, index, total, repetition) -> None:
+        self._live("started", workload.name, target.display, index, total, repetition)
         desc = f"[{index + 1}/{total}] {workload.name}" + (f" #{repetition + 1}" if repetition else "")
         if self.progress is not None:
             if self.task is not None:
@@ -91,6 +108,7 @@ class _CliReporter:
         return f"{left // 60}m{left % 60:02d}s"
 
     def status(self, status) -> None:
+        self._live("status", status)
         if self.progress is None or self.task is None:
             return
         fields = {"run_eta": self._run_eta()}
@@ -105,6 +123,7 @@ class _CliReporter:
             self.progress.update(self.task, **fields)
 
     def workload_done(self, record: ResultRecord) -> None:
+        self._live("done", record)
         from ..render.terminal import direction_rows
         from ..render.units import fmt_bw, fmt_iops, fmt_ns
 
@@ -128,9 +147,11 @@ class _CliReporter:
 
 
     def note(self, text: str) -> None:
+        self._live("note", text)
         self.console.print(f"  {text}", highlight=False, markup=False)
 
     def workload_failed(self, workload, target, reason) -> None:
+        self._live("failed", workload.name, target.display, reason)
         self.console.print(f"  FAILED {workload.name} on {target.display}: {reason}", highlight=False, markup=False)
 
 
@@ -585,6 +606,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                     previous.setdefault((rec.workload, target), []).append(rec)
             store.reopen_run(run_id)
         reporter = stack.enter_context(_CliReporter(app, show_progress, planned_s=total_seconds(estimates)[0]))
+        reporter.publish_live(store, run_id, total=len(specs))
         try:
             if request.precondition and resume_run is None:
                 from ..precondition import precondition

@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Select, create_engine, event, func, inspect, select, text, update
+from sqlalchemy import Select, create_engine, delete, event, func, insert, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
@@ -50,7 +50,7 @@ from storbench import __version__
 from storbench.errors import StoreError, UsageError
 from storbench.model import Finding, FioResult, ResultRecord, RunInfo
 from storbench.serialize import fio_result_from_dict, fio_result_to_dict
-from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, results, runs
+from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, live_runs, results, runs
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS_DIR", "Store", "default_db_url"]
 
@@ -500,8 +500,35 @@ class Store:
         def work(conn: Connection) -> None:
             if conn.execute(stmt).rowcount == 0:
                 raise self._not_found(conn, run_id)
+            conn.execute(delete(live_runs).where(live_runs.c.run_id == run_id))  # its live state ends with it
 
         self._write(work)
+
+    def publish_live(self, run_id: int, state: Mapping[str, Any]) -> None:
+        """Replace the live state of run ``run_id`` (a JSON-compatible dict, :mod:`storbench.live`)."""
+        text = json.dumps(state, allow_nan=False, separators=(",", ":"))
+        now = self._now()
+
+        def work(conn: Connection) -> None:
+            done = conn.execute(update(live_runs).where(live_runs.c.run_id == run_id).values(updated_at=now, state_json=text)).rowcount
+            if not done:
+                conn.execute(insert(live_runs).values(run_id=run_id, updated_at=now, state_json=text))
+
+        self._write(work)
+
+    def live_states(self, run_id: int | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """(run id, updated at, state) of the runs publishing a live state (or of ``run_id``), newest first."""
+        query = select(live_runs).order_by(live_runs.c.run_id.desc())
+        if run_id is not None:
+            query = query.where(live_runs.c.run_id == run_id)
+        rows = self._read(lambda conn: list(conn.execute(query)))
+        out = []
+        for row in rows:
+            try:
+                out.append((row.run_id, row.updated_at, json.loads(row.state_json)))
+            except ValueError:
+                continue  # a state cut by a crash: the run shows as running, without its live figures
+        return out
 
     # ----------------------------------------------------------------- reads
 
@@ -544,6 +571,123 @@ class Store:
         if limit is not None:
             query = query.limit(limit)
         return self._read(lambda conn: [self._run_info(r) for r in conn.execute(query)])
+
+    def query_runs(
+        self,
+        *,
+        label_prefix: str | None = None,
+        target: str | None = None,
+        suite: str | None = None,
+        host: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        check: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[RunInfo], int]:
+        """One page of runs, newest first, and how many match in all (storbench serve's runs page).
+
+        ``target``: a result's target contains it; ``host``: a result ran on it (host:port) or the
+        run's host name contains it; ``since``/``until``: ISO dates or times (``2026-12-01``)
+        compared with the run's start; ``check``: a result has a finding with that check id.
+        Every value is a bound parameter: no SQL is built from the text."""
+        conds = []
+        if label_prefix:
+            prefix = self._enc(label_prefix) or ""
+            conds.append(func.substr(runs.c.label, 1, len(prefix)) == prefix)
+        if suite:
+            conds.append(runs.c.suite == self._enc(suite))
+        if since:
+            conds.append(runs.c.created_at >= since)
+        if until:
+            conds.append(runs.c.created_at < until + ("T99" if "T" not in until else ""))  # a date: the whole day
+        if status:
+            conds.append(runs.c.status == status)
+
+        def has_result(*where: Any) -> Any:
+            return select(results.c.id).where(results.c.run_id == runs.c.id, *where).correlate(runs).exists()
+
+        if target:
+            conds.append(has_result(func.instr(results.c.target, self._enc(target)) > 0))
+        if host:
+            conds.append(has_result(func.instr(results.c.host, self._enc(host)) > 0) | (func.instr(runs.c.meta_json, self._enc(host)) > 0))
+        if check:
+            conds.append(has_result(func.instr(results.c.findings_json, json.dumps(check)) > 0))
+        base = self._run_query().where(*conds).order_by(runs.c.id.desc()).offset(max(0, offset)).limit(max(1, limit))
+        counted = select(func.count()).select_from(runs).where(*conds)
+
+        def work(conn: Connection) -> tuple[list[RunInfo], int]:
+            return [self._run_info(r) for r in conn.execute(base)], int(conn.execute(counted).scalar_one())
+
+        return self._read(work)
+
+    def run_digests(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """For each run: its distinct targets and hosts, and its findings' checks by severity (a page of runs at once)."""
+        if not run_ids:
+            return {}
+        query = select(results.c.run_id, results.c.target, results.c.host, results.c.findings_json).where(results.c.run_id.in_(list(run_ids)))
+        out: dict[int, dict[str, Any]] = {rid: {"targets": [], "hosts": [], "checks": {}} for rid in run_ids}
+        for row in self._read(lambda conn: list(conn.execute(query))):
+            d = out[row.run_id]
+            target, host = self._dec(row.target), self._dec(row.host)
+            if target and target not in d["targets"]:
+                d["targets"].append(target)
+            if host and host != "all" and host not in d["hosts"]:
+                d["hosts"].append(host)
+            try:
+                stored = json.loads(row.findings_json) if row.findings_json else {}
+            except ValueError:
+                stored = {}
+            for f in stored.get("findings", []) if isinstance(stored, dict) else []:
+                if isinstance(f, dict) and f.get("severity") in ("warning", "invalid"):
+                    d["checks"].setdefault(f.get("check"), f.get("severity"))
+        return out
+
+    def results_of_workload(self, workload: str, target: str | None = None, label_prefix: str | None = None,
+                            limit: int = 500) -> list[ResultRecord]:  # fmt: skip
+        """The newest ``limit`` results of one workload (on one target, in runs whose label starts
+        with ``label_prefix``), oldest first: a trend over time."""
+        query = select(results).where(results.c.workload == self._enc(workload))
+        if target:
+            query = query.where(results.c.target == self._enc(target))
+        if label_prefix:
+            prefix = self._enc(label_prefix) or ""
+            query = query.where(results.c.run_id.in_(select(runs.c.id).where(func.substr(runs.c.label, 1, len(prefix)) == prefix)))
+        query = query.order_by(results.c.id.desc()).limit(limit)
+        rows = self._read(lambda conn: list(conn.execute(query)))
+        return [self._record(r) for r in reversed(rows)]
+
+    def result(self, result_id: int) -> ResultRecord | None:
+        """One result by its id, or None."""
+        row = self._read(lambda conn: conn.execute(select(results).where(results.c.id == result_id)).first())
+        return None if row is None else self._record(row)
+
+    def last_results(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """The newest result of each (workload, target, host) among the newest results (at most
+        ``limit`` of them): the headline columns only, not the whole record (``/metrics``)."""
+        newest = select(func.max(results.c.id).label("id")).group_by(results.c.workload, results.c.target, results.c.host)
+        newest = newest.order_by(func.max(results.c.id).desc()).limit(limit).subquery()
+        query = select(results.c.id, results.c.run_id, results.c.workload, results.c.target, results.c.host, results.c.created_at,
+                       results.c.read_iops, results.c.write_iops, results.c.read_bw_bytes, results.c.write_bw_bytes,
+                       runs.c.label).join(newest, newest.c.id == results.c.id).join(runs, runs.c.id == results.c.run_id)  # fmt: skip
+        rows = self._read(lambda conn: list(conn.execute(query.order_by(results.c.id))))
+        return [{"result_id": r.id, "run_id": r.run_id, "workload": self._dec(r.workload), "target": self._dec(r.target),
+                 "host": self._dec(r.host), "label": self._dec(r.label), "created_at": r.created_at,
+                 "read_iops": r.read_iops, "write_iops": r.write_iops, "read_bw_bytes": r.read_bw_bytes,
+                 "write_bw_bytes": r.write_bw_bytes} for r in rows]  # fmt: skip
+
+    def runs_with_meta_key(self, key: str, limit: int = 200) -> list[tuple[RunInfo, dict[str, Any]]]:
+        """The newest runs whose metadata has ``key`` (a curve, a steady-state window), with their metadata."""
+        query = self._run_query().where(func.instr(runs.c.meta_json, json.dumps(key) + ":") > 0).order_by(runs.c.id.desc()).limit(limit)
+        rows = self._read(lambda conn: list(conn.execute(query)))
+        out = []
+        for r in rows:
+            meta = self._meta_of(r.meta_json)
+            if key in meta:
+                meta.pop("owner", None)
+                out.append((self._run_info(r), meta))
+        return out
 
     def get_run(self, run_id: int) -> RunInfo:
         """One run; :class:`UsageError` naming the valid range when there is no such run."""

@@ -99,6 +99,17 @@ results = Table(
     Index("ix_results_run_id", "run_id"),
 )
 
+#: 0005: the live state of a run in progress (plan, current workload, fio's per-second rates,
+#: results and findings so far), written by the run at most once a second and removed when it
+#: finishes; ``state_json`` is :mod:`storbench.live`'s versioned form.
+live_runs = Table(
+    "live_runs",
+    metadata,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("updated_at", String(40), nullable=False),
+    Column("state_json", Text, nullable=False),
+)
+
 #: 0003: ``storbench net`` measurements, one row per iperf3 run.  ``direction`` is
 #: ``to-server`` (iperf3's default: the client sends, as when writing to a share) or
 #: ``from-server`` (``-R``: as when reading); ``bits_per_second`` is what the receiver

@@ -1,0 +1,73 @@
+"""``storbench serve``: the history in the browser (read only), with runs in progress live."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import click
+
+from ..errors import UsageError
+from .common import App, pass_app
+
+#: addresses that reach only this machine: no token needed
+LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
+
+
+def needs_token(bind: str) -> bool:
+    """Binding anything but this machine's own loopback address needs a token."""
+    return bind not in LOOPBACK_NAMES
+
+
+def _check_bind(bind: str, port: int) -> None:
+    try:
+        ipaddress.ip_address(bind)
+    except ValueError:
+        if bind != "localhost":
+            raise UsageError(f"--bind {bind!r} is not an IP address (give one, such as 127.0.0.1 or 0.0.0.0)") from None
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((bind if bind != "localhost" else "127.0.0.1", port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {bind}:{port}: {exc.strerror or exc} (another server on that port? give --port)") from None
+
+
+@click.command()
+@click.option("--db", "db", metavar="URL", help="The results database to show (default: storbench's, as for every command).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="TCP port to listen on.")
+@click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on; any other than 127.0.0.1, ::1 or localhost needs --token.")
+@click.option("--token", envvar="STORBENCH_TOKEN", metavar="TEXT", help="Every request must carry it (?token=... once in the browser, or Authorization: Bearer ...); also from $STORBENCH_TOKEN.")
+@pass_app
+def serve(app: App, db, port, bind, token):
+    """Browse the stored history in a web browser: runs, run pages, compare, trend, curves, live runs.
+
+    Read only: it never starts a run or changes the store.  Every script and style is served by
+    storbench itself (works offline).  Ctrl-C stops it.
+    """
+    if needs_token(bind) and not token:
+        raise UsageError(f"--bind {bind} makes the results reachable from other machines: give --token TEXT (or set STORBENCH_TOKEN)")
+    if token is not None and (len(token) < 8 or any(c.isspace() for c in token)):
+        raise UsageError("--token must be at least 8 characters without spaces")
+    if db:
+        app = App(env=app.env, db_option=db)
+    url = app.db_url
+    if url.startswith("sqlite:///") and not os.path.exists(url.removeprefix("sqlite:///")):
+        raise UsageError(f"no results database at {url.removeprefix('sqlite:///')} yet (storbench run creates it; or give --db)")
+    _check_bind(bind, port)
+    import uvicorn
+
+    from ..serve.app import create_app
+
+    store = app.open_store()
+    try:
+        asgi = create_app(store, token=token)
+        host = f"[{bind}]" if ":" in bind else bind
+        app.err(f"storbench serve: http://{host}:{port}/ showing {store.display} (read only); Ctrl-C stops it")
+        config = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", access_log=False, lifespan="off",
+                                server_header=False, timeout_graceful_shutdown=2)  # fmt: skip
+        uvicorn.Server(config).run()
+    finally:
+        store.close()

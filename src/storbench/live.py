@@ -1,0 +1,186 @@
+"""A run's live state, published through the store so that ``storbench serve`` shows it from any
+process or host that reads the same store.
+
+:class:`LiveState` (pure) is what a run is doing now: its plan and ETA, the workload and
+repetition running, fio's per-second rates (from its status lines), each result as it is
+stored and each finding as it is judged.  :class:`LivePublisher` (the edge) writes it with
+:meth:`storbench.store.Store.publish_live`: at once when a workload starts or ends, and at most
+once every :data:`INTERVAL_S` seconds for fio's rates, so that a run pays one small write per
+second.  A store that cannot take the write stops the publishing (said once), never the run.
+:meth:`~storbench.store.Store.finish_run` removes the state.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Version of the published form (``state["version"]``).
+LIVE_VERSION = 1
+#: fio's rates are published at most this often (seconds)
+INTERVAL_S = 1.0
+#: the per-second samples kept in the state (the live chart's width)
+MAX_SAMPLES = 300
+MAX_NOTES = 20
+
+_DEC = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def parse_rate_text(text: str | None) -> float | None:
+    """fio's status bandwidth (``r=99.8MiB/s,w=1300KiB/s``) in bytes/s, summed over directions."""
+    if not text:
+        return None
+    total, found = 0.0, False
+    for m in re.finditer(r"[rwt]=([0-9.]+)([KMGTP]?)(i?)B/s", text):
+        base = 1024 if m.group(3) else 1000  # MiB/s is binary, MB/s decimal
+        power = "KMGTP".index(m.group(2)) + 1 if m.group(2) else 0
+        total += float(m.group(1)) * base**power
+        found = True
+    return total if found else None
+
+
+def parse_iops_text(text: str | None) -> float | None:
+    """fio's status IOPS (``r=25.6k`` / ``r=758,w=325``), summed over directions."""
+    if not text:
+        return None
+    values = [float(m.group(1)) * _DEC[m.group(2)] for m in re.finditer(r"[rwt]=([0-9.]+)([kKMG]?)", text)]
+    return sum(values) if values else None
+
+
+@dataclass
+class LiveState:
+    """What a run in progress is doing (mutable while it runs; :meth:`to_dict` is the published form)."""
+
+    run_id: int
+    total: int
+    planned_s: float | None
+    started_at: float
+    kind: str = "run"
+    #: a matrix study's label and setups ({"label", "setup", "setups"}), for the compare page at its end
+    study: dict[str, Any] | None = None
+    index: int | None = None
+    workload: str | None = None
+    target: str | None = None
+    repetition: int = 0
+    workload_started_at: float | None = None
+    percent: float | None = None
+    eta_s: int | None = None
+    rate_text: str | None = None
+    iops_now: float | None = None
+    bw_now: float | None = None
+    samples: list[list[Any]] = field(default_factory=list)  # [t_s since start, iops, bw_bytes]
+    results: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self, now: float) -> dict[str, Any]:
+        elapsed = max(0.0, now - self.started_at)
+        return {
+            "version": LIVE_VERSION,
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "study": self.study,
+            "total": self.total,
+            "planned_s": self.planned_s,
+            "elapsed_s": round(elapsed, 1),
+            "eta_run_s": None if self.planned_s is None else max(0, round(self.planned_s - elapsed)),
+            "published_at": now,
+            "current": None if self.workload is None else {
+                "index": self.index, "workload": self.workload, "target": self.target, "repetition": self.repetition,
+                "percent": self.percent, "eta_s": self.eta_s, "rates": self.rate_text,
+                "iops": self.iops_now, "bw_bytes": self.bw_now,
+            },
+            "samples": self.samples[-MAX_SAMPLES:],
+            "results": self.results,
+            "findings": self.findings,
+            "failures": self.failures,
+            "notes": self.notes[-MAX_NOTES:],
+        }  # fmt: skip
+
+
+def result_summary(record: Any) -> dict[str, Any]:
+    """A stored result as the live page lists it: its id, place and figures per direction."""
+    from .metrics import direction_figures
+
+    return {
+        "result_id": record.result_id,
+        "workload": record.workload,
+        "target": record.target,
+        "host": record.host,
+        "repetition": record.repetition,
+        "figures": {d: {k: v for k, v in f.items()} for d, f in direction_figures(record.fio).items()},
+    }
+
+
+class LivePublisher:
+    """Keeps a :class:`LiveState` and writes it to ``store`` (see the module's text)."""
+
+    def __init__(self, store: Any, run_id: int, *, total: int, planned_s: float | None, kind: str = "run",
+                 study: Mapping[str, Any] | None = None, clock: Callable[[], float] = time.time,
+                 interval_s: float = INTERVAL_S) -> None:  # fmt: skip
+        self.store = store
+        self.clock = clock
+        self.interval_s = interval_s
+        self.state = LiveState(run_id=run_id, total=total, planned_s=planned_s, started_at=clock(), kind=kind,
+                               study=dict(study) if study is not None else None)  # fmt: skip
+        self.last_published: float | None = None
+        #: why publishing stopped (the store refused a write), once it has
+        self.broken: str | None = None
+        self._publish(force=True)
+
+    def _publish(self, force: bool = False) -> None:
+        if self.broken is not None:
+            return
+        now = self.clock()
+        if not force and self.last_published is not None and now - self.last_published < self.interval_s:
+            return
+        try:
+            self.store.publish_live(self.state.run_id, self.state.to_dict(now))
+        except Exception as exc:  # the run goes on; only its live view stops
+            self.broken = f"live view stopped: {exc}"
+            return
+        self.last_published = now
+
+    def started(self, workload: str, target: str, index: int, total: int, repetition: int) -> None:
+        s = self.state
+        s.index, s.workload, s.target, s.repetition = index, workload, target, repetition
+        s.total = max(s.total, total)
+        s.workload_started_at, s.percent, s.eta_s, s.rate_text, s.iops_now, s.bw_now = self.clock(), None, None, None, None, None
+        self._publish(force=True)
+
+    def status(self, status: Any) -> None:
+        s = self.state
+        s.percent, s.eta_s = status.percent, status.eta_s
+        s.rate_text = " ".join(x for x in (status.bw_text, f"{status.iops_text} IOPS" if status.iops_text else None) if x) or s.rate_text
+        iops, bw = parse_iops_text(status.iops_text), parse_rate_text(status.bw_text)
+        if iops is not None or bw is not None:
+            s.iops_now, s.bw_now = iops, bw
+            s.samples.append([round(self.clock() - s.started_at, 1), iops, bw])
+            del s.samples[:-MAX_SAMPLES]
+        self._publish()
+
+    def done(self, record: Any) -> None:
+        self.state.results.append(result_summary(record))
+        seen = {(f["check"], f["workload"]) for f in self.state.findings}
+        for f in record.findings:
+            if (f.check, record.workload) not in seen:
+                self.state.findings.append({"check": f.check, "severity": f.severity, "message": f.message, "fix": f.fix, "workload": record.workload})
+        self._publish(force=True)
+
+    def failed(self, workload: str, target: str, reason: str) -> None:
+        self.state.failures.append({"workload": workload, "target": target, "reason": reason})
+        self._publish(force=True)
+
+    def note(self, text: str) -> None:
+        self.state.notes.append(text)
+        self._publish()
+
+
+def is_fresh(state: Mapping[str, Any], now: float, stale_s: float = 30.0) -> bool:
+    """A published state newer than ``stale_s`` seconds (a run killed without finishing leaves an old one)."""
+    published = state.get("published_at")
+    return isinstance(published, (int, float)) and now - published <= stale_s

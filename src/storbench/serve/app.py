@@ -1,0 +1,418 @@
+"""The web application (Starlette, ASGI): routes, parameters, the token, the store.
+
+Read-only by construction: every route is GET (HEAD too); the store is only read.  Parameters
+are validated here (integers, bounded text, known names) and passed to the store as bound
+values; a run or result that does not exist is a 404 page (or a JSON error under ``/api``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from ..errors import StorbenchError, UsageError
+from . import prometheus, views
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+PLOTLY = HERE.parent / "render" / "vendor" / "plotly-basic.min.js"
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+MAX_COMPARE = 50
+MAX_TEXT = 200
+
+
+@functools.lru_cache(maxsize=1)
+def _templates() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    env.filters["tojson_compact"] = lambda v: json.dumps(v, allow_nan=False, separators=(",", ":"))
+    return env
+
+
+def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(_templates().get_template(name).render(**context), status_code=status)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _text(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    if value is None or value.strip() == "":
+        return None
+    if len(value) > MAX_TEXT or "\x00" in value:
+        raise HTTPException(400, f"parameter {name!r} is too long or holds a NUL byte (at most {MAX_TEXT} characters)")
+    return value.strip()
+
+
+def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or not lo <= int(value) <= hi:
+        raise HTTPException(400, f"parameter {name!r} must be a whole number from {lo} to {hi}, got {value[:40]!r}")
+    return int(value)
+
+
+def _run_ids(request: Request) -> list[int]:
+    values = request.query_params.getlist("run")
+    if not all(v.isdigit() for v in values):
+        raise HTTPException(400, "parameter 'run' must be run ids (whole numbers)")
+    ids = list(dict.fromkeys(int(v) for v in values))
+    if len(ids) > MAX_COMPARE:
+        raise HTTPException(400, f"at most {MAX_COMPARE} runs at once, got {len(ids)}")
+    return ids
+
+
+_DATE_OK = set("0123456789-:TZ")
+
+
+def _date(request: Request, name: str) -> str | None:
+    value = _text(request, name)
+    if value is not None and (not set(value) <= _DATE_OK or len(value) > 20):
+        raise HTTPException(400, f"parameter {name!r} must be a date or time like 2026-12-01 or 2026-12-01T08:00, got {value[:40]!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- the app
+
+
+class Server:
+    """The handlers, over one open store."""
+
+    def __init__(self, store: Any, *, title: str) -> None:
+        self.store = store
+        self.title = title
+
+    def _run(self, run_id: int):
+        try:
+            return self.store.get_run(run_id)
+        except UsageError:
+            raise HTTPException(404, f"no run {run_id} in this store") from None
+
+    def _filters(self, request: Request) -> dict[str, Any]:
+        status = _text(request, "status")
+        if status is not None and status not in ("running", "complete", "incomplete", "failed"):
+            raise HTTPException(400, "parameter 'status' must be running, complete, incomplete or failed")
+        return {"label_prefix": _text(request, "label"), "target": _text(request, "target"), "suite": _text(request, "suite"),
+                "host": _text(request, "host"), "since": _date(request, "since"), "until": _date(request, "until"),
+                "check": _text(request, "finding"), "status": status}  # fmt: skip
+
+    def runs_data(self, request: Request) -> dict[str, Any]:
+        filters = self._filters(request)
+        per_page = _int(request, "per_page", PAGE_SIZE, 1, MAX_PAGE_SIZE)
+        page = _int(request, "page", 1, 1, 10**7)
+        infos, total = self.store.query_runs(**filters, offset=(page - 1) * per_page, limit=per_page)
+        digests = self.store.run_digests([i.run_id for i in infos])
+        rows = [views.run_row(i, digests.get(i.run_id, {})) for i in infos]
+        return {"runs": rows, "total": total, "page": page, "per_page": per_page, "pages": max(1, math.ceil(total / per_page)),
+                "filters": {k: v for k, v in filters.items() if v is not None}}  # fmt: skip
+
+    def runs_page(self, request: Request) -> Response:
+        data = self.runs_data(request)
+        query = {("label" if k == "label_prefix" else "finding" if k == "check" else k): v for k, v in data["filters"].items()}
+        return _page("runs.html.j2", title=self.title, **data, query=query)
+
+    def runs_api(self, request: Request) -> Response:
+        return JSONResponse(self.runs_data(request))
+
+    def _records(self, run_id: int):
+        return self.store.results(run_id)
+
+    def run_page(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        info = self._run(run_id)
+        records = self._records(run_id)
+        meta = self.store.run_meta(run_id)
+        from ..render.glance import glance
+        from ..render.html import default_headlines
+        from ..storage import format_storage
+
+        heads = default_headlines(records)
+        shown = glance(records, heads) if records else None
+        storages, seen = [], set()
+        for r in records:
+            key = (r.target, r.host)
+            if r.storage is not None and key not in seen:
+                seen.add(key)
+                storages.append({"target": r.target, "host": r.host, "lines": format_storage(r.storage)})
+        jobs, seen_jobs = [], set()
+        for r in records:
+            if r.workload not in seen_jobs:
+                seen_jobs.add(r.workload)
+                jobs.append({"workload": r.workload, "job_text": r.job_text, "result_id": r.result_id})
+        charts = []
+        for r in records:
+            if r.repetition == 0 and r.host in (None, "all") and (fig := views.series_figure(r)) is not None:
+                charts.append(fig)
+        live = self.store.live_states(run_id)
+        return _page("run.html.j2", title=f"run {run_id}" + (f" ({info.label})" if info.label else ""), info=info,
+                     glance=shown, rows=views.result_rows(records), findings=views.findings_once(records),
+                     storages=storages, jobs=jobs, charts=charts[:12], argv=meta.get("argv"),
+                     live=bool(live), site=self.title)  # fmt: skip
+
+    def run_api(self, request: Request) -> Response:
+        from ..render.public import records_to_public
+
+        run_id = request.path_params["run_id"]
+        info = self._run(run_id)
+        return JSONResponse({"run": views.run_row(info, self.store.run_digests([run_id]).get(run_id, {})),
+                             "results": records_to_public(self._records(run_id))})  # fmt: skip
+
+    def result_raw(self, request: Request) -> Response:
+        result_id = request.path_params["result_id"]
+        record = self.store.result(result_id)
+        if record is None:
+            raise HTTPException(404, f"no result {result_id} in this store")
+        return PlainTextResponse(record.raw_output)
+
+    def report(self, request: Request) -> Response:
+        ids = [request.path_params["run_id"]] if "run_id" in request.path_params else _run_ids(request)
+        if not ids:
+            raise HTTPException(400, "give the runs to report: ?run=1&run=2")
+        from ..commands.report import build_report
+
+        for rid in ids:
+            self._run(rid)
+        try:
+            html = build_report(self.store, ids)
+        except StorbenchError as exc:
+            raise HTTPException(400, str(exc)) from None
+        return HTMLResponse(html)
+
+    def compare_data(self, request: Request) -> dict[str, Any]:
+        from .. import compare as cmp_mod
+        from ..render.compare import compare_to_json
+        from ..render.html import default_headlines
+
+        ids = _run_ids(request)
+        label = _text(request, "label")
+        if label and not ids:
+            ids = [i.run_id for i in self.store.query_runs(label_prefix=label, limit=MAX_COMPARE)[0]][::-1]
+        if len(ids) < 1:
+            raise HTTPException(400, "give two or more runs to compare: ?run=1&run=2 (or ?label=PREFIX)")
+        names, records = {}, []
+        for rid in ids:
+            info = self._run(rid)
+            names[rid] = info.label or f"run {rid}"
+            records.extend(self.store.results(rid))
+        groups = cmp_mod.configurations(records, names)
+        if len(groups) < 2:
+            raise HTTPException(400, f"compare needs at least two configurations (two runs, or a run with several targets), got {len(groups)}")
+        baseline = _text(request, "baseline")
+        keys = [c.key for c, _ in groups]
+        if baseline is not None and baseline not in keys:
+            raise HTTPException(400, f"parameter 'baseline' must be one of {', '.join(keys)}")
+        cmp = cmp_mod.compare(groups, baseline)
+        heads = default_headlines(records)
+        by_config = {c.key: list(m) for c, m in groups}
+        diffs = cmp_mod.config_differences(cmp, by_config)
+        data = compare_to_json(cmp)
+        for c in data["configs"]:
+            c.pop("storage", None)
+        data["summary"] = cmp_mod.summary_sentences(cmp, heads)
+        data["verdicts"] = cmp_mod.verdict_lines(cmp, heads)
+        data["differences"] = [{"field": d.field, "values": list(d.values), "variable": d.variable, "workload": d.workload} for d in diffs]
+        data["run_ids"] = ids
+        data["_cmp"] = cmp
+        return data
+
+    def compare_page(self, request: Request) -> Response:
+        from ..compare import metric_label
+        from ..render.compare import compact_cell
+
+        data = self.compare_data(request)
+        cmp = data.pop("_cmp")
+        rows = []
+        for row in cmp.rows:
+            rows.append({"workload": row.workload,
+                         "figure": row.metric if row.direction == "result" else f"{row.direction} {metric_label(row.metric)}",
+                         "cells": [compact_cell(row, cell, row.versus[i]).split("\n") for i, cell in enumerate(row.cells)],
+                         "verdicts": [v.verdict if v is not None else None for v in row.versus]})  # fmt: skip
+        return _page("compare.html.j2", title="compare " + " vs ".join(c.name for c in cmp.configs), data=data, rows=rows,
+                     configs=cmp.configs, baseline=cmp.baseline, site=self.title)  # fmt: skip
+
+    def compare_api(self, request: Request) -> Response:
+        data = self.compare_data(request)
+        data.pop("_cmp")
+        return JSONResponse(data)
+
+    def trend_data(self, request: Request) -> dict[str, Any]:
+        from ..render.html import default_headlines
+
+        workload = _text(request, "workload")
+        if workload is None:
+            raise HTTPException(400, "give the workload to follow: ?workload=NAME (and &target=PATH or &label=PREFIX)")
+        target, label = _text(request, "target"), _text(request, "label")
+        limit = _int(request, "limit", 200, 2, 5000)
+        records = [r for r in self.store.results_of_workload(workload, target, label, limit=limit * 10) if r.host in (None, "all")]
+        run_ids = list(dict.fromkeys(r.run_id for r in records))[-limit:]
+        records = [r for r in records if r.run_id in set(run_ids)]
+        runs = {rid: self.store.get_run(rid) for rid in run_ids}
+        headline = default_headlines(records[-1:]).get(workload, "iops")
+        trend = views.trend_points(records, runs, headline)
+        trend.update(workload=workload, target=target, label=label)
+        return trend
+
+    def trend_page(self, request: Request) -> Response:
+        trend = self.trend_data(request)
+        fig = views.trend_figure(trend, f"{trend['workload']}: {trend['metric_words']} per run") if trend["points"] else None
+        return _page("trend.html.j2", title=f"trend of {trend['workload']}", trend=trend, figure=fig, site=self.title)
+
+    def trend_api(self, request: Request) -> Response:
+        return JSONResponse(self.trend_data(request))
+
+    def curves_data(self) -> list[dict[str, Any]]:
+        return views.curve_items(self.store.runs_with_meta_key("curve_result"))
+
+    def curves_page(self, request: Request) -> Response:
+        curves = self.curves_data()
+        return _page("curves.html.j2", title="curves", curves=curves, figure=views.curves_figure(curves), site=self.title)
+
+    def curves_api(self, request: Request) -> Response:
+        return JSONResponse({"curves": self.curves_data()})
+
+    def live_list(self) -> list[dict[str, Any]]:
+        out = []
+        for run_id, updated_at, state in self.store.live_states():
+            info = self.store.get_run(run_id)
+            if info.status == "running":
+                out.append({"run_id": run_id, "label": info.label, "updated_at": updated_at, "state": state, **views.live_text(state)})
+        return out
+
+    def live_index(self, request: Request) -> Response:
+        return _page("live_index.html.j2", title="live runs", runs=self.live_list(), site=self.title)
+
+    def live_api_list(self, request: Request) -> Response:
+        return JSONResponse({"runs": self.live_list()})
+
+    def live_data(self, run_id: int) -> dict[str, Any]:
+        info = self._run(run_id)
+        states = self.store.live_states(run_id)
+        state = states[0][2] if states and info.status == "running" else None
+        out: dict[str, Any] = {"run_id": run_id, "label": info.label, "status": info.status, "reason": info.reason,
+                               "state": state, "server_time": time.time()}  # fmt: skip
+        if state is not None:
+            out.update(views.live_text(state))
+        elif info.status != "running":
+            out["done_url"] = f"/runs/{run_id}"
+            study = None
+            meta = self.store.run_meta(run_id)
+            if isinstance(meta.get("study"), dict):
+                study = meta["study"].get("label")
+            if study:  # a matrix study's runs, once every setup has run: its compare page
+                done = [i for i in self.store.query_runs(label_prefix=f"{study}/", limit=MAX_COMPARE)[0] if i.status != "running"]
+                if len(done) >= 2 and not any(i.status == "running" for i in self.store.query_runs(label_prefix=f"{study}/", status="running")[0]):
+                    out["done_url"] = "/compare?" + "&".join(f"run={i.run_id}" for i in sorted(done, key=lambda i: i.run_id))
+        return out
+
+    def live_page(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        data = self.live_data(run_id)
+        return _page("live.html.j2", title=f"live: run {run_id}", data=data, site=self.title)
+
+    def live_api(self, request: Request) -> Response:
+        return JSONResponse(self.live_data(request.path_params["run_id"]))
+
+    def metrics(self, request: Request) -> Response:
+        text = prometheus.format_metrics(self.store.last_results(), [s for _, _, s in self.store.live_states()])
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _static(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name == "plotly.js":
+        return FileResponse(PLOTLY, media_type="text/javascript", headers={"Cache-Control": "max-age=86400"})
+    files = {p.name: p for p in STATIC.iterdir() if p.is_file()}
+    if name not in files:  # only the files storbench ships: no path outside them is read
+        raise HTTPException(404, f"no static file {name!r}")
+    kind = "text/css" if name.endswith(".css") else "text/javascript" if name.endswith(".js") else "application/octet-stream"
+    return FileResponse(files[name], media_type=kind)
+
+
+class TokenGuard:
+    """Every request must carry the token (``Authorization: Bearer T``, or ``?token=T`` once: a
+    cookie then keeps it for the browser) or gets 401.  ASGI middleware."""
+
+    def __init__(self, app: Callable, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip() or request.cookies.get("storbench_token") \
+            or request.query_params.get("token") or ""  # fmt: skip
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            response: Response = PlainTextResponse("401: this storbench serve needs its token (?token=... or Authorization: Bearer ...)\n", status_code=401)
+            await response(scope, receive, send)
+            return
+        if request.query_params.get("token"):
+            async def send_with_cookie(message):
+                if message["type"] == "http.response.start":
+                    message.setdefault("headers", []).append(
+                        (b"set-cookie", f"storbench_token={self.token}; HttpOnly; SameSite=Strict; Path=/".encode()))
+                await send(message)
+
+            await self.app(scope, receive, send_with_cookie)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_app(store: Any, *, token: str | None = None, title: str = "storbench") -> Any:
+    """The ASGI application over an open store (read only); with ``token``, every request needs it."""
+    s = Server(store, title=title)
+
+    async def error_page(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith("/api/") or request.url.path == "/metrics":
+            return JSONResponse({"error": exc.detail, "status": exc.status_code}, status_code=exc.status_code)
+        return _page("error.html.j2", status=exc.status_code, title=f"{exc.status_code}", message=exc.detail, site=title)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        message = str(exc) if isinstance(exc, StorbenchError) else f"{type(exc).__name__}: the page could not be made ({exc})"
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message, "status": 500}, status_code=500)
+        return _page("error.html.j2", status=500, title="500", message=message, site=title)
+
+    routes = [
+        Route("/", s.runs_page),
+        Route("/runs/{run_id:int}", s.run_page),
+        Route("/runs/{run_id:int}/report", s.report),
+        Route("/results/{result_id:int}/raw", s.result_raw),
+        Route("/report", s.report),
+        Route("/compare", s.compare_page),
+        Route("/trend", s.trend_page),
+        Route("/curves", s.curves_page),
+        Route("/live", s.live_index),
+        Route("/live/{run_id:int}", s.live_page),
+        Route("/api/runs", s.runs_api),
+        Route("/api/runs/{run_id:int}", s.run_api),
+        Route("/api/compare", s.compare_api),
+        Route("/api/trend", s.trend_api),
+        Route("/api/curves", s.curves_api),
+        Route("/api/live", s.live_api_list),
+        Route("/api/live/{run_id:int}", s.live_api),
+        Route("/metrics", s.metrics),
+        Route("/static/{name}", _static),
+        Route("/healthz", lambda request: PlainTextResponse("ok\n")),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error_page, Exception: server_error})
+    if token:
+        return TokenGuard(app, token)
+    return app

@@ -1,0 +1,75 @@
+/* storbench serve: charts (plotly, served by this server) and the live page. No other script, no request off this server. */
+(function () {
+  "use strict";
+  var CONFIG = { responsive: true, displayModeBar: false };
+
+  function fit(layout) {
+    layout = Object.assign({}, layout || {});
+    layout.autosize = true;
+    layout.font = Object.assign({ size: 12 }, layout.font || {});
+    layout.margin = Object.assign({ l: 50, r: 10, t: 40, b: 40 }, layout.margin || {});
+    if (window.innerWidth < 520) { // a phone: the title wraps above, the legend goes below, nothing off-screen
+      layout.legend = { orientation: "h", y: -0.25 };
+      layout.margin.l = 45;
+      if (layout.title && layout.title.text && layout.title.text.length > 34) {
+        layout.title = Object.assign({}, layout.title, { font: { size: 12 } });
+      }
+    }
+    return layout;
+  }
+
+  function draw(el, fig) {
+    if (!window.Plotly) { el.textContent = "(charts need plotly.js, served at /static/plotly.js)"; return; }
+    window.Plotly.newPlot(el, fig.data, fit(fig.layout), CONFIG);
+  }
+
+  document.querySelectorAll("div.chart[data-figure]").forEach(function (el) {
+    try { draw(el, JSON.parse(el.getAttribute("data-figure"))); } catch (e) { el.textContent = "chart not drawn: " + e; }
+  });
+
+  function text(id, value) { var el = document.getElementById(id); if (el) { el.textContent = value; } }
+  function seconds(s) { if (s === null || s === undefined) { return "-"; } s = Math.round(s); return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s"; }
+  function list(id, items, render) {
+    var ul = document.getElementById(id); if (!ul) { return; }
+    ul.innerHTML = "";
+    items.forEach(function (item) { var li = document.createElement("li"); render(li, item); ul.appendChild(li); });
+  }
+
+  window.storbenchLive = function (runId) {
+    var chart = document.getElementById("live-chart"), drawn = false;
+    function update(d) {
+      text("live-status", d.status);
+      var s = d.state;
+      if (!s) {
+        if (d.done_url) { window.location.assign(d.done_url); }
+        return;
+      }
+      var c = s.current || {};
+      text("live-plan", (s.kind === "matrix" && s.study ? "study " + s.study.label + ", setup " + s.study.setup + " (" + (s.study.index + 1) + "/" + s.study.setups.length + ") · " : "") +
+        (c.index !== undefined && c.index !== null ? "workload " + (c.index + 1) + " of " + s.total : "starting") + " · running for " + seconds(s.elapsed_s));
+      text("live-workload", c.workload ? c.workload + (c.repetition ? " #" + (c.repetition + 1) : "") + " on " + c.target : "-");
+      text("live-iops", d.iops);
+      text("live-bw", d.bw);
+      text("live-percent", c.percent === null || c.percent === undefined ? "-" : c.percent.toFixed(0) + "%");
+      text("live-eta", seconds(s.eta_run_s));
+      list("live-results", d.results, function (li, r) {
+        var a = document.createElement("a"); a.href = "/results/" + r.result_id + "/raw"; a.textContent = r.workload + (r.repetition ? " #" + (r.repetition + 1) : "");
+        li.appendChild(a); li.appendChild(document.createTextNode(": " + r.text));
+      });
+      list("live-findings", s.findings, function (li, f) { li.className = f.severity; li.textContent = f.severity + " [" + f.check + "] " + f.workload + ": " + f.message; });
+      list("live-notes", s.notes, function (li, n) { li.textContent = n; });
+      if (window.Plotly && s.samples.length) {
+        var trace = { type: "scatter", mode: "lines", name: "IOPS", x: s.samples.map(function (p) { return p[0]; }), y: s.samples.map(function (p) { return p[1]; }) };
+        var layout = fit({ title: { text: "fio's IOPS, per status line" }, xaxis: { title: { text: "s since the run started" } }, yaxis: { rangemode: "tozero" } });
+        if (drawn) { window.Plotly.react(chart, [trace], layout, CONFIG); } else { window.Plotly.newPlot(chart, [trace], layout, CONFIG); drawn = true; }
+      }
+    }
+    function poll() {
+      fetch("/api/live/" + runId, { cache: "no-store", credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (d) { update(d); if (d.state || !d.done_url) { setTimeout(poll, 1000); } })
+        .catch(function () { setTimeout(poll, 2000); });
+    }
+    poll();
+  };
+})();

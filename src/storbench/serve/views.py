@@ -1,0 +1,211 @@
+"""Pure: what each page of ``storbench serve`` shows, built from stored records.
+
+Every function takes records (:class:`~storbench.model.ResultRecord`, :class:`~storbench.model.RunInfo`,
+run metadata) and returns plain dicts and lists for the templates and the JSON API; nothing here
+touches the store, the network or the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
+from ..model import SEVERITIES, ResultRecord, RunInfo
+from ..render.units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, formatter
+from ..stats import VERDICT_WORSE, compare_samples, summarize
+
+#: the metrics a person reads first, per headline
+METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}
+
+
+def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
+    """One line of the runs page."""
+    checks = digest.get("checks", {})
+    return {
+        "id": info.run_id,
+        "label": info.label,
+        "kind": info.kind,
+        "suite": info.suite,
+        "status": info.status,
+        "reason": info.reason,
+        "created_at": info.created_at,
+        "finished_at": info.finished_at,
+        "results": info.result_count,
+        "targets": digest.get("targets", []),
+        "hosts": digest.get("hosts", []),
+        "invalid": sorted(c for c, s in checks.items() if s == "invalid"),
+        "warnings": sorted(c for c, s in checks.items() if s == "warning"),
+    }
+
+
+def _headline(record: ResultRecord, headlines: Mapping[str, str]) -> str:
+    return headline_metric(headlines.get(record.workload, "iops"))
+
+
+def figure_text(metric: str, value: float | None) -> str:
+    return formatter(metric)(value) if value is not None else "-"
+
+
+def result_rows(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
+    """The run page's table: one row per workload, target, host and direction, over repetitions
+    (mean ± sd, n, the 95% interval), with the findings of the last repetition."""
+    groups: dict[tuple[str, str, str], list[ResultRecord]] = {}
+    for r in records:
+        groups.setdefault((r.workload, r.target or "", r.host or ""), []).append(r)
+    rows = []
+    for (workload, target, host), recs in groups.items():
+        by_dir = repetition_stats([r.fio for r in recs])
+        for direction, metrics in by_dir.items():
+            cells = {}
+            for metric, summary in metrics.items():
+                fmt = formatter(metric) if metric in HIGHER_IS_BETTER else (lambda v: f"{v:g}")
+                lo, hi = summary.ci95 if summary.ci95 else (None, None)
+                cells[metric] = {
+                    "mean": summary.mean, "n": summary.n, "text": fmt(summary.mean),
+                    "sd": fmt(summary.stddev) if summary.stddev is not None else None,
+                    "ci": fmt_interval(lo, hi, metric, summary.n) if metric in HIGHER_IS_BETTER else None,
+                }  # fmt: skip
+            rows.append({
+                "workload": workload, "target": target, "host": host, "direction": direction, "runs": len(recs),
+                "cells": cells, "result_ids": [r.result_id for r in recs],
+                "findings": [{"check": f.check, "severity": f.severity} for f in recs[-1].findings if f.severity != "info"],
+            })  # fmt: skip
+    return rows
+
+
+def findings_once(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
+    """Every finding of the run said once: check, severity, the workloads it concerns, one
+    message (the first) as evidence and its fix; worst first."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in records:
+        for f in r.findings:
+            item = out.setdefault((f.check, f.severity), {"check": f.check, "severity": f.severity, "workloads": [],
+                                                          "message": f.message, "fix": f.fix})  # fmt: skip
+            if r.workload not in item["workloads"]:
+                item["workloads"].append(r.workload)
+    return sorted(out.values(), key=lambda f: (-SEVERITIES.index(f["severity"]), f["check"]))
+
+
+def series_figure(record: ResultRecord) -> dict[str, Any] | None:
+    """A plotly figure of one result's per-second IOPS (fio's interval logs), or None without them."""
+    series = record.series or {}
+    traces = []
+    for direction in ("read", "write"):
+        points = (series.get("iops") or {}).get(direction) if isinstance(series.get("iops"), Mapping) else None
+        if not points:
+            continue
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        traces.append({"type": "scatter", "mode": "lines", "name": f"{direction} IOPS", "x": xs, "y": ys})
+    if not traces:
+        return None
+    return {"data": traces, "layout": {"title": {"text": f"{record.workload}: IOPS per second"}, "xaxis": {"title": {"text": "s"}},
+                                       "yaxis": {"title": {"text": "IOPS"}, "rangemode": "tozero"}, "autosize": True,
+                                       "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
+
+
+def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], headline: str, alpha: float = 0.05) -> dict[str, Any]:
+    """One workload over time: per run, the headline figure's mean over its repetitions with its
+    95% interval, and whether it is significantly worse than the run before it (Welch's t-test,
+    as ``compare --fail-if-worse`` judges; never with a single run on either side)."""
+    metric = headline_metric(headline)
+    by_run: dict[int, list[ResultRecord]] = {}
+    for r in records:
+        by_run.setdefault(r.run_id, []).append(r)
+    points: list[dict[str, Any]] = []
+    previous: list[float] | None = None
+    direction = None
+    for run_id in sorted(by_run, key=lambda rid: (runs[rid].created_at if rid in runs else "", rid)):
+        recs = by_run[run_id]
+        figures = [direction_figures(r.fio) for r in recs]
+        if direction is None:  # the direction that carries the workload (the first with the metric)
+            direction = next((d for f in figures for d, v in f.items() if v.get(metric) is not None), None)
+        values = [f[direction][metric] for f in figures if direction in f and f[direction].get(metric) is not None]
+        if not values:
+            continue
+        s = summarize(values)
+        lo, hi = s.ci95 if s.ci95 else (None, None)
+        point = {
+            "run_id": run_id, "label": runs[run_id].label if run_id in runs else None,
+            "created_at": runs[run_id].created_at if run_id in runs else recs[0].created_at,
+            "mean": s.mean, "n": s.n, "ci95": [max(lo, 0.0), hi] if lo is not None and hi is not None and s.n >= 3 else None,
+            "text": figure_text(metric, s.mean), "ci_text": fmt_interval(lo, hi, metric, s.n), "regression": None,
+        }  # fmt: skip
+        if previous is not None:
+            v = compare_samples(previous, values, higher_is_better=HIGHER_IS_BETTER[metric], alpha=alpha)
+            if v.verdict == VERDICT_WORSE:
+                point["regression"] = {"rel_diff_pct": v.rel_diff_pct, "p_value": v.p_value}
+        points.append(point)
+        previous = values
+    return {"metric": metric, "metric_words": METRIC_WORDS[metric], "direction": direction, "points": points}
+
+
+def trend_figure(trend: Mapping[str, Any], title: str) -> dict[str, Any]:
+    pts = trend["points"]
+    xs = [p["created_at"] for p in pts]
+    error = {"type": "data", "symmetric": False,
+             "array": [(p["ci95"][1] - p["mean"]) if p["ci95"] else 0 for p in pts],
+             "arrayminus": [(p["mean"] - p["ci95"][0]) if p["ci95"] else 0 for p in pts]}  # fmt: skip
+    data = [{"type": "scatter", "mode": "lines+markers", "name": trend["metric_words"], "x": xs, "y": [p["mean"] for p in pts],
+             "error_y": error, "text": [f"run {p['run_id']}" for p in pts]}]  # fmt: skip
+    bad = [p for p in pts if p["regression"]]
+    if bad:
+        data.append({"type": "scatter", "mode": "markers", "name": "significantly worse than the run before",
+                     "x": [p["created_at"] for p in bad], "y": [p["mean"] for p in bad],
+                     "marker": {"color": "#c0392b", "size": 12, "symbol": "x"}})  # fmt: skip
+    return {"data": data, "layout": {"title": {"text": title}, "autosize": True, "showlegend": True, "legend": {"orientation": "h"},
+                                     "yaxis": {"title": {"text": trend["metric_words"]}, "rangemode": "tozero"},
+                                     "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
+
+
+def curve_items(runs_meta: Sequence[tuple[RunInfo, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Every stored curve (``curve_result`` of a run's metadata): its run, workload, target,
+    knee, SLA ceiling, the lines storbench printed for it, and its steps."""
+    out = []
+    for info, meta in runs_meta:
+        result = meta.get("curve_result") or {}
+        for curve in result.get("curves", []):
+            points = [p for p in curve.get("points", []) if isinstance(p, Mapping)]
+            knee, ceiling = curve.get("knee"), curve.get("sla_ceiling")
+            out.append({
+                "run_id": info.run_id, "label": info.label, "created_at": info.created_at,
+                "workload": result.get("workload"), "target": curve.get("target"), "setup": curve.get("setup"),
+                "knee_iops": knee.get("iops") if isinstance(knee, Mapping) else None,
+                "ceiling_iops": ceiling.get("iops") if isinstance(ceiling, Mapping) else None,
+                "ceiling_open_ended": bool(ceiling.get("open_ended")) if isinstance(ceiling, Mapping) else False,
+                "lines": [str(x) for x in curve.get("lines", [])],
+                "steps": [{"iops": p.get("iops"), "p99_ns": p.get("p99_ns"), "step": p.get("step")} for p in points],
+            })  # fmt: skip
+    return out
+
+
+def curves_figure(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Several curves overlaid: IOPS against p99 latency, one line per curve."""
+    data = []
+    for c in curves:
+        pts = [s for s in c["steps"] if s["iops"] is not None and s["p99_ns"] is not None]
+        if pts:
+            data.append({"type": "scatter", "mode": "lines+markers", "name": f"run {c['run_id']} {c['label'] or c['setup'] or c['target'] or ''}".strip(),
+                         "x": [s["iops"] for s in pts], "y": [s["p99_ns"] / 1e3 for s in pts]})  # fmt: skip
+    if not data:
+        return None
+    return {"data": data, "layout": {"title": {"text": "p99 latency against IOPS"}, "autosize": True, "legend": {"orientation": "h"},
+                                     "xaxis": {"title": {"text": "IOPS"}, "rangemode": "tozero"},
+                                     "yaxis": {"title": {"text": "p99 (µs)"}, "rangemode": "tozero"},
+                                     "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
+
+
+def live_text(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The live state with its figures as a person reads them (the page and the API give both)."""
+    current = state.get("current") or {}
+    return {
+        "iops": fmt_iops(current.get("iops")) if current.get("iops") is not None else "-",
+        "bw": fmt_bw(current.get("bw_bytes")) if current.get("bw_bytes") is not None else "-",
+        "results": [
+            {**r, "text": "; ".join(
+                f"{d} {fmt_iops(f.get('iops'))} IOPS {fmt_bw(f.get('bw_bytes'))} lat {fmt_ns(f.get('lat_mean_ns'))}"
+                for d, f in (r.get("figures") or {}).items() if d != "result")}
+            for r in state.get("results", [])
+        ],
+    }  # fmt: skip
