@@ -149,6 +149,62 @@ def build_database(db: Path, nruns: int) -> dict:
             "seconds": time.perf_counter() - t0, "bytes": db.stat().st_size}
 
 
+def serve_figures(db: Path, env: dict, made: dict, work: Path) -> list[Figure]:
+    """``storbench serve`` over the same history: the runs page, a run page and a compare of 20
+    runs, each timed from request to the last byte (the median of 5, after one to warm up)."""
+    import socket
+    import statistics
+    import subprocess
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*storbench_argv(), "serve", "--db", str(db), "--port", str(port)], env=env, cwd=work,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    span = made["last"] - made["first"]
+    ids20 = [made["first"] + TEMPLATES + i * max(1, (span - TEMPLATES) // 20) for i in range(20)]
+    pages = {
+        "runs page (newest 50)": ("/", "<= 0.3"),
+        "runs page, label filter": ("/?label=nightly-04", "<= 0.3"),
+        "run page": (f"/runs/{made['first'] + span // 2}", "<= 0.5"),
+        "compare of 20 runs": ("/compare?" + "&".join(f"run={i}" for i in ids20), "<= 1.0"),
+    }
+    out: list[Figure] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=2).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"storbench serve did not start: {proc.stderr.read().decode()[-300:]}") from None
+                time.sleep(0.1)
+        for name, (path, target) in pages.items():
+            times, status = [], None
+            for i in range(6):
+                t0 = time.perf_counter()
+                try:
+                    with urllib.request.urlopen(base + path, timeout=60) as r:
+                        r.read()
+                        status = r.status
+                except OSError as exc:
+                    status = str(exc)
+                    break
+                if i:
+                    times.append(time.perf_counter() - t0)
+            value = statistics.median(times) if times and status == 200 else None
+            print(f"  storbench serve {name}: " + (f"{value * 1000:.0f} ms" if value is not None else f"failed ({status})"), flush=True)
+            out.append(Figure("history", f"serve: {name} ({made['runs']:,} runs)", value, target, unit=" s",
+                              detail=f"GET {path[:60]}{'...' if len(path) > 60 else ''}; median of 5 after a warm-up"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return out
+
+
 def main() -> int:
     p = arg_parser(__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=10_000)
@@ -200,6 +256,7 @@ def main() -> int:
                 t.wall_s if ok else None, "<= 2.0", unit=" s",
                 detail=(f"peak RSS {t.maxrss_bytes / 2**20:,.0f} MiB; " + (what or " ".join(argv[len(sb):len(sb) + 4]) + " ...")),
             ))
+        figures.extend(serve_figures(db, env, made, work))
         report = work / "report.html"
         size = report.stat().st_size if report.exists() else None
         print(f"  report of 50 runs: {size / 1e6:.2f} MB" if size else "  report of 50 runs: not written", flush=True)

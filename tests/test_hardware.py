@@ -340,7 +340,7 @@ def test_run_records_the_controllers_and_judges_write_workloads(tmp_path: Path) 
     target.mkdir()
     base = [sys.executable, "-m", "storbench"]
     run = subprocess.run([*base, "run", "--target", str(target), "--size", "8m", "--runtime", "1", "--workload", "seq1m-q8t1-read",
-                          "--workload", "rnd4k-q1t1-write", "--json"], env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+                          "--workload", "rnd4k-q1t1-write", "--json"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr
     results = {r["workload"]: r for r in json.loads(run.stdout)}
     checks = {w: {f["check"] for f in r["findings"]} for w, r in results.items()}

@@ -59,8 +59,8 @@ def serving(db: Path, *args: str, bind: str = "127.0.0.1", env_extra: dict | Non
                 break  # answering (401 with a token): up
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    out, err = proc.communicate(timeout=5)
-                    raise AssertionError(f"storbench serve did not start: {err}")
+                    _out, err = proc.communicate(timeout=5)
+                    raise AssertionError(f"storbench serve did not start: {err}") from None
                 time.sleep(0.1)
         yield base
     finally:
@@ -100,7 +100,7 @@ def history(tmp_path_factory) -> Path:
         target.mkdir()
         proc = subprocess.run([*STORBENCH, "run", "--target", str(target), "--size", "8m", "--runtime", "1", "--repeat", "2",
                                "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-write", "--label", f"study/{name}"],
-                              env=_env(db), capture_output=True, text=True, timeout=300)  # fmt: skip
+                              env=_env(db), cwd=root, capture_output=True, text=True, timeout=300)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     doc = DATA / "fio-text" / "public" / "05-fio3.1-randrw-libaio.txt"
     proc = subprocess.run([*STORBENCH, "import", str(doc), "--label", "imported"], env=_env(db), capture_output=True, text=True, timeout=120)
@@ -212,7 +212,7 @@ def test_read_only_and_offline(history):
             with pytest.raises(urllib.error.HTTPError) as exc:
                 urllib.request.urlopen(req, timeout=10)
             assert exc.value.code == 405
-        code, html, _ = get(base + "/")
+        _code, html, _ = get(base + "/")
         # every script and style is the server's own
         assert "http://" not in html.replace(base, "") and "https://" not in html
         assert get(base + "/static/plotly.js")[0] == 200 and get(base + "/static/..%2Fapp.py")[0] == 404
@@ -246,7 +246,7 @@ def test_a_run_in_progress_is_live_and_ends_as_its_run_page(history, tmp_path):
     with serving(history) as base:
         run = subprocess.Popen([*STORBENCH, "run", "--target", str(target), "--size", "16m", "--runtime", "4", "--repeat", "1",
                                 "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--label", "live-run"],
-                               env=_env(history), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                               env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
         seen: dict[str, object] = {}
         lags: list[float] = []
         try:
@@ -274,7 +274,7 @@ def test_a_run_in_progress_is_live_and_ends_as_its_run_page(history, tmp_path):
                     break
                 time.sleep(0.2)
         finally:
-            out, err = run.communicate(timeout=120)
+            _out, err = run.communicate(timeout=120)
         assert run.returncode == 0, err
         assert seen["total"] == 2
         assert seen["iops"][0] in ("rnd4k-q1t1-read", "rnd4k-q1t1-write") and seen["iops"][1] > 0

@@ -33,6 +33,20 @@ PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 MAX_COMPARE = 50
 MAX_TEXT = 200
+#: how long the live page of a study's setup waits for the next setup's run to appear (building a
+#: filesystem or a pool on loop devices takes seconds)
+STUDY_GAP_S = 120
+
+
+def _epoch(iso: str | None) -> float | None:
+    from datetime import datetime
+
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -309,16 +323,33 @@ class Server:
         if state is not None:
             out.update(views.live_text(state))
         elif info.status != "running":
-            out["done_url"] = f"/runs/{run_id}"
-            study = None
-            meta = self.store.run_meta(run_id)
-            if isinstance(meta.get("study"), dict):
-                study = meta["study"].get("label")
-            if study:  # a matrix study's runs, once every setup has run: its compare page
-                done = [i for i in self.store.query_runs(label_prefix=f"{study}/", limit=MAX_COMPARE)[0] if i.status != "running"]
-                if len(done) >= 2 and not any(i.status == "running" for i in self.store.query_runs(label_prefix=f"{study}/", status="running")[0]):
-                    out["done_url"] = "/compare?" + "&".join(f"run={i.run_id}" for i in sorted(done, key=lambda i: i.run_id))
+            out.update(self._after_the_run(info))
         return out
+
+    def _after_the_run(self, info) -> dict[str, Any]:
+        """Where the live page goes when its run has ended: the run's page; for a setup of a matrix
+        study, the next setup's live run, or (a moment) waiting for it to be built, and at the
+        study's end the compare page of its runs."""
+        meta = self.store.run_meta(info.run_id)
+        study = meta.get("study") if isinstance(meta.get("study"), dict) else None
+        if not study or not study.get("label"):
+            return {"done_url": f"/runs/{info.run_id}"}
+        prefix = f"{study['label']}/"
+        runs = self.store.query_runs(label_prefix=prefix, limit=MAX_COMPARE)[0]
+        running = [r for r in runs if r.status == "running"]
+        if running:
+            return {"done_url": f"/live/{running[0].run_id}", "study": study["label"]}
+        newest: dict[str, Any] = {}
+        for r in sorted(runs, key=lambda r: r.run_id):
+            newest[r.label] = r  # the newest run of each setup
+        setups = [s.get("name") for s in study.get("setups", []) if isinstance(s, dict)]
+        finished_at = _epoch(info.finished_at)
+        if len(newest) < len(setups) and finished_at is not None and time.time() - finished_at < STUDY_GAP_S:
+            return {"waiting": f"setup {len(newest) + 1} of {len(setups)} of study {study['label']} is being built", "study": study["label"]}
+        done = sorted(r.run_id for r in newest.values())
+        if len(done) >= 2:
+            return {"done_url": "/compare?" + "&".join(f"run={rid}" for rid in done), "study": study["label"]}
+        return {"done_url": f"/runs/{info.run_id}", "study": study["label"]}
 
     def live_page(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -411,6 +442,7 @@ def create_app(store: Any, *, token: str | None = None, title: str = "storbench"
         Route("/metrics", s.metrics),
         Route("/static/{name}", _static),
         Route("/healthz", lambda request: PlainTextResponse("ok\n")),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon; not a 404 in the console
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: error_page, Exception: server_error})
     if token:

@@ -93,11 +93,11 @@ def series_figure(record: ResultRecord) -> dict[str, Any] | None:
     traces = []
     for direction in ("read", "write"):
         points = (series.get("iops") or {}).get(direction) if isinstance(series.get("iops"), Mapping) else None
-        if not points:
+        if not points or len(points) < 2:  # one second says nothing over time (and draws no line)
             continue
         xs = [p[0] for p in points]
         ys = [p[1] for p in points]
-        traces.append({"type": "scatter", "mode": "lines", "name": f"{direction} IOPS", "x": xs, "y": ys})
+        traces.append({"type": "scatter", "mode": "lines+markers" if len(points) < 20 else "lines", "name": f"{direction} IOPS", "x": xs, "y": ys})
     if not traces:
         return None
     return {"data": traces, "layout": {"title": {"text": f"{record.workload}: IOPS per second"}, "xaxis": {"title": {"text": "s"}},

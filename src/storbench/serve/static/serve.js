@@ -41,6 +41,7 @@
       text("live-status", d.status);
       var s = d.state;
       if (!s) {
+        if (d.waiting) { text("live-plan", d.waiting); }
         if (d.done_url) { window.location.assign(d.done_url); }
         return;
       }
