@@ -25,7 +25,7 @@ from storbench.live import LivePublisher, parse_iops_text, parse_rate_text
 from storbench.model import ResultRecord, RunInfo
 from storbench.serve import prometheus, views
 
-from conftest import DATA, needs_fio
+from conftest import DATA, needs_fio, needs_root
 
 STORBENCH = [sys.executable, "-m", "storbench"]
 
@@ -283,6 +283,45 @@ def test_a_run_in_progress_is_live_and_ends_as_its_run_page(history, tmp_path):
         # a state is never older than the publishing interval plus a poll: at most 2 s behind
         assert lags and max(lags) <= 2.5, lags
         assert get(f"{base}/runs/{rid}")[0] == 200
+
+
+@pytest.mark.slow
+@pytest.mark.root
+@needs_root
+def test_a_matrix_study_is_live_setup_by_setup_and_ends_on_its_compare_page(history, tmp_path):
+    """storbench matrix in another process: each setup's run appears live with its study and
+    setup, the live page of a finished setup goes on to the next, and the last ends on the
+    compare page of the study's runs."""
+    with serving(history) as base:
+        study = subprocess.Popen([*STORBENCH, "matrix", "--fs", "ext4,btrfs", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "300m",
+                                  "--workload", "rnd4k-q1t1-read", "--runtime", "3", "--size", "16m", "--repeat", "1", "--label", "fs2",
+                                  "--no-report"], env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        setups_seen: dict[str, int] = {}
+        onward: dict[int, str] = {}
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                for r in get_json(base + "/api/live")["runs"]:
+                    st = r["state"].get("study") or {}
+                    if st.get("label") == "fs2":
+                        setups_seen.setdefault(st["setup"], r["run_id"])
+                for rid in list(setups_seen.values()):
+                    d = get_json(f"{base}/api/live/{rid}")
+                    if d["state"] is None and d.get("done_url"):
+                        onward.setdefault(rid, d["done_url"])
+                if study.poll() is not None:
+                    break
+                time.sleep(0.3)
+        finally:
+            _out, err = study.communicate(timeout=120)
+        assert study.returncode == 0, err
+        assert sorted(setups_seen) == ["btrfs", "ext4"]
+        ext4, btrfs = setups_seen["ext4"], setups_seen["btrfs"]
+        assert onward[ext4] in (f"/live/{btrfs}", f"/compare?run={ext4}&run={btrfs}")  # on to the next setup while it runs
+        final = get_json(f"{base}/api/live/{ext4}")["done_url"]
+        assert final == f"/compare?run={ext4}&run={btrfs}" == get_json(f"{base}/api/live/{btrfs}")["done_url"]
+        code, html, _ = get(base + final)
+        assert code == 200 and "fs2/ext4 (baseline)" in html
 
 
 # --------------------------------------------------------------------------- pure parts
