@@ -6,6 +6,7 @@ import contextlib
 import io
 import os
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,12 @@ DATA = Path(__file__).parent / "data"
 #: test says otherwise: the default of 3 (tests/test_findings_once.py checks it) would triple
 #: every real fio run of the suite
 os.environ["STORBENCH_REPEAT"] = "1"
+
+#: a suite started in the background of a non-interactive shell (``make test &``, a CI runner)
+#: inherits SIGINT ignored, and so would every storbench the tests start: Ctrl-C tests would then
+#: test nohup's behaviour.  The tests' storbench is one a person runs in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass
