@@ -27,6 +27,7 @@ from ..model import DirectionStats, FioResult, LatencyStats
 
 IMPLAUSIBLE_IOPS = 1e9
 IMPLAUSIBLE_BW_BYTES = 1e13
+IMPLAUSIBLE_RUNTIME_S = 1e9
 #: bandwidth / (IOPS x mean block size) outside 1 ± this is an output whose figures contradict each other
 BW_IOPS_TOLERANCE = 0.10
 
@@ -41,6 +42,9 @@ def _latency_problems(where: str, name: str, lat: LatencyStats | None) -> list[s
     out = [f"{where}: {name} {field} is {value!r}, not a finite number of at least 0"
            for field, value in (("min", lat.min_ns), ("mean", lat.mean_ns), ("max", lat.max_ns))
            if _bad_number(value)]  # fmt: skip
+    out += [f"{where}: {name} {field} of {value:.3g} ns is longer than any benchmark ran ({IMPLAUSIBLE_RUNTIME_S:.0e} s)"
+            for field, value in (("mean", lat.mean_ns), ("max", lat.max_ns))
+            if not _bad_number(value) and value is not None and value > IMPLAUSIBLE_RUNTIME_S * 1e9]  # fmt: skip
     out += [f"{where}: {name} p{key} is {value!r}, not a finite number of at least 0"
             for key, value in lat.percentiles.items() if _bad_number(value)]  # fmt: skip
     return out
@@ -63,6 +67,16 @@ def direction_problems(where: str, d: DirectionStats) -> list[str]:
         out.append(f"{where}: {d.iops:.3g} IOPS is beyond any storage (more than {IMPLAUSIBLE_IOPS:.0e} in one job)")
     if d.bw_bytes > IMPLAUSIBLE_BW_BYTES:
         out.append(f"{where}: {d.bw_bytes:.3g} B/s is beyond any storage (more than {IMPLAUSIBLE_BW_BYTES:.0e} in one job)")
+    seconds = (d.runtime_ms or 0) / 1000.0
+    if seconds > IMPLAUSIBLE_RUNTIME_S:
+        out.append(f"{where}: a runtime of {seconds:.3g} s is more than a benchmark ever ran (at most {IMPLAUSIBLE_RUNTIME_S:.0e} s, 31 years)")
+        return out
+    if d.total_ios and d.total_ios > IMPLAUSIBLE_IOPS * max(seconds, 1.0):
+        out.append(f"{where}: {d.total_ios:.3g} I/Os in {seconds:g} s is beyond any storage (more than {IMPLAUSIBLE_IOPS:.0e} a second)")
+    if d.io_bytes and d.io_bytes > IMPLAUSIBLE_BW_BYTES * max(seconds, 1.0):
+        out.append(f"{where}: {d.io_bytes:.3g} bytes in {seconds:g} s is beyond any storage (more than {IMPLAUSIBLE_BW_BYTES:.0e} B a second)")
+    if out:
+        return out
     if d.total_ios and d.io_bytes and d.iops > 0 and d.bw_bytes > 0:
         mean_bs = d.io_bytes / d.total_ios
         implied = d.bw_bytes / mean_bs  # the IOPS the bandwidth says
