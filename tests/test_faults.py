@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from storbench import runner
 from storbench.errors import Interrupted
 from storbench.jobfile import build_job
 from storbench.model import Overrides, Target
+from storbench.run import runner
 from storbench.suites import builtin_catalog
 
 from conftest import DATA, needs_fio
@@ -278,7 +278,7 @@ def test_a_signal_while_a_child_is_started_is_noted_then_raised(sig) -> None:
     ignored in: <function _releaseLock>" and a traceback (the handler raised inside logging's
     at-fork callback).  While a child is started the signal is now only noted, and raised once
     the caller holds the child; nothing is printed, and the handlers are put back."""
-    from storbench import signals
+    from storbench.process import signals
 
     handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     with signals.as_interrupt():

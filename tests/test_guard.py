@@ -468,7 +468,7 @@ def test_busy_device_refused_and_unchanged(cli, devices, tmp_path):
     assert_refused(run_write(cli, dev, "--destroy-data", dev), "busy")
     assert device_sha256(dev) == expected
     # reading is allowed, and the guard does not try the exclusive claim then
-    from storbench import runner
+    from storbench.run import runner
     from storbench.suites import builtin_catalog
 
     target = runner.resolve_target(dev, workloads=(builtin_catalog().workload(READ),))
@@ -550,7 +550,7 @@ def test_destroy_data_via_symlink_or_other_spelling_refused_and_unchanged(cli, d
 @needs_root
 def test_database_device_refused(devices, tmp_path):
     """Real facts: the results database on a filesystem on the device (the CLI passes db_path)."""
-    from storbench import runner
+    from storbench.run import runner
     from storbench.suites import builtin_catalog
 
     dev = ext4_with_file(devices, tmp_path / "d.img")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench import runner
+from storbench.run import runner
 
 from conftest import loop_mount, needs_fio, needs_root
 

@@ -26,12 +26,12 @@ from pathlib import Path
 import pytest
 
 from storbench import matrix as mx
-from storbench import runner
 from storbench.devsettings import DeviceSettings
 from storbench.errors import SuiteError, UsageError
 from storbench.images import ImageError, serve
 from storbench.jobfile import build_job
 from storbench.model import Overrides, Target, Workload
+from storbench.run import runner
 from storbench.setups import (
     ImageSpec,
     Setup,

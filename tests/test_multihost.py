@@ -16,7 +16,9 @@ import pytest
 
 from storbench.errors import UsageError
 from storbench.fio.json import parse_fio_json
-from storbench.hosts import (
+from storbench.jobfile import build_job
+from storbench.model import Overrides, ResultRecord, Target
+from storbench.run.hosts import (
     DEFAULT_PORT,
     Host,
     HostFacts,
@@ -34,9 +36,7 @@ from storbench.hosts import (
     parse_probe_line,
     straggler_findings,
 )
-from storbench.jobfile import build_job
-from storbench.model import Overrides, ResultRecord, Target
-from storbench.runner import FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
+from storbench.run.runner import FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
 from storbench.suites import builtin_catalog
 from test_agent import free_port
 
@@ -577,7 +577,7 @@ def test_ioengine_auto_is_probed_on_every_host(cli, tmp_path, agents) -> None:
 
 def test_hosts_survive_resume_meta() -> None:
     from storbench.commands.run import _Request
-    from storbench.runner import Repeat
+    from storbench.run.runner import Repeat
 
     wl = builtin_catalog().workload("rnd4k-q1t1-read")
     request = _Request(
@@ -593,9 +593,9 @@ def test_hosts_survive_resume_meta() -> None:
 def test_a_job_that_needs_fios_environment_is_refused_on_hosts_before_fio() -> None:
     """The executor protocol says it: client mode (remote) passes no environment (an RBD job's
     CEPH_CONF); the job is refused in one line, never handed to fio's client."""
-    from storbench import runner
     from storbench.errors import TargetError
     from storbench.model import JobSpec, Workload
+    from storbench.run import runner
 
     calls = []
 

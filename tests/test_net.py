@@ -33,7 +33,7 @@ from storbench.net import (
     plan_measurements,
     share_ceiling_findings,
 )
-from storbench.runner import FioInvocation, SilentReporter, execute
+from storbench.run.runner import FioInvocation, SilentReporter, execute
 from storbench.storage import FilesystemInfo, NetworkInfo, StorageInfo
 from storbench.store import Store
 from test_agent import free_port

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from storbench.fio.json import parse_fio_json
-from storbench.live import LivePublisher, parse_iops_text, parse_rate_text
 from storbench.model import ResultRecord, RunInfo
+from storbench.run.live import LivePublisher, parse_iops_text, parse_rate_text
 from storbench.serve import prometheus, views
 
 from conftest import DATA, needs_fio, needs_root

@@ -275,7 +275,7 @@ def test_a_postgresql_restart_during_a_run_is_waited_for(cli, tmp_path, pg_serve
     while fio runs or the result is being stored: storbench reconnects, stores it, ends complete."""
     import threading
 
-    from storbench import runner
+    from storbench.run import runner
 
     target = tmp_path / "t"
     target.mkdir()

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import curve as cv
-from . import runner
 from .errors import StorbenchError
 from .model import ResultRecord, Target, Workload
+from .run import runner
 
 #: how often the winning SLA rate runs again to say how sure the ceiling is
 CEILING_REPEAT = 3
@@ -54,7 +54,7 @@ class CurveRunner:
         w = dataclasses.replace(self.workload, name=name, options=tuple(options))
         engine = None
         if any(k == "ioengine" and v == "auto" for k, v in w.options):
-            from .engines import probe_ioengine
+            from .run.engines import probe_ioengine
 
             where = self.target.path if self.target.kind == "dir" else self.cwd
             self.engine = self.engine or probe_ioengine(self.executor.path, where)
@@ -93,7 +93,7 @@ class CurveRunner:
                         result_id=pts[-1].result_id)  # fmt: skip
 
     def precondition(self) -> None:
-        from .precondition import precondition
+        from .run.precondition import precondition
 
         for line in precondition(self.target, self.executor, self.overrides, self.workload):
             self.reporter.note(line)

@@ -354,7 +354,7 @@ Run = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
 
 
 def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    from . import proc
+    from .process import proc
 
     return proc.run(argv, timeout_s=30, c_locale=False)
 

@@ -32,9 +32,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from . import proc as processes
-from . import signals
 from .errors import StorbenchError
+from .process import proc as processes
+from .process import signals
 from .setups import ImageSpec, qemu_img_create_argv, qemu_nbd_argv
 
 #: Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).

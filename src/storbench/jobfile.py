@@ -198,7 +198,7 @@ def build_job(
     """The fio job for ``workload`` on ``target``, scaled by ``overrides``.
 
     ``ioengine`` replaces ``ioengine=auto`` in the workload (the runner probes
-    which engine works, see :func:`storbench.engines.probe_ioengine`); it is
+    which engine works, see :func:`storbench.run.engines.probe_ioengine`); it is
     ignored for workloads that name their engine.  ``export_size`` is the size
     of an ``nbd`` target's export (ignored for other kinds).  Deterministic: the
     same inputs give the same text.

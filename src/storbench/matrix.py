@@ -10,7 +10,7 @@ device and a list of setups (:mod:`storbench.setups`) and, for each setup in tur
    device); for an image setup it then creates the image (``qemu-img create``,
    or ``zfs create -V`` for a zvol) and serves it with ``qemu-nbd``,
 3. applies the setup's device settings (:func:`storbench.devsettings.apply_settings`),
-4. runs the workloads with :func:`storbench.runner.execute` as one run labelled
+4. runs the workloads with :func:`storbench.run.runner.execute` as one run labelled
    ``<study label>/<setup name>`` (so ``storbench list --label-prefix STUDY/`` and
    ``storbench compare --label-prefix STUDY/`` find the whole study); each result
    is stored the moment it exists, with the storage description of what was built,
@@ -48,7 +48,7 @@ itself defeats this (qemu-nbd and fio still die with it: parent-death signal).
 ``--resume STUDY`` continues a study from the plan stored in its runs: setups
 whose run is complete are skipped; an incomplete one (interrupted, a workload
 failed, or its build failed) is built afresh and only its missing workloads and
-repetitions are run (:func:`storbench.runner.execute` with ``previous=``).
+repetitions are run (:func:`storbench.run.runner.execute` with ``previous=``).
 
 The edge is injectable (:class:`System`: command runner, ``which``, sysfs and
 /dev roots, the qemu-nbd starter, the pool name) so the ZFS paths are tested
@@ -69,15 +69,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import runner as runner_mod
-from . import signals
 from .curve import CurvePlan
 from .devsettings import apply_settings, restore_settings
 from .errors import Interrupted, StorbenchError, TargetError, UsageError
 from .images import ImageError, create_image, run_command, socket_path_for, start_server
 from .jobfile import build_job
 from .model import JobSpec, Overrides, ResultRecord, RunInfo, Target, Workload
-from .runner import Repeat
+from .process import signals
+from .run import runner as runner_mod
+from .run.runner import Repeat
 from .setups import (
     TOOL_PACKAGES,
     Setup,
@@ -1025,7 +1025,7 @@ def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | No
     for workload in study.workloads:
         if workload.option("ioengine") == "auto" and built.target.kind != "nbd":
             if engine is None:
-                from .engines import probe_ioengine
+                from .run.engines import probe_ioengine
 
                 where = built.target.path if built.target.kind == "dir" else tmpdir_for_probe
                 engine = probe_ioengine(fio_path or "fio", where)

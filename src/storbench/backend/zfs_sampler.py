@@ -17,7 +17,7 @@ import tempfile
 import time
 from typing import Any
 
-from .. import proc as processes
+from ..process import proc as processes
 from ..storage.probe.base import SubprocessRunner
 from ..storage.probe.zfs import read_arcstats
 from ..storage.zfs import ZfsInfo, ZpoolStatus, parse_ratio, parse_zpool_iostat, parse_zpool_status

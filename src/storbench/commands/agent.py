@@ -36,7 +36,7 @@ from typing import TextIO
 import click
 
 from ..errors import StorbenchError, UsageError
-from ..hosts import DEFAULT_PORT, parse_address
+from ..run.hosts import DEFAULT_PORT, parse_address
 from .common import App, pass_app
 
 READY_TIMEOUT_S = 10.0
@@ -165,7 +165,7 @@ def serve_until_stopped(
 ) -> None:
     """Run a server process in the foreground until Ctrl-C (re-raised: exit 130) or SIGTERM
     (returns: exit 0); StorbenchError when it fails to start or exits on its own."""
-    from .. import proc as processes
+    from ..process import proc as processes
 
     stopping: list[str] = []
 
@@ -230,7 +230,7 @@ def agent(app: App, bind: str, port: int, directory: str | None, unauthenticated
     fio's server protocol has no authentication or encryption: keep it on 127.0.0.1
     (reach it through 'ssh -L PORT:127.0.0.1:PORT HOST') or a private interface.
     """
-    from ..fioexec import SubprocessFio
+    from ..run.fioexec import SubprocessFio
 
     address = parse_address(bind, "--bind")
     if _is_wildcard(address) and not unauthenticated_ok:

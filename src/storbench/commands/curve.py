@@ -56,7 +56,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
     """Raise the load on a workload step by step: a latency-versus-throughput curve, its knee,
     and with --sla the most IOPS that keep a latency limit."""
     from .. import curve as cv
-    from .. import runner
+    from ..run import runner
 
     plan = cv.CurvePlan(loads=tuple(loads) or (() if rate else DEFAULT_LOAD), rate=rate, stop_at=stop_at, sla=sla)
     steps, shares, stop, limit = plan.parsed()
@@ -66,7 +66,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
     fio_version = executor.version()
     out: dict = {"workload": workload.name, "curves": []}
     with contextlib.ExitStack() as stack:
-        from ..precondition import PRECONDITION_WORKLOAD
+        from ..run.precondition import PRECONDITION_WORKLOAD
 
         guarded = (workload, PRECONDITION_WORKLOAD) if precondition else (workload,)  # preconditioning writes
         resolved = tuple(runner.resolve_target(t, destroy=destroy, workloads=guarded, db_path=app.db_url, ceph_conf=ceph_conf,

@@ -52,9 +52,9 @@ def doctor(
     app: App, targets, suite_name, suite_file, size, ceph_conf, ceph_client, as_json
 ):
     """Describe the storage under a target and run the checks that need no measurement."""
-    from .. import runner
     from ..checks import PreflightContext, preflight
     from ..jobfile import build_job
+    from ..run import runner
     from ..storage import format_storage, storage_to_dict
     from ..targets import kind_of
 

@@ -109,7 +109,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     storbench set up is torn down and what was measured stays stored.
     """
     from .. import matrix as mx
-    from .. import runner
+    from ..run import runner
 
     app: App = ctx.obj
     scratch = _scratch(device, devices, destroy, loop_file, loop_files, loop_size, app.env.cwd)
@@ -240,7 +240,7 @@ def _study_plan(study) -> str:
 
 def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files):
     from .. import matrix as mx
-    from .. import runner
+    from ..run import runner
     from ..setups import load_setups_file, setups_from_fs_list
 
     if bool(fs_list) == bool(setups_file):

@@ -19,9 +19,7 @@ import time
 
 import click
 
-from .. import proc as processes
 from ..errors import StorbenchError, UsageError
-from ..hosts import parse_address
 from ..net import (
     DEFAULT_IPERF3_PORT,
     NetError,
@@ -30,6 +28,8 @@ from ..net import (
     parse_iperf3_json,
     plan_measurements,
 )
+from ..process import proc as processes
+from ..run.hosts import parse_address
 from .common import App, _print_json, pass_app
 
 #: how long a refused connection is retried after the first measurement (the server's gap between tests)

@@ -76,8 +76,8 @@ class _CliReporter:
             self.progress.__exit__(*exc)
 
     def publish_live(self, store, run_id: int, total: int, kind: str = "run", study=None) -> None:
-        """From now on, publish the run's live state through ``store`` (see storbench.live)."""
-        from ..live import LivePublisher
+        """From now on, publish the run's live state through ``store`` (see storbench.run.live)."""
+        from ..run.live import LivePublisher
 
         self.live = LivePublisher(store, run_id, total=total, planned_s=self.planned_s, kind=kind, study=study)
 
@@ -181,7 +181,7 @@ class _Request:
     keep_files: bool
     telemetry: bool
     destroy: tuple[str, ...]
-    #: --host/--hosts: storbench.hosts.Host records (empty: a local run)
+    #: --host/--hosts: storbench.run.hosts.Host records (empty: a local run)
     hosts: tuple = ()
     #: --prefill: one sequential write over each target's test area before its workloads
     prefill: bool = False
@@ -197,8 +197,8 @@ class _Request:
     @property
     def guarded_workloads(self) -> tuple:
         """What will write to the targets: the workloads, and the prefill and precondition passes when asked for."""
-        from ..precondition import PRECONDITION_WORKLOAD
-        from ..runner import PREFILL_WORKLOAD
+        from ..run.precondition import PRECONDITION_WORKLOAD
+        from ..run.runner import PREFILL_WORKLOAD
 
         return (tuple(self.workloads) + ((PREFILL_WORKLOAD,) if self.prefill else ())
                 + ((PRECONDITION_WORKLOAD,) if self.precondition else ()))  # fmt: skip
@@ -223,7 +223,7 @@ class _Request:
 
     @classmethod
     def from_meta(cls, meta: dict, label: str | None, suite: str | None) -> _Request:
-        from ..runner import Repeat
+        from ..run.runner import Repeat
 
         try:
             ov = meta["overrides"]
@@ -252,7 +252,7 @@ class _Request:
 
 
 def _hosts_from_meta(items) -> tuple:
-    from ..hosts import Host
+    from ..run.hosts import Host
 
     return tuple(Host.from_meta(d) for d in items)
 
@@ -295,7 +295,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
     of them at once; each host's result and the aggregate are stored.
     """
-    from .. import runner
+    from ..run import runner
 
     app: App = ctx.obj
     if resume is not None and (host_values or hosts_file):
@@ -376,7 +376,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
 
 def _parse_hosts(host_values, hosts_file, targets, destroy) -> tuple:
     """--host values and the --hosts inventory, validated (pure apart from reading the file)."""
-    from ..hosts import check_remote_target, combine_hosts, load_inventory, parse_host
+    from ..run.hosts import check_remote_target, combine_hosts, load_inventory, parse_host
 
     if not host_values and not hosts_file:
         return ()
@@ -399,7 +399,7 @@ def _remote_targets(request: _Request) -> tuple[Target, ...]:
 
 
 def _resolve_targets(app: App, request: _Request) -> tuple[Target, ...]:
-    from .. import runner
+    from ..run import runner
 
     if request.hosts:
         return _remote_targets(request)
@@ -440,7 +440,7 @@ def _mark_incomplete(store, run_id: int, reason: str) -> None:
 
 
 def _dry_run(app: App, request: _Request) -> None:
-    from .. import runner
+    from ..run import runner
 
     resolved = _resolve_targets(app, request)
     shown = resolved or (Target(kind="dir", path=os.path.join(app.env.cwd, ".storbench-scratch-XXXXXX"), scratch=True),)
@@ -449,7 +449,7 @@ def _dry_run(app: App, request: _Request) -> None:
 
     def engine_for(target: Target) -> str:
         nonlocal executor
-        from ..engines import probe_ioengine
+        from ..run.engines import probe_ioengine
 
         if request.hosts:  # probed on the hosts when the run starts
             return "libaio"
@@ -459,7 +459,7 @@ def _dry_run(app: App, request: _Request) -> None:
 
     for spec in runner.plan_jobs(plan, engine_for):
         if request.hosts:
-            from ..hosts import job_for_host
+            from ..run.hosts import job_for_host
 
             for host in request.hosts:
                 app.out(f"# workload {spec.workload.name} on host {host.display} ({host.endpoint}), directory {host.target or spec.target.display}")
@@ -481,7 +481,8 @@ def _repetitions(request: _Request) -> int:
 def _estimates(app: App, specs, request: _Request, executor, *, probe: bool) -> list:
     """The plan of every job (plan.py); size-based ones big enough to matter are probed
     (``probe``, runs here only) for a few seconds each, once per workload and target."""
-    from .. import plan, runner
+    from .. import plan
+    from ..run import runner
 
     out = []
     rates: dict[tuple[str, str], float | None] = {}
@@ -500,7 +501,8 @@ def _estimates(app: App, specs, request: _Request, executor, *, probe: bool) -> 
 
 def _show_plan(app: App, request: _Request) -> None:
     """``run --plan``: every job's expected duration and the total; nothing is stored."""
-    from .. import plan, runner
+    from .. import plan
+    from ..run import runner
 
     if request.hosts:
         raise UsageError("--plan probes the targets from here; it cannot be used with --host/--hosts")
@@ -513,7 +515,7 @@ def _show_plan(app: App, request: _Request) -> None:
         run_plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=request.label)
 
         def engine_for(target: Target) -> str:
-            from ..engines import probe_ioengine
+            from ..run.engines import probe_ioengine
 
             where = target.path if target.kind == "dir" else os.path.dirname(target.path)
             return probe_ioengine(executor.path, where)
@@ -526,7 +528,7 @@ def _show_plan(app: App, request: _Request) -> None:
 def _prepare_hosts(app: App, request: _Request):
     """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are
     left out with one line each, and the rest run.  Returns (ClientFio, Preflight)."""
-    from ..hosts import ClientFio, Preflight, check_hosts
+    from ..run.hosts import ClientFio, Preflight, check_hosts
 
     probe_executor = ClientFio(request.hosts, app.env.fio_path)
     local_version = probe_executor.version()
@@ -546,7 +548,7 @@ def _prepare_hosts(app: App, request: _Request):
 def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run: int | None, report_path, no_report: bool) -> None:
     import threading
 
-    from .. import runner
+    from ..run import runner
 
     # The store module (SQLAlchemy: a quarter of a second) is imported on another thread
     # while this one waits for fio (--version, the ioengine probe); open_store then finds it loaded.
@@ -566,7 +568,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=label, keep_files=request.keep_files, repeat=request.repeat)
 
         def engine_for(target: Target) -> str:
-            from ..engines import probe_ioengine
+            from ..run.engines import probe_ioengine
 
             if preflight is not None:
                 return executor.probe_ioengine(target.path)
@@ -609,7 +611,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         reporter.publish_live(store, run_id, total=len(specs))
         try:
             if request.precondition and resume_run is None:
-                from ..precondition import precondition
+                from ..run.precondition import precondition
 
                 for target in resolved:
                     for line in precondition(target, executor, request.overrides, request.workloads[0]):
@@ -673,7 +675,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         for line in format_run_wide(records):
             app.out(line)
         if preflight is not None:
-            from ..hosts import format_host_lines
+            from ..run.hosts import format_host_lines
 
             for line in format_host_lines(records):
                 app.out(line)
@@ -692,8 +694,8 @@ def _until_steady(app: App, run_id, specs, executor, store, reporter, label, req
     """``--until steady``: rounds of every workload (one repetition each) until SNIA's rule
     (steady.py) holds for each workload's headline figure over its last 5 rounds, at most 25
     rounds; the window of each workload is stored in the run's metadata."""
-    from .. import runner
     from ..metrics import headline_value
+    from ..run import runner
     from ..steady import MAX_ROUNDS, steady_state
     telemetry = DescribeOnce(_telemetry(request, store, remote=False))
     history: dict[tuple[str, str], list[ResultRecord]] = {k: list(v) for k, v in previous.items()}
@@ -750,8 +752,8 @@ def _telemetry(request: _Request, store, *, remote: bool):
     """What the runner learns about the storage: nothing here for client runs (the
     storage is on the hosts); else the local description, with the network ceilings
     ``storbench net`` measured, for the share-ceiling check."""
-    from .. import runner
     from ..net import CeilingLookup
+    from ..run import runner
 
     if remote or not request.telemetry:
         return runner.NoTelemetry()
@@ -771,7 +773,7 @@ def _remove_remote_files(app: App, executor, specs, keep_files: bool) -> None:
 def _write_report(app: App, run_id: int, report_path: str | None) -> None:
     """The HTML report of a finished run (the report module may not be installed yet)."""
     try:
-        from ..commands.report import write_run_report
+        from .report import write_run_report
     except ImportError:
         return
     path = report_path or os.path.join(app.env.cwd, f"storbench-run-{run_id}.html")

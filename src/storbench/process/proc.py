@@ -4,7 +4,7 @@ Every child storbench starts goes through :func:`spawn` (fio, fio's client, a fi
 qemu-nbd, nbdkit, ``zpool iostat``): a new session (Ctrl-C reaches storbench, which stops the
 child itself, in order), the parent-death signal (the child gets SIGTERM if storbench is
 killed), signals held while forking (a Ctrl-C then is raised once the child is the caller's to
-stop: :func:`storbench.signals.raise_noted` on the returned list) and, where the output is
+stop: :func:`storbench.process.signals.raise_noted` on the returned list) and, where the output is
 parsed, ``LC_ALL=C``.  :func:`stop_group` stops a child and everything it forked: each signal of
 a ladder to its process group, with a bounded wait after each.
 

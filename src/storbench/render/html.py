@@ -389,7 +389,7 @@ def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
 def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
     """Per configuration (its last repetition of the workload): what each vdev and member of its
     ZFS pool did (zpool iostat -v), the ARC's hit ratio and the pool's state."""
-    from ..render.units import fmt_bytes
+    from .units import fmt_bytes
 
     out = []
     for c in cmp.configs:

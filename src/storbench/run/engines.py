@@ -14,8 +14,8 @@ import os
 import subprocess
 import tempfile
 
-from storbench import proc as processes
 from storbench.errors import FioMissingError, FioRunError
+from storbench.process import proc as processes
 
 #: Engines ``ioengine = "auto"`` may resolve to, in order of preference.
 AUTO_ENGINES: tuple[str, ...] = ("io_uring", "libaio", "posixaio")

@@ -3,7 +3,7 @@
 :class:`SubprocessFio` runs the real fio binary with an argument list (never a shell) in a
 session of its own, dying with storbench (``PR_SET_PDEATHSIG``); :func:`stop` asks it to stop
 like Ctrl-C would, then insists.  The runner and the many-hosts client
-(:mod:`storbench.hosts`) both build on this module, which imports neither.
+(:mod:`storbench.run.hosts`) both build on this module, which imports neither.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import proc, signals
-from .errors import FioMissingError
-from .fio.progress import Status, parse_status_line, split_status_chunks
+from ..errors import FioMissingError
+from ..fio.progress import Status, parse_status_line, split_status_chunks
+from ..process import proc, signals
 
 
 def _raise_if_stopping() -> None:
@@ -47,7 +47,7 @@ class FioInvocation:
     interrupted: bool = False
     #: interval logs fio wrote into its working directory, by file name
     logs: Mapping[str, str] = field(default_factory=dict)
-    #: client/server (storbench.hosts.ClientFio): what to call each (hostname, port) of fio's JSON
+    #: client/server (storbench.run.hosts.ClientFio): what to call each (hostname, port) of fio's JSON
     host_names: Mapping[tuple[str, int], str] = field(default_factory=dict)
     #: client/server: hosts (by name) with no result in fio's JSON, and why
     lost_hosts: Mapping[str, str] = field(default_factory=dict)

@@ -22,7 +22,7 @@ Pure parts (no I/O):
 
 Edges: :func:`check_hosts` (TCP connect with a short timeout, then ``fio --client=H,P
 --showcmd`` to read the server's fio version, all hosts in parallel) and
-:class:`ClientFio`, the :class:`storbench.runner.FioExecutor` that runs ONE fio
+:class:`ClientFio`, the :class:`storbench.run.runner.FioExecutor` that runs ONE fio
 client process for all hosts.
 
 Facts this module is built on (fio 3.33, checked by hand and in tests):
@@ -62,9 +62,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import proc, signals
-from .errors import FioMissingError, FioParseError, UsageError
-from .model import Finding, FioResult
+from ..errors import FioMissingError, FioParseError, UsageError
+from ..model import Finding, FioResult
+from ..process import proc, signals
 
 DEFAULT_PORT = 8765
 #: TCP connect timeout of the pre-flight reachability check
@@ -245,7 +245,7 @@ def parse_inventory(text: str, source: str = "hosts file") -> tuple[Host, ...]:
 
 def check_remote_target(value: Any, what: str) -> str:
     """A directory path on a remote host, as a job file can carry it (never checked locally)."""
-    from .jobfile import fio_filename
+    from ..jobfile import fio_filename
 
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{what}: target must be a non-empty directory path")
@@ -294,7 +294,7 @@ def job_for_host(job_text: str, target: str | None) -> str:
     """
     if target is None:
         return job_text
-    from .jobfile import fio_filename
+    from ..jobfile import fio_filename
 
     lines = job_text.split("\n")
     for i in range(len(lines) - 1, -1, -1):
@@ -492,7 +492,7 @@ def lost_hosts(hosts: Sequence[Host], output_text: str, stderr_text: str) -> dic
     """Pure: hosts (by display name) that are missing from a client/server result, with
     fio's words about them when it said any.  Empty when the output holds no result at
     all (the whole workload failed; the runner says so)."""
-    from .fio.json import parse_fio_json
+    from ..fio.json import parse_fio_json
 
     try:
         result = parse_fio_json(output_text)
@@ -549,7 +549,7 @@ def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, dict[str
 def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[str, FioResult]]) -> list[Finding]:
     """Pure: hosts whose headline metric is far below the hosts' median (or, for a
     latency headline, far above it).  Needs at least two hosts with the metric."""
-    from .metrics import headline_metric, headline_value
+    from ..metrics import headline_metric, headline_value
 
     values = [(name, headline_value(result, headline)) for name, result in per_host]
     known = [(n, v) for n, v in values if v is not None]
@@ -582,8 +582,8 @@ def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[st
 
 def format_host_lines(records: Sequence[Any]) -> list[str]:
     """Pure: per-host results beside the aggregate, one line each, per workload and repetition."""
-    from .metrics import direction_figures
-    from .render.units import fmt_bw, fmt_iops
+    from ..metrics import direction_figures
+    from ..render.units import fmt_bw, fmt_iops
 
     lines: list[str] = []
     by_key: dict[tuple[str, int], list[Any]] = {}
@@ -611,7 +611,7 @@ def format_host_lines(records: Sequence[Any]) -> list[str]:
 
 
 class ClientFio:
-    """A :class:`storbench.runner.FioExecutor` that runs each job on every host at once:
+    """A :class:`storbench.run.runner.FioExecutor` that runs each job on every host at once:
     ONE ``fio --client=H1,P1 job1 --client=H2,P2 job2 ... --output-format=json``.
 
     ``remote`` tells the runner that test files and filesystems are not local (no
@@ -707,10 +707,10 @@ class ClientFio:
     def probe_ioengine(self, default_target: str) -> str:
         """The first of io_uring, libaio, posixaio that fio accepts on EVERY host (a 4 KiB
         read of a probe file in each host's target directory, removed afterwards)."""
+        from ..errors import FioRunError
+        from ..fio.json import parse_fio_json
+        from ..jobfile import fio_filename
         from .engines import AUTO_ENGINES
-        from .errors import FioRunError
-        from .fio.json import parse_fio_json
-        from .jobfile import fio_filename
 
         def probe_file(host: Host) -> str:
             where = (host.target or default_target).rstrip("/") or "/"

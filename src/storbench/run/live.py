@@ -104,7 +104,7 @@ class LiveState:
 
 def result_summary(record: Any) -> dict[str, Any]:
     """A stored result as the live page lists it: its id, place and figures per direction."""
-    from .metrics import direction_figures
+    from ..metrics import direction_figures
 
     return {
         "result_id": record.result_id,

@@ -22,13 +22,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import __version__, signals
-from .errors import FioParseError, Interrupted, TargetError, UsageError
-from .fio.json import parse_fio_json
-from .fio.progress import Status
+from .. import __version__
+from ..errors import FioParseError, Interrupted, TargetError, UsageError
+from ..fio.json import parse_fio_json
+from ..fio.progress import Status
+from ..jobfile import build_job
+from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, ResultRecord, Target, Workload
+from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
-from .jobfile import build_job
-from .model import Finding, FioResult, JobResult, JobSpec, Overrides, ResultRecord, Target, Workload
 
 # --------------------------------------------------------------------------- failure reasons
 
@@ -132,7 +133,7 @@ def resolve_target(
     ``ceph_conf``, ``ceph_client`` and ``ceph_timeout_s`` are ``--ceph-conf``, ``--ceph-client`` and
     ``--ceph-timeout`` (Ceph kinds only).
     """
-    from .targets import resolve
+    from ..targets import resolve
 
     return resolve(path, destroy, workloads, db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client, ceph_timeout_s=ceph_timeout_s)
 
@@ -241,7 +242,7 @@ def plan_jobs(
     plan: RunPlan, engine_for: Callable[[Target], str | None]
 ) -> list[JobSpec]:
     """All job specs of a plan, target by target, in suite order."""
-    from .targets import kind_of
+    from ..targets import kind_of
 
     specs = []
     for target in plan.targets:
@@ -283,19 +284,19 @@ class SystemTelemetry:
         self.interval_s = interval_s
 
     def describe(self, target: Target, fio_version: str):
-        from .targets import kind_of
+        from ..targets import kind_of
 
         return kind_of(target).describe(target, fio_version)
 
     def sampler(self, storage):
-        from .activity import ActivitySampler
+        from ..activity import ActivitySampler
 
         devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
         return ActivitySampler(devices, interval_s=self.interval_s)
 
     def backend_sampler(self, storage, target=None, area_bytes=None):
         """What the back-ends under the target (a ZFS pool, an NBD export) report around the run; None: nothing to read."""
-        from .backend import sampler_for
+        from ..backend import sampler_for
 
         return sampler_for(storage, target, area_bytes)
 
@@ -317,7 +318,7 @@ def _fs_used(path: str) -> int | None:
 
 
 def _space_paths(spec: JobSpec) -> tuple[list[str], str] | None:
-    from .targets import kind_of
+    from ..targets import kind_of
 
     return kind_of(spec.target).space_paths(spec.target, spec.test_files)
 
@@ -484,7 +485,7 @@ def _layout_lost(reason: str) -> str | None:
 def _store(sink: Any, record: ResultRecord) -> int:
     """``sink.add_result(record)``; when the store refuses it (its disk full, its server gone), the
     error names the workload and where fio's output was saved so that nothing measured is lost."""
-    from .errors import StoreError
+    from ..errors import StoreError
 
     try:
         return sink.add_result(record)
@@ -516,8 +517,8 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     sizes = [dict(s.options).get("size") for s in specs if s.target == target]
     known = [s for s in sizes if s and not s.endswith("%")]
     first = next(s for s in specs if s.target == target)
-    from .model import Overrides
-    from .units import parse_size
+    from ..model import Overrides
+    from ..units import parse_size
 
     size = max(known, key=parse_size) if known else None  # None: the whole file, device or export
     job = build_job(PREFILL_WORKLOAD, target, Overrides(size=size), test_file_name=_test_file_name(first))
@@ -532,7 +533,7 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     if reason is not None:
         raise TargetError(f"--prefill of {target.display} failed: {reason}")
     written = sum(j.directions["write"].io_bytes for j in result.jobs if "write" in j.directions) if result else 0
-    from .render.units import fmt_bytes
+    from ..render.units import fmt_bytes
 
     note = f"--prefill: wrote {fmt_bytes(written)} of {target.display} sequentially (1 MiB writes) in {time.monotonic() - started:.1f} s before the workloads"
     reporter.note(note)
@@ -551,7 +552,7 @@ def run_fio(executor: Any, spec: JobSpec, on_status: Callable[[Any], None]) -> A
 
 
 def _test_file_name(spec: JobSpec) -> str:
-    from .jobfile import DEFAULT_TEST_FILE_NAME
+    from ..jobfile import DEFAULT_TEST_FILE_NAME
 
     return os.path.basename(spec.test_files[0]) if spec.test_files else DEFAULT_TEST_FILE_NAME
 
@@ -559,12 +560,12 @@ def _test_file_name(spec: JobSpec) -> str:
 def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage: Any, reporter: Any) -> Any:
     """On a network filesystem that refuses to grow a file with ftruncate (smbnetfs), write the
     test file storbench shares across the run's workloads itself, as large as the largest needs
-    (see :mod:`storbench.layout`); the storage description gets a note saying so."""
+    (see :mod:`storbench.run.layout`); the storage description gets a note saying so."""
     fs = getattr(storage, "filesystem", None)
     if target.kind != "dir" or fs is None or getattr(fs, "network", None) is None:
         return storage
+    from ..units import parse_size
     from .layout import grows_by_truncate, write_file_when_answering
-    from .units import parse_size
 
     ok, why = grows_by_truncate(target.path)
     if ok:
@@ -589,7 +590,7 @@ def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage:
                 f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), and writing the test file "
                 f"{path} there failed too: {exc.strerror or exc}"
             ) from None
-        from .render.units import fmt_bytes
+        from ..render.units import fmt_bytes
 
         notes.append(
             f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), which fio's layout needs: "
@@ -618,8 +619,8 @@ def _settled(repeat: Repeat, records: Sequence[ResultRecord], headline: str) -> 
 
 def _next_step(repeat: Repeat, results: Sequence[FioResult], headline: str):
     """None: keep going (fixed count not reached); else the stats module's decision."""
-    from .metrics import headline_value
-    from .stats import RepeatDecision, should_repeat
+    from ..metrics import headline_value
+    from ..stats import RepeatDecision, should_repeat
 
     if repeat.until_rse_pct is None:
         done = len(results) >= repeat.count
@@ -691,7 +692,7 @@ def _measure_once(
     if reason is None and parse_problem:
         reason = parse_problem
     if reason is not None:
-        from .targets import kind_of
+        from ..targets import kind_of
 
         reason = kind_of(spec.target).explain_failure(spec.target, reason)
         if backend is not None and backend.problems:
@@ -754,7 +755,7 @@ def _measure_once(
 
 def _area_bytes(spec: JobSpec) -> int | None:
     """The bytes of the target a job uses (its ``size=``), when storbench can tell."""
-    from .units import parse_size
+    from ..units import parse_size
 
     size = dict(spec.options).get("size")
     if not size or size.endswith("%"):
@@ -801,7 +802,7 @@ def _with_hosts_latency(aggregate: JobResult, hosts: Sequence[JobResult]) -> Job
     """fio's "All clients" entry carries no latency: give each of its directions the hosts' merged
     distribution (from their json+ histograms: :func:`storbench.metrics.merge_latency`), as
     group_reporting would have computed it; left as it is where a histogram is missing."""
-    from .metrics import merge_latency
+    from ..metrics import merge_latency
 
     directions = dict(aggregate.directions)
     for name, d in aggregate.directions.items():
@@ -821,7 +822,7 @@ def _with_hosts_latency(aggregate: JobResult, hosts: Sequence[JobResult]) -> Job
 def _series(inv: FioInvocation) -> Mapping[str, Any] | None:
     if not inv.logs:
         return None
-    from .fio.logs import series_from_logs
+    from ..fio.logs import series_from_logs
 
     try:
         return series_from_logs(inv.logs)
@@ -842,7 +843,7 @@ def _findings(
 ) -> tuple[Finding, ...]:
     """The pitfall checks over this repetition and the ones before it."""
     try:
-        from .checks import CheckContext, FileState, run_checks
+        from ..checks import CheckContext, FileState, run_checks
     except ImportError:  # pragma: no cover - checks not installed
         return ()
     space = record.space or {}
@@ -880,7 +881,7 @@ def _share_ceiling(record: ResultRecord, telemetry: Any) -> tuple[Finding, ...]:
         what = "nbd"
     if not ceilings or not server:
         return ()
-    from .net import share_ceiling_findings
+    from ..net import share_ceiling_findings
 
     found = share_ceiling_findings(record.fio, what, ceilings.get(server))
     return tuple(dataclasses.replace(f, workload=record.workload) for f in found)
@@ -888,7 +889,7 @@ def _share_ceiling(record: ResultRecord, telemetry: Any) -> tuple[Finding, ...]:
 
 def check_free_space(specs: Sequence[JobSpec]) -> None:
     """Refuse before starting when a target's filesystem cannot hold the test file."""
-    from .units import parse_size
+    from ..units import parse_size
 
     need: dict[str, int] = {}
     where: dict[str, str] = {}
@@ -918,7 +919,7 @@ def check_free_space(specs: Sequence[JobSpec]) -> None:
         total = sum(need[p] for p in paths)
         if total <= free:
             continue
-        from .render.units import fmt_bytes
+        from ..render.units import fmt_bytes
 
         if len(paths) == 1:
             [path] = paths
@@ -945,7 +946,7 @@ CLEANUP_WORKLOAD = Workload(
 
 
 def _remove_remote_test_files(specs: Sequence[JobSpec], executor: Any) -> None:
-    from .targets import kind_of
+    from ..targets import kind_of
 
     done: set[str] = set()
     for spec in specs:
@@ -961,7 +962,7 @@ def _remove_remote_test_files(specs: Sequence[JobSpec], executor: Any) -> None:
 
 def _artifacts(specs: Sequence[JobSpec]) -> dict[str, bool]:
     """The files fio's engines write outside their job directory, and whether each exists now."""
-    from .targets import kind_of
+    from ..targets import kind_of
 
     paths = {p for spec in specs for p in kind_of(spec.target).artifacts}
     return {p: os.path.exists(p) for p in paths}
@@ -984,7 +985,7 @@ def probe_rate(executor: Any, spec: JobSpec) -> float | None:
     """Bytes per second (all jobs together) of ``spec``'s workload run for :data:`PROBE_RUNTIME`
     on :data:`PROBE_SIZE` of its target, time-based, without warm-up: the speed a size-based
     job's duration is estimated from.  Its own test file is removed; None when fio fails."""
-    from .model import Overrides
+    from ..model import Overrides
 
     opts = dict(spec.options)
     extra = (("time_based", "1"), ("ramp_time", "0"), ("startdelay", "0"))
@@ -1000,7 +1001,7 @@ def probe_rate(executor: Any, spec: JobSpec) -> float | None:
         remove_test_files([job])
     if fio_failure_reason(inv, result) is not None:
         return None
-    from .metrics import direction_figures
+    from ..metrics import direction_figures
 
     total = sum(f["bw_bytes"] or 0.0 for f in direction_figures(result).values() if "bw_bytes" in f)
     return total or None

@@ -505,7 +505,7 @@ class Store:
         self._write(work)
 
     def publish_live(self, run_id: int, state: Mapping[str, Any]) -> None:
-        """Replace the live state of run ``run_id`` (a JSON-compatible dict, :mod:`storbench.live`)."""
+        """Replace the live state of run ``run_id`` (a JSON-compatible dict, :mod:`storbench.run.live`)."""
         text = json.dumps(state, allow_nan=False, separators=(",", ":"))
         now = self._now()
 

@@ -101,7 +101,7 @@ results = Table(
 
 #: 0005: the live state of a run in progress (plan, current workload, fio's per-second rates,
 #: results and findings so far), written by the run at most once a second and removed when it
-#: finishes; ``state_json`` is :mod:`storbench.live`'s versioned form.
+#: finishes; ``state_json`` is :mod:`storbench.run.live`'s versioned form.
 live_runs = Table(
     "live_runs",
     metadata,

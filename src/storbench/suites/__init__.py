@@ -30,7 +30,7 @@ The file format (built-in and user files alike)::
 * durations (``runtime``, ``ramp_time``, ``startdelay``) likewise (``1.5s`` ->
   ``1500ms``).
 * ``ioengine = "auto"`` is storbench's own: the runner probes io_uring, libaio,
-  posixaio (:func:`storbench.engines.probe_ioengine`) and the job builder writes
+  posixaio (:func:`storbench.run.engines.probe_ioengine`) and the job builder writes
   the first that works.
 
 Validation errors are one line, ``FILE:LINE: KEY: problem`` (the line where it

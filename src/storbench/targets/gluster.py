@@ -55,7 +55,7 @@ class GlusterKind(TargetKind):
     needs_size = True
     local_path = False
     noun = "a GlusterFS volume"
-    #: its test file is in the volume, removed with a gfapi job (storbench.runner)
+    #: its test file is in the volume, removed with a gfapi job (storbench.run.runner)
     remote_test_file = True
     artifacts = (ENGINE_LOG,)
 

@@ -35,7 +35,7 @@ class SubprocessRunner:
         self.timeout_s = timeout_s
 
     def run(self, argv: list[str]) -> tuple[int, str, str]:
-        from storbench import proc as processes
+        from storbench.process import proc as processes
 
         try:
             proc = processes.run(argv, timeout_s=self.timeout_s, errors="replace")
