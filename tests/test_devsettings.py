@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.devsettings import (
+from storbench.study.devsettings import (
     DeviceSettings,
     DeviceSettingsError,
     SettingNotApplied,

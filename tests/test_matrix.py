@@ -25,14 +25,14 @@ from pathlib import Path
 
 import pytest
 
-from storbench import matrix as mx
-from storbench.devsettings import DeviceSettings
 from storbench.errors import SuiteError, UsageError
-from storbench.images import ImageError, serve
 from storbench.jobfile import build_job
 from storbench.model import Overrides, Target, Workload
 from storbench.run import runner
-from storbench.setups import (
+from storbench.study import matrix as mx
+from storbench.study.devsettings import DeviceSettings
+from storbench.study.images import ImageError, serve
+from storbench.study.setups import (
     ImageSpec,
     Setup,
     SetupError,

@@ -27,7 +27,7 @@ Where the I/O goes (``filename``):
 * ``block`` target: the device.  As for ``file``; a size limits the region of
   the device used.
 * ``nbd`` target (``Target(kind="nbd", path=SOCKET)``): an NBD export served on a
-  unix socket (qemu-nbd, see :mod:`storbench.images`).  fio reaches it with its
+  unix socket (qemu-nbd, see :mod:`storbench.study.images`).  fio reaches it with its
   own NBD client, so the job gets ``ioengine=nbd`` and
   ``uri=nbd+unix:///?socket=SOCKET`` instead of ``filename`` (no kernel nbd
   module is involved).  Whatever engine the workload names is replaced by

@@ -1,7 +1,7 @@
 """``storbench matrix``: the same workloads on several storage setups of one scratch device.
 
-Parses the options, builds the :class:`storbench.matrix.Study`, runs it with
-:func:`storbench.matrix.run_study`, then prints the comparison of the study's
+Parses the options, builds the :class:`storbench.study.matrix.Study`, runs it with
+:func:`storbench.study.matrix.run_study`, then prints the comparison of the study's
 runs and writes its HTML report.  See docs/setups.md for worked examples.
 """
 
@@ -35,8 +35,8 @@ class _StudyReporter(_CliReporter):
 
 
 def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."):
-    from ..matrix import Scratch
-    from ..matrix import loop_size as check_loop_size
+    from ..study.matrix import Scratch
+    from ..study.matrix import loop_size as check_loop_size
 
     given = [name for name, v in (("--device", device), ("--devices", devices), ("--loop-file", loop_file), ("--loop-files", loop_files)) if v]
     if len(given) > 1:
@@ -108,8 +108,8 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     Then the runs are compared.  Whatever fails or interrupts it, everything
     storbench set up is torn down and what was measured stays stored.
     """
-    from .. import matrix as mx
     from ..run import runner
+    from ..study import matrix as mx
 
     app: App = ctx.obj
     scratch = _scratch(device, devices, destroy, loop_file, loop_files, loop_size, app.env.cwd)
@@ -239,9 +239,9 @@ def _study_plan(study) -> str:
 
 
 def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files):
-    from .. import matrix as mx
     from ..run import runner
-    from ..setups import load_setups_file, setups_from_fs_list
+    from ..study import matrix as mx
+    from ..study.setups import load_setups_file, setups_from_fs_list
 
     if bool(fs_list) == bool(setups_file):
         raise UsageError("give the setups with either --fs LIST or --setups FILE")
@@ -266,7 +266,7 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
 
 def _study_records(store, study):
     """Every stored result of the study's runs, in setup order, and each run's name."""
-    from ..matrix import setup_label, study_runs
+    from ..study.matrix import setup_label, study_runs
 
     runs = study_runs(store, study.label)
     records, names = [], {}

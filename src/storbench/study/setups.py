@@ -5,7 +5,7 @@ with given ``mkfs`` options and mounted with given mount options, a ZFS pool and
 dataset with given properties, the raw device itself, or a VM disk image (raw,
 qcow2 or a ZFS zvol) served by ``qemu-nbd`` -- plus, optionally, settings of the
 scratch device (write cache, I/O scheduler, read-ahead) held while it is measured.
-A study runs the same workloads on each setup in turn (:mod:`storbench.matrix`).
+A study runs the same workloads on each setup in turn (:mod:`storbench.study.matrix`).
 
 Setups file (``storbench matrix --setups FILE``)::
 
@@ -54,7 +54,7 @@ Keys of a setup (anything else is an error naming the key and what is allowed):
 ``profile``        btrfs only: the data and metadata profile, ``"single"`` (the default: one device),
                    ``"raid1"`` (2 devices) or ``"raid10"`` (4); ``mkfs.btrfs -d P -m P`` over them.
 ``device``         settings of the scratch device while this setup is measured (see
-                   :mod:`storbench.devsettings`): ``write_cache`` (``"write back"``/``"write through"``),
+                   :mod:`storbench.study.devsettings`): ``write_cache`` (``"write back"``/``"write through"``),
                    ``scheduler`` (a name the device lists), ``read_ahead_kb`` (whole number).  Restored after.
 ``image``          a VM disk image served by ``qemu-nbd``; fio reaches it with ``ioengine=nbd``:
                    ``format`` (``raw``, ``qcow2`` or ``zvol``), ``size`` (default ``1g``), the
@@ -91,10 +91,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import UsageError
+from ..units import fio_size, parse_size
 from .devsettings import WRITE_CACHE_VALUES, DeviceSettings, DeviceSettingsError
 from .devsettings import validate as validate_device_settings
-from .errors import UsageError
-from .units import fio_size, parse_size
 
 __all__ = [
     "BTRFS_PROFILES",

@@ -1,7 +1,7 @@
 """Edge: the study driver -- the same workloads on several storage setups, one after another.
 
 ``storbench matrix`` (see :mod:`storbench.commands.matrix`) takes a scratch
-device and a list of setups (:mod:`storbench.setups`) and, for each setup in turn:
+device and a list of setups (:mod:`storbench.study.setups`) and, for each setup in turn:
 
 1. wipes the device (``wipefs -a``),
 2. builds the setup: ``mkfs.X`` and ``mount`` on a mountpoint in a temporary
@@ -9,7 +9,7 @@ device and a list of setups (:mod:`storbench.setups`) and, for each setup in tur
    pool that is never imported at boot, ``cachefile=none``), or nothing (the raw
    device); for an image setup it then creates the image (``qemu-img create``,
    or ``zfs create -V`` for a zvol) and serves it with ``qemu-nbd``,
-3. applies the setup's device settings (:func:`storbench.devsettings.apply_settings`),
+3. applies the setup's device settings (:func:`storbench.study.devsettings.apply_settings`),
 4. runs the workloads with :func:`storbench.run.runner.execute` as one run labelled
    ``<study label>/<setup name>`` (so ``storbench list --label-prefix STUDY/`` and
    ``storbench compare --label-prefix STUDY/`` find the whole study); each result
@@ -69,15 +69,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .curve import CurvePlan
+from ..curve import CurvePlan
+from ..errors import Interrupted, StorbenchError, TargetError, UsageError
+from ..jobfile import build_job
+from ..model import JobSpec, Overrides, ResultRecord, RunInfo, Target, Workload
+from ..process import signals
+from ..run import runner as runner_mod
+from ..run.runner import Repeat
+from ..units import fio_size, parse_size
 from .devsettings import apply_settings, restore_settings
-from .errors import Interrupted, StorbenchError, TargetError, UsageError
 from .images import ImageError, create_image, run_command, socket_path_for, start_server
-from .jobfile import build_job
-from .model import JobSpec, Overrides, ResultRecord, RunInfo, Target, Workload
-from .process import signals
-from .run import runner as runner_mod
-from .run.runner import Repeat
 from .setups import (
     TOOL_PACKAGES,
     Setup,
@@ -96,7 +97,6 @@ from .setups import (
     zpool_create_argv,
     zpool_destroy_argv,
 )
-from .units import fio_size, parse_size
 
 #: Version of the study plan stored in each run's meta (``meta["study"]``).
 STUDY_FORMAT_VERSION = 1
@@ -250,7 +250,7 @@ class System:
 
     ``run(argv) -> (returncode, stdout, stderr)`` runs one program (no shell);
     ``serve(image, image_path, socket_path)`` starts qemu-nbd and returns an object
-    with ``stop()`` (:func:`storbench.images.start_server`).
+    with ``stop()`` (:func:`storbench.study.images.start_server`).
     """
 
     run: Callable[[Sequence[str]], tuple[int, str, str]] = run_command
@@ -575,7 +575,7 @@ class Builder:
 
     def _check_pool(self, pool: str, setup: Setup, devices: Sequence[str]) -> None:
         """``zpool status`` shows exactly the asked layout: the vdevs, their kinds and members."""
-        from .storage import parse_zpool_status
+        from ..storage import parse_zpool_status
 
         rc, out, _err = self.system.run(["zpool", "status", "-P", pool])
         if rc != 0:  # zfs-fuse's zpool status has no -P: its leaves are bare names (loop1)
@@ -593,7 +593,7 @@ class Builder:
 
     def _check_btrfs(self, setup: Setup, mnt: str, devices: Sequence[str]) -> None:
         """``btrfs filesystem df`` shows the asked profile for data and metadata."""
-        from .storage import parse_btrfs_fi_df
+        from ..storage import parse_btrfs_fi_df
 
         out = self.run(["btrfs", "filesystem", "df", "-b", mnt])
         profiles = {s.kind: s.profile.upper() for s in parse_btrfs_fi_df(out)}
@@ -606,7 +606,7 @@ class Builder:
 
     def _check_dataset(self, setup: Setup, dataset: str) -> None:
         """Every property asked for took effect (``zfs get -Hp``)."""
-        from .storage import parse_zfs_get
+        from ..storage import parse_zfs_get
 
         wanted = [k for k, _ in (setup.zfs.dataset_options if setup.zfs else ())]
         if setup.image is not None and setup.image.format == "zvol":
@@ -700,7 +700,7 @@ def _check_scratch_plan(setups: Sequence[Setup], scratch: Scratch) -> None:
 def check_scratch_device(path: str, destroy: Sequence[str], *, db_path: str | None, sys_root: str = "/sys") -> ScratchDevice:
     """The guard for ``--device``: every rule of :mod:`storbench.guard` except that a signature
     is accepted when ``--destroy-data`` names the device exactly (the matrix wipes it anyway)."""
-    from .guard import BlockTargetRefused, check_block_target, gather_device_facts
+    from ..guard import BlockTargetRefused, check_block_target, gather_device_facts
 
     facts = gather_device_facts(path, db_path=db_path, sys_root=sys_root, probe_exclusive=True)
     named = path in destroy
@@ -1025,7 +1025,7 @@ def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | No
     for workload in study.workloads:
         if workload.option("ioengine") == "auto" and built.target.kind != "nbd":
             if engine is None:
-                from .run.engines import probe_ioengine
+                from ..run.engines import probe_ioengine
 
                 where = built.target.path if built.target.kind == "dir" else tmpdir_for_probe
                 engine = probe_ioengine(fio_path or "fio", where)
@@ -1170,7 +1170,7 @@ def _run_curve(ctx: _Context, built: Built, setup: Setup, run_id: int, label: st
     target (:class:`curve_runner.CurveRunner`), each step stored in the setup's run; the
     curve, its knee and SLA ceiling go into the run's meta (``curve_result``), as for
     ``storbench curve``.  The steps' test file is removed before the setup is torn down."""
-    from .curve_runner import CurveRunner
+    from ..curve_runner import CurveRunner
 
     assert ctx.study.curve is not None
     steps, shares, stop, limit = ctx.study.curve.parsed()

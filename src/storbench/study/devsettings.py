@@ -40,8 +40,8 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .errors import StorbenchError, UsageError
-from .process import proc, signals
+from ..errors import StorbenchError, UsageError
+from ..process import proc, signals
 
 WRITE_CACHE_VALUES: tuple[str, ...] = ("write back", "write through")
 FIELDS: tuple[str, ...] = ("write_cache", "scheduler", "read_ahead_kb")
