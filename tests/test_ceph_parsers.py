@@ -13,7 +13,7 @@ from storbench.backend import BackendActivity, backend_from_dict, backend_to_dic
 from storbench.backend.ceph import CephActivity, format_ceph_activity
 from storbench.backend.ceph_sampler import CephSampler
 from storbench.errors import TargetError
-from storbench.jobfile import build_job
+from storbench.jobs.jobfile import build_job
 from storbench.model import Target, Workload
 from storbench.storage import StorageInfo, format_storage, storage_from_dict, storage_to_dict
 from storbench.storage.ceph import (

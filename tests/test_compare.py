@@ -2,7 +2,7 @@
 
 Records are built by hand with known figures; every mean, relative difference and
 p-value is checked against numpy / scipy.stats.ttest_ind(equal_var=False) computed
-here, independently of storbench.stats.  The Markdown view is a golden file:
+here, independently of storbench.stats.core.  The Markdown view is a golden file:
 run with STORBENCH_REGEN_GOLDEN=1 to rewrite tests/data/golden/compare.md, then
 review the diff.
 """
@@ -43,7 +43,7 @@ from storbench.render.compare import (
     format_compare_markdown,
     format_compare_table,
 )
-from storbench.stats import VERDICT_BETTER, VERDICT_NOISE, VERDICT_SINGLE_RUN, VERDICT_WORSE, WELCH_T_TEST
+from storbench.stats.core import VERDICT_BETTER, VERDICT_NOISE, VERDICT_SINGLE_RUN, VERDICT_WORSE, WELCH_T_TEST
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"
@@ -535,7 +535,7 @@ def test_csv_shape():
 
 def test_hand_built_rows_render():
     """The renderers need only the dataclasses (the HTML report builds on the same API)."""
-    from storbench.stats import compare_samples, summarize
+    from storbench.stats.core import compare_samples, summarize
 
     a, b = (1.0, 2.0, 3.0), (2.0, 3.0, 4.0)
     row = Row(

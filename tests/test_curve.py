@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from storbench.curve import (
+from storbench.curve.model import (
     CurvePlan,
     Point,
     ceiling_verdict,
@@ -88,7 +88,7 @@ def test_sla_bracket_bisection_and_noise():
     assert next_probe(2000, 4000, 6) is None  # probes used up
     assert ceiling_verdict(2 * MS, [1.9 * MS, 2.05 * MS, 1.95 * MS])  # the limit is inside mean ± 2 sd
     assert not ceiling_verdict(2 * MS, [1.50 * MS, 1.52 * MS, 1.49 * MS])
-    from storbench.curve import Ceiling, format_ceiling
+    from storbench.curve.model import Ceiling, format_ceiling
 
     broke = Ceiling("p99", 3 * MS, 3435.0, pt(8, 3435, 2.93), repeated_ns=(5.2 * MS, 6.0 * MS, 7.0 * MS), probes=0)
     assert not broke.confirmed
@@ -285,7 +285,7 @@ def test_curve_on_a_block_device_is_guarded_and_preconditioned(cli, tmp_path):
 def test_every_target_kind_takes_a_curves_steps(target, engine):
     """A step's options (the load, or a rate) go into the job of every kind's engine; the real
     runs of curves are on nbdkit, qemu-nbd, a loop device, ext4 and RBD (test_ceph, test_matrix)."""
-    from storbench.curve_runner import CurveRunner
+    from storbench.curve.runner import CurveRunner
     from storbench.model import Overrides
     from storbench.suites import builtin_catalog
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from storbench.errors import Interrupted
-from storbench.jobfile import build_job
+from storbench.jobs.jobfile import build_job
 from storbench.model import Overrides, Target
 from storbench.run import runner
 from storbench.suites import builtin_catalog

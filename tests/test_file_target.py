@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from storbench.guard import workload_writes
 from storbench.suites import builtin_catalog
+from storbench.targets.guard import workload_writes
 
 from conftest import needs_fio
 

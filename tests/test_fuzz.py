@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from storbench.commands.common import _overrides
 from storbench.errors import FioParseError, StorbenchError, SuiteError, TargetError, UsageError
 from storbench.fio import parse_output
-from storbench.jobfile import build_job
+from storbench.jobs.jobfile import build_job
 from storbench.model import Overrides, ResultRecord, Target
 from storbench.store import Store
 from storbench.suites import builtin_catalog, empty_catalog, fio_option_table, parse_suite_text

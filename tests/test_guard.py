@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from storbench.errors import ExitCode, TargetError
-from storbench.guard import (
+from storbench.targets.guard import (
     RULES,
     BlockTargetRefused,
     DeviceFacts,
@@ -580,7 +580,7 @@ def test_database_on_a_partition_counts_for_the_disk(devices, tmp_path):
 
 def test_devices_below_a_filesystem_include_the_disk_of_a_partition_and_dm_slaves(tmp_path):
     """Which devices hold / : sysfs relations only (a scratch tree shaped like /sys)."""
-    from storbench.guard import _Sysfs
+    from storbench.targets.guard import _Sysfs
 
     root = tmp_path / "sys"
     blocks = root / "devices" / "pci" / "block"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from storbench.errors import FioMissingError, SuiteError, TargetError, UsageError
-from storbench.jobfile import build_job, fio_filename, render_job_text
+from storbench.jobs.jobfile import build_job, fio_filename, render_job_text
 from storbench.model import Overrides, Target, Workload
 from storbench.run.engines import AUTO_ENGINES, probe_ioengine
 from storbench.suites import builtin_catalog

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from storbench.errors import SuiteError, UsageError
-from storbench.jobfile import build_job
+from storbench.jobs.jobfile import build_job
 from storbench.model import Overrides, Target, Workload
 from storbench.run import runner
 from storbench.study import matrix as mx

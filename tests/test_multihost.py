@@ -16,7 +16,7 @@ import pytest
 
 from storbench.errors import UsageError
 from storbench.fio.json import parse_fio_json
-from storbench.jobfile import build_job
+from storbench.jobs.jobfile import build_job
 from storbench.model import Overrides, ResultRecord, Target
 from storbench.run.hosts import (
     DEFAULT_PORT,
@@ -462,8 +462,8 @@ def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> Non
     assert f"{a.endpoint}" in res.out and "all hosts" in res.out
     # the glance is the aggregate's (never the mean of the hosts and their sum), said with the host count
     from storbench.render.glance import glance
-    from storbench.render.units import fmt_iops
     from storbench.store import Store
+    from storbench.units import fmt_iops
 
     with Store.open(f"sqlite:///{cli.db}") as store:
         records = store.results(1)

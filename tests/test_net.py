@@ -19,7 +19,7 @@ import pytest
 
 from storbench.errors import StorbenchError
 from storbench.fio.json import parse_fio_json
-from storbench.jobfile import build_job
+from storbench.jobs.jobfile import build_job
 from storbench.model import Overrides, Target, Workload
 from storbench.net import (
     CeilingLookup,

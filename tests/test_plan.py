@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from storbench.plan import CAP_HINT_FROM_S, FIO_START_STOP_S, estimate, format_plan, format_total, needs_probe
+from storbench.jobs.plan import CAP_HINT_FROM_S, FIO_START_STOP_S, estimate, format_plan, format_total, needs_probe
 
 from conftest import needs_fio
 

@@ -21,7 +21,7 @@ from scipy import stats as scipy_stats
 from storbench.model import FioResult, Measure
 from storbench.pts import map_result_file, parse_result_file
 from storbench.serialize import fio_result_from_dict, fio_result_to_dict
-from storbench.stats import summarize
+from storbench.stats.core import summarize
 
 PTS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pts"
 FIO_XML = Path(__file__).parent / "data" / "pts" / "fio-ext4-zfs.xml"

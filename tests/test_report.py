@@ -24,9 +24,9 @@ from storbench.model import Finding
 from storbench.render import html_charts
 from storbench.render.html import embedded, format_html_report
 from storbench.render.markdown import format_markdown_report, md
-from storbench.render.units import fmt_bw, fmt_iops, fmt_ns
-from storbench.stats import summarize
+from storbench.stats.core import summarize
 from storbench.store import Store
+from storbench.units import fmt_bw, fmt_iops, fmt_ns
 
 from conftest import Cli, needs_fio
 

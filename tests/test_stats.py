@@ -1,4 +1,4 @@
-"""Tests for storbench.stats.
+"""Tests for storbench.stats.core.
 
 Every figure is checked against a value obtained another way: numbers worked out by
 hand and written here, closed forms (Student's t with 1 and 2 degrees of freedom has
@@ -18,7 +18,7 @@ import scipy.stats
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from storbench.stats import (
+from storbench.stats.core import (
     VERDICT_BETTER,
     VERDICT_NOISE,
     VERDICT_SINGLE_RUN,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from storbench.steady import fit_line, steady_state
+from storbench.stats.steady import fit_line, steady_state
 
 
 def test_settled_series():

@@ -174,7 +174,7 @@ def test_format_duration(s, expected):
 
 
 def test_an_interval_of_a_positive_quantity_is_in_one_unit_and_never_below_zero():
-    from storbench.render.units import fmt_interval
+    from storbench.units import fmt_interval
 
     # the case: "95% CI -9811184 ns … 13.82 ms" (n = 3, very spread)
     assert fmt_interval(-9_811_184.0, 13_820_000.0, "clat_p99_ns", 3) == "0.00 … 13.82 ms (clipped at 0: too few or too spread runs)"

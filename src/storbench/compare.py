@@ -11,7 +11,7 @@ For every workload, direction and metric (see :data:`metrics.METRICS`) a
 configuration against the baseline with :func:`stats.compare_samples` (Welch's
 t-test).  Nothing here does I/O; rendering lives in :mod:`storbench.render.compare`.
 
-Honesty rules carried through from :mod:`storbench.stats`: a difference is called
+Honesty rules carried through from :mod:`storbench.stats.core`: a difference is called
 "better" or "worse" only when the test is significant; with a single run on either
 side there is no p-value and no verdict, so such a row can never be a regression.
 """
@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import stats
 from .metrics import MEASURE_DIRECTION, METRICS, direction_figures, measure_directions
 from .model import DIRECTIONS, ResultRecord
-from .stats import Summary, summarize
+from .stats import core as stats
+from .stats.core import Summary, summarize
 
 __all__ = [
     "METRIC_LABELS",

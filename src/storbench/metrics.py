@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import DIRECTIONS, DirectionStats, FioResult, JobResult, LatencyStats, pct_key
-from .stats import Summary, summarize
+from .stats.core import Summary, summarize
 
 #: Metrics per direction; (name, higher is better)
 METRICS: tuple[tuple[str, bool], ...] = (

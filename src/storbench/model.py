@@ -233,7 +233,7 @@ class Target:
 
     ``dir``: a directory, storbench creates its test file inside.
     ``file``: an existing regular file, used as is (never deleted).
-    ``block``: a block device (guarded by storbench.guard).
+    ``block``: a block device (guarded by storbench.targets.guard).
     ``nbd``: an NBD export (a URI, or the Unix socket of a VM image storbench serves).
     ``gluster``, ``rbd``, ``rados``: a GlusterFS volume, an RBD image, a RADOS pool.
     ``scratch``: storbench created the directory and removes it afterwards.

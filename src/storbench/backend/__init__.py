@@ -93,7 +93,7 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
             pool, image = parse_rbd_spec(target.path)
             samplers.append(CephSampler(target, pool, image=image, area_bytes=area_bytes))
         else:
-            from ..jobfile import DEFAULT_TEST_FILE_NAME
+            from ..jobs.jobfile import DEFAULT_TEST_FILE_NAME
             from ..targets.rados import parse_rados_spec
 
             samplers.append(CephSampler(target, parse_rados_spec(target.path), obj=DEFAULT_TEST_FILE_NAME, area_bytes=area_bytes))

@@ -1,7 +1,7 @@
 """Run-to-run variation of the headline metric.
 
 Check (id): ``high-variation`` -- over two or more repetitions, the coefficient of
-variation (sample standard deviation / mean, :func:`storbench.stats.summarize`) of the
+variation (sample standard deviation / mean, :func:`storbench.stats.core.summarize`) of the
 headline metric is above :data:`MAX_CV`.  The headline of a repetition is the sum of
 IOPS or bandwidth over its jobs and directions, or the I/O-weighted mean latency.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storbench.model import Finding, FioResult
-from storbench.stats import summarize
+from storbench.stats.core import summarize
 
 from ._common import CheckInfo, finding, fmt_count, fmt_ns, fmt_rate, mean_latency_ns, total_bw, total_iops
 

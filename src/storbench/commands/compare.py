@@ -144,7 +144,7 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         notes.append("no workload was measured in more than one configuration: nothing to compare (workload names must match)")
     if _has_single_runs(cmp):
         notes.append(SINGLE_RUN_NOTE)
-    from ..curve import side_by_side
+    from ..curve.model import side_by_side
 
     if iso := side_by_side(curves):
         notes.append(iso)

@@ -3,7 +3,7 @@
 A curve is a run whose results are its points, stored as each ends (workload
 ``NAME@iodepth=8``); ``show``, ``compare`` (point by point between targets), the reports
 and ``--json`` read it like any run.  The rules (steps, stopping, knee, bisection) are pure
-functions in :mod:`storbench.curve`; this module runs fio through :func:`runner.execute`
+functions in :mod:`storbench.curve.model`; this module runs fio through :func:`runner.execute`
 one step at a time, with the target described once and its test file laid out once.
 """
 
@@ -14,8 +14,8 @@ import sys
 
 import click
 
-from ..curve import side_by_side
-from ..curve_runner import CurveRunner
+from ..curve.model import side_by_side
+from ..curve.runner import CurveRunner
 from ..errors import StorbenchError
 from .common import (
     App,
@@ -55,7 +55,7 @@ DEFAULT_WORKLOAD = "curve-randread-4k"
 def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, loads, rate, stop_at, sla, size, runtime, repeat, precondition, label, report_path, no_report, as_json):
     """Raise the load on a workload step by step: a latency-versus-throughput curve, its knee,
     and with --sla the most IOPS that keep a latency limit."""
-    from .. import curve as cv
+    from ..curve import model as cv
     from ..run import runner
 
     plan = cv.CurvePlan(loads=tuple(loads) or (() if rate else DEFAULT_LOAD), rate=rate, stop_at=stop_at, sla=sla)

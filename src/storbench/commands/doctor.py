@@ -53,7 +53,7 @@ def doctor(
 ):
     """Describe the storage under a target and run the checks that need no measurement."""
     from ..checks import PreflightContext, preflight
-    from ..jobfile import build_job
+    from ..jobs.jobfile import build_job
     from ..run import runner
     from ..storage import format_storage, storage_to_dict
     from ..targets import kind_of

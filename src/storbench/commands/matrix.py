@@ -166,7 +166,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             curves = [c for rid in names for c in (store.run_meta(rid).get("curve_result") or {}).get("curves", [])] if study.curve else []
     _show(app, study, outcome, records, names, as_json)
     if study.curve is not None and not as_json:
-        from ..curve import side_by_side
+        from ..curve.model import side_by_side
 
         line = side_by_side(curves, study.curve.parsed()[3])
         if line:
@@ -184,7 +184,7 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
 
 def _curve_plan(curve, loads, rate, stop_at, sla, suite_name, workload_names, sweeps):
     """``--curve`` and its options checked (one line each), or None without ``--curve``."""
-    from ..curve import CurvePlan
+    from ..curve.model import CurvePlan
 
     if not curve:
         given = [f for f, v in (("--load", loads), ("--rate", rate), ("--stop-at", stop_at), ("--sla", sla)) if v]
@@ -207,16 +207,16 @@ def _curve_plan(curve, loads, rate, stop_at, sla, suite_name, workload_names, sw
 def _study_plan(study) -> str:
     """The study's expected duration, from each workload's runtime (the setups are not built
     yet, so size-based workloads are not probed: ``run --plan`` on one setup probes them)."""
-    from ..jobfile import build_job
+    from ..jobs.jobfile import build_job
+    from ..jobs.plan import estimate, format_total
     from ..model import Target
-    from ..plan import estimate, format_total
 
     probe_target = Target(kind="dir", path="/plan")
     reps = study.repeat.min_runs if study.repeat.until_rse_pct is not None else study.repeat.count
     estimates = []
     workloads = study.workloads
     if study.curve is not None:  # every step a workload of its own (the SLA's probes come on top)
-        from ..curve import step_name
+        from ..curve.model import step_name
 
         steps, shares, _stop, _limit = study.curve.parsed()
         named = [step_name(w.name, st) for w in workloads for st in steps] or [f"{w.name}@rate" for w in workloads for _ in range(len(shares) + 1)]
@@ -231,8 +231,8 @@ def _study_plan(study) -> str:
     line = format_total(estimates).replace(" target", " setup")
     line = line.replace("(storbench run --plan probes them)", "(storbench run --plan on one setup probes them)")
     if study.curve is not None and study.curve.sla:
-        from ..curve import SLA_MAX_PROBES
-        from ..curve_runner import CEILING_REPEAT
+        from ..curve.model import SLA_MAX_PROBES
+        from ..curve.runner import CEILING_REPEAT
 
         line += f"; --sla adds up to {SLA_MAX_PROBES} probes and {CEILING_REPEAT} repeats of the ceiling per setup"
     return line
@@ -249,7 +249,7 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     from .common import chosen_workloads
 
     workloads, suite = chosen_workloads(_catalog(suite_file), suite_name, workload_names)
-    from ..sweep import expand, parse_sweep
+    from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = dataclasses.replace(_overrides(size, runtime), extra=runner.INTERVAL_LOG_OPTIONS)

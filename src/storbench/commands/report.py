@@ -81,17 +81,6 @@ def _render_html(app: App, records, runs, cmp, title: str | None = None, metas=N
     return format_html_report(records, cmp, title=title, generated_at=app.env.clock(), runs=runs, metas=metas)
 
 
-def build_report(store, run_ids: Sequence[int], *, generated_at: str | None = None, title: str | None = None) -> str:
-    """The HTML report of ``run_ids`` read from an open ``store`` (storbench serve's report pages)."""
-    from ..render.html import format_html_report
-
-    runs = {rid: store.get_run(rid) for rid in run_ids}
-    records = [rec for rid in run_ids for rec in store.results(rid)]
-    metas = {rid: store.run_meta(rid) for rid in run_ids}
-    cmp = _comparison(records, runs, None)
-    return format_html_report(records, cmp, title=title, generated_at=generated_at, runs=runs, metas=metas)
-
-
 def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Path:
     """Write the HTML report of one run to ``path`` (relative to the working directory); return the path."""
     out = Path(app.env.cwd, path)

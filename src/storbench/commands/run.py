@@ -125,7 +125,7 @@ class _CliReporter:
     def workload_done(self, record: ResultRecord) -> None:
         self._live("done", record)
         from ..render.terminal import direction_rows
-        from ..render.units import fmt_bw, fmt_iops, fmt_ns
+        from ..units import fmt_bw, fmt_iops, fmt_ns
 
         parts = []
         for _job, d in direction_rows(record):
@@ -321,7 +321,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         return
 
     workloads, suite_label = chosen_workloads(_catalog(suite_file), suite_name, workload_names)
-    from ..sweep import expand, parse_sweep
+    from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = _overrides(size, runtime)
@@ -481,7 +481,7 @@ def _repetitions(request: _Request) -> int:
 def _estimates(app: App, specs, request: _Request, executor, *, probe: bool) -> list:
     """The plan of every job (plan.py); size-based ones big enough to matter are probed
     (``probe``, runs here only) for a few seconds each, once per workload and target."""
-    from .. import plan
+    from ..jobs import plan
     from ..run import runner
 
     out = []
@@ -501,7 +501,7 @@ def _estimates(app: App, specs, request: _Request, executor, *, probe: bool) -> 
 
 def _show_plan(app: App, request: _Request) -> None:
     """``run --plan``: every job's expected duration and the total; nothing is stored."""
-    from .. import plan
+    from ..jobs import plan
     from ..run import runner
 
     if request.hosts:
@@ -580,7 +580,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                          for ln in s.job_text.splitlines() if ln.startswith("# storbench: ") and " capped at " in ln})
         for what in capped:  # a file target is never grown: said once for the run
             app.err(f"note: workload sizes capped at {what} (a file target is read as it is, never grown)")
-        from ..plan import format_total, total_seconds
+        from ..jobs.plan import format_total, total_seconds
 
         estimates = _estimates(app, specs, request, executor, probe=preflight is None and resume_run is None)
         if resume_run is None:
@@ -696,7 +696,7 @@ def _until_steady(app: App, run_id, specs, executor, store, reporter, label, req
     rounds; the window of each workload is stored in the run's metadata."""
     from ..metrics import headline_value
     from ..run import runner
-    from ..steady import MAX_ROUNDS, steady_state
+    from ..stats.steady import MAX_ROUNDS, steady_state
     telemetry = DescribeOnce(_telemetry(request, store, remote=False))
     history: dict[tuple[str, str], list[ResultRecord]] = {k: list(v) for k, v in previous.items()}
     verdicts: dict[str, dict] = {}

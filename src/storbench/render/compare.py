@@ -18,10 +18,10 @@ from typing import Any
 from rich.table import Table
 
 from ..compare import Cell, Comparison, Config, Row, format_p, metric_label
-from ..stats import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
-from ..stats import Comparison as Versus
+from ..stats.core import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
+from ..stats.core import Comparison as Versus
+from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
 from .csv import _num
-from .units import fmt_bw, fmt_iops, fmt_ns, formatter
 
 LEADER_SIGNIFICANT = "★"
 LEADER_BEST_MEAN = "☆"

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 from ..metrics import direction_figures, headline_metric
 from ..model import ResultRecord
-from ..stats import summarize
-from .units import fmt_bw, fmt_iops, fmt_ns, formatter
+from ..stats.core import summarize
+from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
 
 __all__ = ["INVALID_MARK", "Glance", "format_glance", "glance", "host_count", "particular_findings", "target_line"]
 

@@ -29,7 +29,7 @@ from markupsafe import Markup
 from ..compare import Comparison, Config, Row, metric_label, summary_sentences
 from ..metrics import METRICS
 from ..model import DIRECTIONS, SEVERITIES, ResultRecord, RunInfo
-from ..stats import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
+from ..stats.core import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
 from ..units import format_bytes
 from . import html_charts as charts
 from .compare import (
@@ -372,7 +372,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
 
 
 def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
-    from .units import fmt_bytes
+    from ..units import fmt_bytes
 
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{v:.1f}"
@@ -389,7 +389,7 @@ def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
 def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
     """Per configuration (its last repetition of the workload): what each vdev and member of its
     ZFS pool did (zpool iostat -v), the ARC's hit ratio and the pool's state."""
-    from .units import fmt_bytes
+    from ..units import fmt_bytes
 
     out = []
     for c in cmp.configs:
@@ -442,7 +442,7 @@ def curve_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None)
     """One section per curved workload: every curve of it (each target of a ``storbench
     curve`` run, each setup of a ``matrix --curve`` study) on one chart, the knee and SLA
     lines of each, and the line comparing them at the same latency."""
-    from ..curve import side_by_side
+    from ..curve.model import side_by_side
 
     groups: dict[str, dict[str, Any]] = {}
     for rid, meta in metas.items():

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..metrics import repetition_stats
 from ..model import ResultRecord
 from ..serialize import result_record_to_public
-from ..stats import summary_to_dict
+from ..stats.core import summary_to_dict
 from .terminal import group_records
 
 

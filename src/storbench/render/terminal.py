@@ -21,8 +21,8 @@ from ..model import (
     RunInfo,
     Suite,
 )
-from ..stats import summarize
-from .units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, fmt_number
+from ..stats.core import summarize
+from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, fmt_number
 
 
 def _p99(d: DirectionStats) -> float | None:

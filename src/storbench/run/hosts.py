@@ -245,7 +245,7 @@ def parse_inventory(text: str, source: str = "hosts file") -> tuple[Host, ...]:
 
 def check_remote_target(value: Any, what: str) -> str:
     """A directory path on a remote host, as a job file can carry it (never checked locally)."""
-    from ..jobfile import fio_filename
+    from ..jobs.jobfile import fio_filename
 
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{what}: target must be a non-empty directory path")
@@ -294,7 +294,7 @@ def job_for_host(job_text: str, target: str | None) -> str:
     """
     if target is None:
         return job_text
-    from ..jobfile import fio_filename
+    from ..jobs.jobfile import fio_filename
 
     lines = job_text.split("\n")
     for i in range(len(lines) - 1, -1, -1):
@@ -583,7 +583,7 @@ def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[st
 def format_host_lines(records: Sequence[Any]) -> list[str]:
     """Pure: per-host results beside the aggregate, one line each, per workload and repetition."""
     from ..metrics import direction_figures
-    from ..render.units import fmt_bw, fmt_iops
+    from ..units import fmt_bw, fmt_iops
 
     lines: list[str] = []
     by_key: dict[tuple[str, int], list[Any]] = {}
@@ -709,7 +709,7 @@ class ClientFio:
         read of a probe file in each host's target directory, removed afterwards)."""
         from ..errors import FioRunError
         from ..fio.json import parse_fio_json
-        from ..jobfile import fio_filename
+        from ..jobs.jobfile import fio_filename
         from .engines import AUTO_ENGINES
 
         def probe_file(host: Host) -> str:

@@ -51,7 +51,7 @@ def discards(device: str) -> bool:
 def precondition(target: Target, executor: Any, overrides: Overrides | None, workload: Workload) -> list[str]:
     """Purge (block devices that discard) and write the test area twice; the lines to say."""
     from ..fio.json import parse_fio_json
-    from ..jobfile import build_job
+    from ..jobs.jobfile import build_job
     from .runner import fio_failure_reason, run_fio
 
     lines = []
@@ -76,7 +76,7 @@ def precondition(target: Target, executor: Any, overrides: Overrides | None, wor
     if reason is not None:
         raise TargetError(f"--precondition of {target.display} failed: {reason}")
     written = sum(j.directions["write"].io_bytes for j in result.jobs if "write" in j.directions) if result else 0
-    from ..render.units import fmt_bytes
+    from ..units import fmt_bytes
 
     lines.append(f"precondition: wrote {fmt_bytes(written)} of {target.display} sequentially (128 KiB, twice over the area) in {time.monotonic() - started:.1f} s")
     return lines

@@ -26,7 +26,7 @@ from .. import __version__
 from ..errors import FioParseError, Interrupted, TargetError, UsageError
 from ..fio.json import parse_fio_json
 from ..fio.progress import Status
-from ..jobfile import build_job
+from ..jobs.jobfile import build_job
 from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, ResultRecord, Target, Workload
 from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
@@ -128,7 +128,7 @@ def resolve_target(
 
     ``destroy`` are what the user named with ``--destroy-data``; ``workloads``
     are what will run there (a block device or an export may be written only when
-    named, see :mod:`storbench.guard` and :mod:`storbench.targets`); ``db_path`` is the
+    named, see :mod:`storbench.targets.guard` and :mod:`storbench.targets`); ``db_path`` is the
     results database (a path or a ``sqlite:///`` URL), whose device is never written;
     ``ceph_conf``, ``ceph_client`` and ``ceph_timeout_s`` are ``--ceph-conf``, ``--ceph-client`` and
     ``--ceph-timeout`` (Ceph kinds only).
@@ -533,7 +533,7 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     if reason is not None:
         raise TargetError(f"--prefill of {target.display} failed: {reason}")
     written = sum(j.directions["write"].io_bytes for j in result.jobs if "write" in j.directions) if result else 0
-    from ..render.units import fmt_bytes
+    from ..units import fmt_bytes
 
     note = f"--prefill: wrote {fmt_bytes(written)} of {target.display} sequentially (1 MiB writes) in {time.monotonic() - started:.1f} s before the workloads"
     reporter.note(note)
@@ -552,7 +552,7 @@ def run_fio(executor: Any, spec: JobSpec, on_status: Callable[[Any], None]) -> A
 
 
 def _test_file_name(spec: JobSpec) -> str:
-    from ..jobfile import DEFAULT_TEST_FILE_NAME
+    from ..jobs.jobfile import DEFAULT_TEST_FILE_NAME
 
     return os.path.basename(spec.test_files[0]) if spec.test_files else DEFAULT_TEST_FILE_NAME
 
@@ -590,7 +590,7 @@ def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage:
                 f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), and writing the test file "
                 f"{path} there failed too: {exc.strerror or exc}"
             ) from None
-        from ..render.units import fmt_bytes
+        from ..units import fmt_bytes
 
         notes.append(
             f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), which fio's layout needs: "
@@ -620,7 +620,7 @@ def _settled(repeat: Repeat, records: Sequence[ResultRecord], headline: str) -> 
 def _next_step(repeat: Repeat, results: Sequence[FioResult], headline: str):
     """None: keep going (fixed count not reached); else the stats module's decision."""
     from ..metrics import headline_value
-    from ..stats import RepeatDecision, should_repeat
+    from ..stats.core import RepeatDecision, should_repeat
 
     if repeat.until_rse_pct is None:
         done = len(results) >= repeat.count
@@ -919,7 +919,7 @@ def check_free_space(specs: Sequence[JobSpec]) -> None:
         total = sum(need[p] for p in paths)
         if total <= free:
             continue
-        from ..render.units import fmt_bytes
+        from ..units import fmt_bytes
 
         if len(paths) == 1:
             [path] = paths

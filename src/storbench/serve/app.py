@@ -198,12 +198,17 @@ class Server:
         ids = [request.path_params["run_id"]] if "run_id" in request.path_params else _run_ids(request)
         if not ids:
             raise HTTPException(400, "give the runs to report: ?run=1&run=2")
-        from ..commands.report import build_report
+        from .. import compare as cmp_mod
+        from ..render.html import format_html_report
 
-        for rid in ids:
-            self._run(rid)
+        runs = {rid: self._run(rid) for rid in ids}
+        records = [rec for rid in ids for rec in self.store.results(rid)]
+        if not records:
+            raise HTTPException(400, "nothing to report: " + ", ".join(f"run {r}" for r in ids) + " hold no stored results")
+        groups = cmp_mod.configurations(records, {rid: info.label or f"run {rid}" for rid, info in runs.items()})
+        metas = {rid: self.store.run_meta(rid) for rid in ids}
         try:
-            html = build_report(self.store, ids)
+            html = format_html_report(records, cmp_mod.compare(groups), runs=runs, metas=metas)
         except StorbenchError as exc:
             raise HTTPException(400, str(exc)) from None
         return HTMLResponse(html)

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
 from ..model import SEVERITIES, ResultRecord, RunInfo
-from ..render.units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, formatter
-from ..stats import VERDICT_WORSE, compare_samples, summarize
+from ..stats.core import VERDICT_WORSE, compare_samples, summarize
+from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, formatter
 
 #: the metrics a person reads first, per headline
 METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}

@@ -3,7 +3,7 @@
 fio measures an image the way a VM's disk sees it: through qemu's block layer
 (the qcow2 or raw driver, its cache mode) over NBD.  ``qemu-nbd`` serves the
 image on a unix socket and fio's ``nbd`` engine is the client, so no kernel
-``nbd`` module is needed (:func:`storbench.jobfile.build_job` with a ``nbd``
+``nbd`` module is needed (:func:`storbench.jobs.jobfile.build_job` with a ``nbd``
 target writes ``ioengine=nbd`` and ``uri=nbd+unix:///?socket=SOCKET``).
 
 * :func:`create_image` runs ``qemu-img create -q -f FMT [-o k=v,...] PATH SIZE``

@@ -25,7 +25,7 @@ through the file's page cache), and at the end detaches it and removes the file
 (kept with ``--keep-files``).
 
 ``--device DEV --destroy-data DEV``: a real device passes the data-safety guard
-(:mod:`storbench.guard`): not read-only, not holding ``/`` or the results
+(:mod:`storbench.targets.guard`): not read-only, not holding ``/`` or the results
 database, not mounted, no holders, not claimed by anything.  ``--destroy-data``
 must repeat ``--device`` character for character.  One rule differs from
 ``storbench run``: a device that holds a signature (a filesystem, a ZFS label, a
@@ -69,9 +69,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..curve import CurvePlan
+from ..curve.model import CurvePlan
 from ..errors import Interrupted, StorbenchError, TargetError, UsageError
-from ..jobfile import build_job
+from ..jobs.jobfile import build_job
 from ..model import JobSpec, Overrides, ResultRecord, RunInfo, Target, Workload
 from ..process import signals
 from ..run import runner as runner_mod
@@ -698,9 +698,9 @@ def _check_scratch_plan(setups: Sequence[Setup], scratch: Scratch) -> None:
 
 
 def check_scratch_device(path: str, destroy: Sequence[str], *, db_path: str | None, sys_root: str = "/sys") -> ScratchDevice:
-    """The guard for ``--device``: every rule of :mod:`storbench.guard` except that a signature
+    """The guard for ``--device``: every rule of :mod:`storbench.targets.guard` except that a signature
     is accepted when ``--destroy-data`` names the device exactly (the matrix wipes it anyway)."""
-    from ..guard import BlockTargetRefused, check_block_target, gather_device_facts
+    from ..targets.guard import BlockTargetRefused, check_block_target, gather_device_facts
 
     facts = gather_device_facts(path, db_path=db_path, sys_root=sys_root, probe_exclusive=True)
     named = path in destroy
@@ -1170,7 +1170,7 @@ def _run_curve(ctx: _Context, built: Built, setup: Setup, run_id: int, label: st
     target (:class:`curve_runner.CurveRunner`), each step stored in the setup's run; the
     curve, its knee and SLA ceiling go into the run's meta (``curve_result``), as for
     ``storbench curve``.  The steps' test file is removed before the setup is torn down."""
-    from ..curve_runner import CurveRunner
+    from ..curve.runner import CurveRunner
 
     assert ctx.study.curve is not None
     steps, shares, stop, limit = ctx.study.curve.parsed()

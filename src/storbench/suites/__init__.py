@@ -60,7 +60,7 @@ from types import MappingProxyType
 from typing import Any
 
 from storbench.errors import SuiteError, UsageError
-from storbench.jobfile import WHERE_KEYS, unsafe_key_reason, unsafe_value_reason
+from storbench.jobs.jobfile import WHERE_KEYS, unsafe_key_reason, unsafe_value_reason
 from storbench.model import Suite, Workload
 from storbench.units import (
     fio_duration,

@@ -3,7 +3,7 @@
 ======================  ======================================================================
 ``local``               ``dir`` (storbench's test file inside) and ``file`` (an existing file);
                         mounted shares (NFS, SMB, sshfs, GlusterFS FUSE) are directories too
-``block``               ``block``: a block device, writes guarded (:mod:`storbench.guard`)
+``block``               ``block``: a block device, writes guarded (:mod:`storbench.targets.guard`)
 ``nbd``                 ``nbd``: an NBD export through fio's nbd engine (``nbd://``, ``nbd+unix://``,
                         or the unix socket of an image ``storbench matrix`` serves)
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)

@@ -157,7 +157,7 @@ def capped_size(options: Options, export_size: str | None, what: str) -> list[st
 def refuse_unnamed_writes(spec: str, ctx: ResolveContext, what: str, harm: str = "destroying what it holds") -> list[str]:
     """The workloads that write to ``spec``; a one-line TargetError when there are some and
     ``--destroy-data`` does not repeat the target exactly (``what``: "NBD export 'nbd://...'")."""
-    from storbench.guard import workload_writes
+    from storbench.targets.guard import workload_writes
 
     writing = [w.name for w in ctx.workloads if workload_writes(w.options)]
     if writing and spec not in ctx.destroy:

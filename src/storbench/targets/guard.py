@@ -60,7 +60,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .errors import TargetError
+from ..errors import TargetError
 
 # --------------------------------------------------------------------------- which workloads write
 
@@ -354,7 +354,7 @@ Run = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
 
 
 def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    from .process import proc
+    from ..process import proc
 
     return proc.run(argv, timeout_s=30, c_locale=False)
 

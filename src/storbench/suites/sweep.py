@@ -12,13 +12,13 @@ import dataclasses
 import itertools
 from collections.abc import Sequence
 
-from .errors import SuiteError, UsageError
-from .model import Workload
+from ..errors import SuiteError, UsageError
+from ..model import Workload
 
 
 def parse_sweep(text: str) -> tuple[str, tuple[str, ...]]:
     """``"bs=4k,8k"`` -> ``("bs", ("4k", "8k"))``, checked like a suite file's fio option."""
-    from .suites import validate_extra_options
+    from . import validate_extra_options
 
     key, sep, rest = text.partition("=")
     key = key.strip()
@@ -27,7 +27,7 @@ def parse_sweep(text: str) -> tuple[str, tuple[str, ...]]:
         raise UsageError(f"--sweep {text!r}: use OPTION=V1,V2,... (e.g. bs=4k,8k,64k or iodepth=1,4,16)")
     if len(set(values)) != len(values):
         raise UsageError(f"--sweep {text!r}: a value is given twice")
-    from .jobfile import SWEEP_VALUE_RE
+    from ..jobs.jobfile import SWEEP_VALUE_RE
 
     for value in values:
         if not SWEEP_VALUE_RE.match(value):

@@ -31,7 +31,7 @@ compared at one latency (the SLA limit, or the highest p99 every curve reaches),
 most IOPS within it bracketed as the ceiling is and interpolated towards the next step beyond
 it (:func:`iops_at`): "at the same p99 (2.00 ms): xfs 45.0k IOPS, ext4 42.1k (-6%)".
 
-Everything here takes and returns frozen records; running fio is :mod:`storbench.curve_runner`.
+Everything here takes and returns frozen records; running fio is :mod:`storbench.curve.runner`.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import UsageError
-from .metrics import summary_jobs
-from .model import FioResult, pct_key
-from .units import parse_duration
+from ..errors import UsageError
+from ..metrics import summary_jobs
+from ..model import FioResult, pct_key
+from ..units import parse_duration
 
 __all__ = [
     "Ceiling",
@@ -275,13 +275,13 @@ def find_knee(points: Sequence[Point], min_gain: float = KNEE_MIN_GAIN) -> Knee 
 
 
 def _ms(ns: float | None) -> str:
-    from .render.units import fmt_ns
+    from ..units import fmt_ns
 
     return fmt_ns(ns)
 
 
 def format_knee(knee: Knee | None, points: Sequence[Point]) -> str:
-    from .render.units import fmt_iops
+    from ..units import fmt_iops
 
     if knee is None:
         if not points:
@@ -320,7 +320,7 @@ def ceiling_verdict(limit_ns: float, repeated_ns: Sequence[float]) -> bool:
     within the noise (another run could land on either side)."""
     if len(repeated_ns) < 2:
         return False
-    from .stats import summarize
+    from ..stats.core import summarize
 
     s = summarize(list(repeated_ns))
     sd = s.stddev or 0.0
@@ -328,7 +328,7 @@ def ceiling_verdict(limit_ns: float, repeated_ns: Sequence[float]) -> bool:
 
 
 def format_ceiling(c: Ceiling) -> str:
-    from .render.units import fmt_iops
+    from ..units import fmt_iops
 
     if c.rate_iops is None:
         return f"SLA {c.figure} <= {_ms(c.limit_ns)}: not kept even at the lowest step" + (f" ({c.note})" if c.note else "")
@@ -338,7 +338,7 @@ def format_ceiling(c: Ceiling) -> str:
     else:
         text = f"SLA {c.figure} <= {_ms(c.limit_ns)}: at most {fmt_iops(c.rate_iops)} IOPS"
     if c.repeated_ns:
-        from .stats import summarize
+        from ..stats.core import summarize
 
         s = summarize(list(c.repeated_ns))
         spread = f" ± {_ms(s.stddev)}" if s.stddev is not None else ""

@@ -1,7 +1,7 @@
 """Running a curve: one target's steps through :func:`runner.execute`, one at a time.
 
 The rules (steps, stopping, the knee, bisection for the SLA ceiling) are pure functions
-in :mod:`storbench.curve`; this module is their thin edge, shared by ``storbench curve``
+in :mod:`storbench.curve.model`; this module is their thin edge, shared by ``storbench curve``
 (one curve per ``--target``) and ``storbench matrix --curve`` (one per setup).  Every
 step is a stored result as soon as it ends (workload ``NAME@iodepth=8``).
 """
@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from . import curve as cv
-from .errors import StorbenchError
-from .model import ResultRecord, Target, Workload
-from .run import runner
+from ..errors import StorbenchError
+from ..model import ResultRecord, Target, Workload
+from ..run import runner
+from . import model as cv
 
 #: how often the winning SLA rate runs again to say how sure the ceiling is
 CEILING_REPEAT = 3
@@ -48,13 +48,13 @@ class CurveRunner:
         self.made = []
 
     def _spec(self, name: str, extra: tuple[tuple[str, str], ...]):
-        from .jobfile import build_job
+        from ..jobs.jobfile import build_job
 
         options = [(k, v) for k, v in self.workload.options if k not in {e for e, _ in extra}] + list(extra)
         w = dataclasses.replace(self.workload, name=name, options=tuple(options))
         engine = None
         if any(k == "ioengine" and v == "auto" for k, v in w.options):
-            from .run.engines import probe_ioengine
+            from ..run.engines import probe_ioengine
 
             where = self.target.path if self.target.kind == "dir" else self.cwd
             self.engine = self.engine or probe_ioengine(self.executor.path, where)
@@ -93,7 +93,7 @@ class CurveRunner:
                         result_id=pts[-1].result_id)  # fmt: skip
 
     def precondition(self) -> None:
-        from .run.precondition import precondition
+        from ..run.precondition import precondition
 
         for line in precondition(self.target, self.executor, self.overrides, self.workload):
             self.reporter.note(line)
@@ -212,7 +212,7 @@ def ceiling_json(c) -> dict:
 
 
 def point_line(p) -> str:
-    from .render.units import fmt_bw, fmt_iops, fmt_ns
+    from ..units import fmt_bw, fmt_iops, fmt_ns
 
     return (f"  {p.label}: {fmt_iops(p.iops)} IOPS, {fmt_bw(p.bw_bytes)}, mean {fmt_ns(p.lat_mean_ns)}, "
             f"p50 {fmt_ns(p.figure('p50'))}, p99 {fmt_ns(p.figure('p99'))}, p99.9 {fmt_ns(p.figure('p99.9'))}")  # fmt: skip

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import UsageError
-from .units import format_bytes, format_duration, parse_duration, parse_size
+from ..errors import UsageError
+from ..units import format_bytes, format_duration, parse_duration, parse_size
 
 __all__ = ["FIO_START_STOP_S", "Estimate", "estimate", "format_plan", "format_total", "needs_probe", "total_seconds"]
 

@@ -79,7 +79,7 @@ RUNTIME_KEYS: tuple[str, ...] = ("runtime", "timeout")
 WHERE_KEYS: frozenset[str] = frozenset({"filename", "directory", "filename_format", "opendir", "name"})
 
 _OPTION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-#: A workload name, optionally with a sweep point suffix (``rnd4k@bs=64k,iodepth=4``, see storbench.sweep)
+#: A workload name, optionally with a sweep point suffix (``rnd4k@bs=64k,iodepth=4``, see storbench.suites.sweep)
 SWEEP_VALUE_RE = re.compile(r"^[A-Za-z0-9._%:/-]+$")
 _SECTION_NAME_RE = re.compile(
     r"^[a-z0-9][a-z0-9._-]{0,63}(@[a-z0-9_]+=[A-Za-z0-9._%:/-]+(,[a-z0-9_]+=[A-Za-z0-9._%:/-]+)*)?$"
