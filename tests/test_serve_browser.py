@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from test_report_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (browser: the shared Chromium)
 from test_serve import STORBENCH, _env, get_json, history, serving  # noqa: F401  (history: the store of real runs)
 
 from conftest import needs_fio
-
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = [
     needs_fio,
@@ -25,17 +21,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="module")

@@ -143,10 +143,6 @@ def preflight_target(storage: StorageInfo | None) -> list[Finding]:
     return _state_findings(storage.drives) + _controller_findings(storage.controllers, None)
 
 
-def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes: int | None) -> list[Finding]:
-    return []  # said once per target (:func:`preflight_target`)
-
-
 def check(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = []
     storage = ctx.storage
