@@ -80,8 +80,6 @@ def _mean(xs: Sequence[float]) -> float:
 
 def find_cliff(points: Sequence[Sequence[float]], *, direction: str = "", metric: str = "iops") -> Cliff | None:
     """The cliff in ``points`` (``[[t_s, value], ...]``, one per second), or None (see the module doc)."""
-    from scipy import stats as sp
-
     rows = sorted((float(t), float(v)) for t, v in points)[1:-1]  # the first and the last second are partial
     if len(rows) < 2 * MIN_SIDE_S:
         return None
@@ -109,6 +107,8 @@ def find_cliff(points: Sequence[Sequence[float]], *, direction: str = "", metric
     if min(len(set(left)), len(set(right))) < 2:  # constant sides: the change is as certain as it gets
         p = 0.0
     else:
+        from scipy import stats as sp  # here, not above: scipy.stats takes ~0.8 s to import, most series never get here
+
         p = float(sp.ttest_ind(left, right, equal_var=False).pvalue)
     if not p < MAX_P:
         return None
