@@ -97,6 +97,68 @@ def storbench(suite: str, target: Path, env: dict, work: Path) -> float:
     return t.wall_s
 
 
+#: the own-time figure (issue 24): 8 workloads of 1 s on one laid-out file
+OWN_RUNTIME_S, OWN_BRACKETS = 1, 3
+
+#: a fio that notes when it is started with a job file (bash's clock: no fork), then is fio
+_EXEC_LOGGER = """#!/bin/bash
+case "$*" in *.fio) echo "$EPOCHREALTIME" >> "$STORBENCH_BENCH_EXEC_LOG";; esac
+exec {fio} "$@"
+"""
+
+
+def own_time(target: Path, env: dict, work: Path, brackets: int = OWN_BRACKETS) -> tuple[list[float], list[float], list[float]]:
+    """storbench's own time per workload, start-up included, in brackets of bare fio /
+    storbench / bare fio (``quick``, 8 x 1 s, the test file laid out once beforehand and kept):
+    (storbench - the mean of the bare fio runs either side) / 8, once per bracket.  Then the
+    start-up: from the ``storbench run`` exec to fio's exec for the first workload, read by a
+    fio wrapper that writes the time it was started (the wrapper's bash start, ~3 ms, counts
+    against storbench).  Returns (own per workload, start-up, bare fio wall) lists."""
+    import shutil
+    import time
+
+    argv = [*storbench_argv(), "run", "--suite", "quick", "--size", SIZE, "--runtime", str(OWN_RUNTIME_S),
+            "--target", str(target), "--no-report", "--repeat", "1", "--keep-files"]
+    t = run_timed([*argv, "--dry-run"], env=env, cwd=work).check()
+    jobs = [j.strip() + "\n" for j in re.split(r"^# workload .*$\n", t.stdout, flags=re.M) if j.strip()]
+    for p in target.iterdir():
+        p.unlink()
+    run_timed(["fio", "--output=/dev/null", str(_write(work / "layout.fio", jobs[0]))], cwd=work).check()  # lays the file out
+
+    def bare() -> float:
+        start = time.perf_counter()
+        for i, text in enumerate(jobs):
+            run_timed(["fio", "--output-format=json", f"--output={work / 'own-bare.json'}",
+                       str(_write(work / f"own{i}.fio", text))], cwd=work).check()
+        return time.perf_counter() - start
+
+    own, bares = [], []
+    for _ in range(brackets):
+        before = bare()
+        sb = run_timed(argv, env=env, cwd=work).check().wall_s
+        after = bare()
+        bares += [before, after]
+        own.append((sb - (before + after) / 2) / len(jobs))
+    logger = work / "fio-exec-logger"
+    logger.write_text(_EXEC_LOGGER.format(fio=shutil.which("fio")))
+    logger.chmod(0o755)
+    log = work / "exec.log"
+    startups = []
+    for _ in range(brackets):
+        log.write_text("")
+        t0 = time.time()
+        run_timed(argv, env={**env, "STORBENCH_FIO": str(logger), "STORBENCH_BENCH_EXEC_LOG": str(log)}, cwd=work).check()
+        startups.append(float(log.read_text().split()[0]) - t0)
+    for p in target.iterdir():
+        p.unlink()
+    return own, startups, bares
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
 #: a short and a long curve: their difference is what each added point costs, start-up aside
 CURVE_SHORT, CURVE_LONG = "iodepth=1,2", "iodepth=1,2,4,8,16,32,64,128"
 
@@ -124,6 +186,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=2, help="runs of each side per suite, alternating (median taken)")
     p.add_argument("--src", help="run storbench from this source tree instead (PYTHONPATH)")
     p.add_argument("--no-bench-fio", action="store_true", help="do not run bench-fio for reference")
+    p.add_argument("--no-own-time", action="store_true", help="skip the own-time brackets (quick, 8 x 1 s)")
     args = p.parse_args()
     warm_bytecode()
     if args.src:
@@ -136,6 +199,21 @@ def main() -> int:
             env["STORBENCH_DB"] = str(work / "walltime-src.sqlite")
         target = work / "target"
         target.mkdir()
+        if not args.no_own_time:
+            own, startups, bares = own_time(target, env, work)
+            print(f"  own time, quick 8 x {OWN_RUNTIME_S} s in {len(own)} brackets: per workload "
+                  f"{', '.join(f'{x:.3f}' for x in own)} s (bare fio {', '.join(f'{x:.2f}' for x in bares)} s); "
+                  f"start-up to the first workload's fio {', '.join(f'{x:.3f}' for x in startups)} s", flush=True)
+            figures.append(Figure(
+                "walltime", f"storbench's own time per workload, start-up included (quick, 8 x {OWN_RUNTIME_S} s)",
+                median(own), "<= 0.05", unit=" s",
+                detail=f"median of {len(own)} brackets bare fio / storbench / bare fio, test file laid out once: "
+                       + ", ".join(f"{x:.3f}" for x in own),
+            ))
+            figures.append(Figure(
+                "walltime", "start-up: storbench run's exec to the first workload's fio exec", median(startups), "<= 0.15",
+                unit=" s", detail=f"median of {len(startups)}: " + ", ".join(f"{x:.3f}" for x in startups),
+            ))
         for suite in args.suites:
             jobs = job_files(suite, target, env, work)
             runtime = RUNTIME_S * len(jobs)

@@ -240,3 +240,28 @@ def test_interrupt_keeps_finished_results_and_cleans_up(tmp_path):
     assert 1 <= n < 8
     assert _files(target) == []
     assert subprocess.run(["pgrep", "-f", str(target)], capture_output=True).stdout == b""
+
+
+def test_a_store_that_cannot_open_stops_the_first_fio(tmp_path):
+    """The store opens on another thread while the first fio starts (commands/run.py,
+    _PendingStore): when it cannot be opened, fio is stopped at once - not after its 10
+    minutes - and the one line is the store's; nothing is left in the target or in /tmp."""
+    target = tmp_path / "t"
+    target.mkdir()
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the database's directory should be\n")
+    env = {k: v for k, v in os.environ.items() if k != "STORBENCH_DEBUG"}
+    env["STORBENCH_DB"] = str(blocker / "results.sqlite")
+    before = {p.name for p in Path("/tmp").glob("storbench-fio-*")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "storbench", "run", "--workload", "rnd4k-q1t1-read", "--target", str(target),
+         "--size", "16m", "--runtime", "600", "--repeat", "1", "--no-report"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,  # 600 s if fio were not stopped
+    )
+    assert proc.returncode == 1, proc.stderr
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("storbench:")]
+    assert len(errors) == 1 and "database" in errors[0] and str(blocker) in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr and "done rnd4k" not in proc.stderr
+    assert _files(target) == []
+    assert {p.name for p in Path("/tmp").glob("storbench-fio-*")} <= before
+    assert not blocker.with_name("results.sqlite").exists()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import pkgutil
+import os
 import threading
 from collections.abc import Sequence
 
@@ -22,7 +22,36 @@ from .context import Env
 from .errors import ExitCode, StorbenchError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The subcommands, one module of :mod:`storbench.commands` each (``import_.py`` holds
+    ``import``): a command's module is imported when that command runs (or when ``--help``
+    lists them all), so ``storbench run`` does not import the other thirteen (0.1 s)."""
+
+    @staticmethod
+    def _modules() -> dict[str, str]:
+        names = {}
+        for entry in os.scandir(_commands.__path__[0]):
+            stem, ext = os.path.splitext(entry.name)
+            if ext == ".py" and stem not in ("__init__", "common"):
+                names[stem.rstrip("_")] = stem
+        return names
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self._modules()) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            stem = self._modules().get(cmd_name)
+            if stem is None:
+                return None
+            module = importlib.import_module(f"{_commands.__name__}.{stem}")
+            for obj in vars(module).values():
+                if isinstance(obj, click.Command) and getattr(obj.callback, "__module__", None) == module.__name__:
+                    self.add_command(obj)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="storbench")
 @click.option(
     "--db",
@@ -37,27 +66,6 @@ def cli(ctx: click.Context, db: str | None) -> None:
     """storbench: run faithful fio workload suites, keep every result, compare honestly."""
     env = ctx.obj if isinstance(ctx.obj, Env) else Env()
     ctx.obj = App(env=env, db_option=db)
-
-
-# --------------------------------------------------------------------------- entry point
-
-
-# Every subcommand is a click.Command in a module of storbench.commands (one room each);
-# the group takes them all, in name order.  Imports go one way: cli -> commands -> the rest.
-def _register(group: click.Group) -> None:
-    for info in sorted(pkgutil.iter_modules(_commands.__path__), key=lambda m: m.name):
-        if info.name == "common":
-            continue
-        module = importlib.import_module(f"{_commands.__name__}.{info.name}")
-        for obj in vars(module).values():
-            if (
-                isinstance(obj, click.Command)
-                and getattr(obj.callback, "__module__", None) == module.__name__
-            ):
-                group.add_command(obj)
-
-
-_register(cli)
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())

@@ -24,7 +24,27 @@ def main() -> int:
     except KeyboardInterrupt:
         sys.stderr.write("storbench: interrupted\n")
         return 130
-    return cli_main()
+    return _exit_now(cli_main())
+
+
+def _exit_now(code: int) -> int:
+    """Leave at once once the command is done: its files are closed and its store committed
+    by then, so what Python would still do (tear down every module and collect ~60,000 objects
+    of click, rich and SQLAlchemy: 0.1-0.2 s) is skipped.  atexit handlers still run, output
+    is flushed first, and a command that left a thread running exits the ordinary way."""
+    import atexit
+    import os
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return code
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be said there
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,16 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from ..context import Env
 from ..errors import UsageError
 from ..model import Overrides, ResultRecord
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # --------------------------------------------------------------------------- shared state
 
@@ -45,6 +48,8 @@ class App:
 
     def console(self, err: bool = False, *, width: int = 160) -> Console:
         """A console on stdout (or stderr): the terminal's width on a terminal, else ``width``."""
+        from rich.console import Console  # here: 30 ms of import a run's start-up does not need
+
         stream = self.env.stderr if err else self.env.stdout
         isatty = getattr(stream, "isatty", None)
         tty = bool(isatty and isatty())

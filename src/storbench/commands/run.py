@@ -7,7 +7,9 @@ import dataclasses
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -40,7 +42,7 @@ class _CliReporter:
         #: the run's expected duration (plan.py) and its start: the whole run's ETA beside the workload's
         self.planned_s = planned_s
         self.started = time.monotonic()
-        self.console = app.console(err=True)
+        self._console = None
         self.show = show_progress
         self.progress = None
         self.task = None
@@ -48,6 +50,16 @@ class _CliReporter:
         self.said: dict[tuple[str, str], int] = {}
         #: the run's live state in the store (storbench serve's live page), once the run has an id
         self.live = None
+        self._pending_live = None
+        self._queued_live: list[tuple[str, tuple]] = []
+
+    @property
+    def console(self):
+        """The console of progress and notes, made when first printed to (rich's import, 30 ms,
+        is then not in the run's start-up)."""
+        if self._console is None:
+            self._console = self.app.console(err=True)
+        return self._console
 
     def __enter__(self):
         if self.show:
@@ -81,7 +93,29 @@ class _CliReporter:
 
         self.live = LivePublisher(store, run_id, total=total, planned_s=self.planned_s, kind=kind, study=study)
 
+    def publish_live_when_ready(self, pending, total: int) -> None:
+        """:meth:`publish_live` once ``pending`` (a :class:`_PendingStore`) has opened the store;
+        what happens before is published then, in order."""
+        self._pending_live = (pending, total)
+
+    def flush_live(self) -> None:
+        """What waited for the store (see :meth:`publish_live_when_ready`), published now."""
+        if self.live is None and self._pending_live is not None and self._queued_live:
+            method, args = self._queued_live.pop()
+            self._live(method, *args)
+
     def _live(self, method: str, *args) -> None:
+        if self.live is None and self._pending_live is not None:
+            pending, total = self._pending_live
+            self._queued_live.append((method, args))
+            if not pending.ready() or pending.failure() is not None:
+                return
+            self._pending_live = None
+            self.publish_live(*pending.get(), total=total)
+            queued, self._queued_live = self._queued_live, []
+            for method_, args_ in queued:
+                self._live(method_, *args_)
+            return
         if self.live is None:
             return
         was = self.live.broken
@@ -376,10 +410,10 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
 
 def _parse_hosts(host_values, hosts_file, targets, destroy) -> tuple:
     """--host values and the --hosts inventory, validated (pure apart from reading the file)."""
-    from ..run.hosts import check_remote_target, combine_hosts, load_inventory, parse_host
-
     if not host_values and not hosts_file:
         return ()
+    from ..run.hosts import check_remote_target, combine_hosts, load_inventory, parse_host
+
     found = [parse_host(v) for v in host_values]
     if hosts_file:
         found += list(load_inventory(hosts_file))
@@ -428,6 +462,76 @@ def _refuse_resuming_a_live_run(run_id: int, owner) -> None:
     if state is None:
         raise UsageError(f"run {run_id} is marked running by storbench pid {owner.get('pid')} on {owner.get('host')}, "
                          "which cannot be checked from here; resume it on that host")
+
+
+class _PendingStore:
+    """The store opened (and the run's row created) on another thread: ``opener`` returns
+    ``(store, run_id)``.  The thread starts when the fio executor first asks for
+    :meth:`failure` (50 ms into the first fio, which then spends ~0.3 s starting up: the
+    other core is idle) or when the store is needed, whichever comes first.  Its error, if
+    any, is raised where the store is needed, and :meth:`failure` lets the executor stop the
+    first workload as soon as it is known."""
+
+    def __init__(self, opener: Callable[[], tuple[Any, int]]) -> None:
+        import threading
+
+        self._value: tuple[Any, int] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, args=(opener,), name="storbench-store-open", daemon=True)
+        self._lock = threading.Lock()
+        self._started = False
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._started:
+                self._started = True
+                self._thread.start()
+
+    def _work(self, opener: Callable[[], tuple[Any, int]]) -> None:
+        try:
+            self._value = opener()
+        except BaseException as exc:  # handed to the main thread, raised there
+            self._error = exc
+
+    def ready(self) -> bool:
+        return self._started and not self._thread.is_alive()
+
+    def failure(self, wait: bool = False) -> BaseException | None:
+        """The error opening the store raised, once it is known (``wait``: wait for it)."""
+        self._start()
+        if wait:
+            self._thread.join()
+        return self._error if self.ready() else None
+
+    def get(self) -> tuple[Any, int]:
+        self._start()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+    def run_id(self) -> int:
+        return self.get()[1]
+
+    def close(self) -> None:
+        if self._started:
+            self._thread.join()
+        if self._value is not None:
+            self._value[0].close()
+
+
+class _StoreWhenReady:
+    """The runner's sink before the store has opened: each method waits for it when called."""
+
+    def __init__(self, pending: _PendingStore) -> None:
+        self._pending = pending
+
+    def __getattr__(self, name: str):
+        def call(*args, **kwargs):
+            return getattr(self._pending.get()[0], name)(*args, **kwargs)
+
+        return call
 
 
 def _mark_incomplete(store, run_id: int, reason: str) -> None:
@@ -550,9 +654,11 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
 
     from ..run import runner
 
-    # The store module (SQLAlchemy: a quarter of a second) is imported on another thread
-    # while this one waits for fio (--version, the ioengine probe); open_store then finds it loaded.
-    threading.Thread(target=importlib.import_module, args=("storbench.store",), daemon=True).start()
+    # A run that opens its store while the first fio starts (below) leaves the store alone
+    # until then; else the store module (SQLAlchemy: a quarter of a second) is imported on
+    # another thread while this one waits for fio (--version, the ioengine probe).
+    if resume_run is not None or request.until_steady or request.hosts:
+        threading.Thread(target=importlib.import_module, args=("storbench.store",), daemon=True).start()
     preflight = None
     if request.hosts:
         executor, preflight = _prepare_hosts(app, request)
@@ -591,15 +697,36 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             runner.check_free_space(specs)
         else:
             stack.callback(_remove_remote_files, app, executor, specs, request.keep_files)
-        store = stack.enter_context(contextlib.closing(app.open_store()))
-        reconcile(app, store)
+        overlap = resume_run is None and not request.until_steady and preflight is None and isinstance(executor, runner.SubprocessFio)
+
+        def open_and_create() -> tuple[Any, int]:
+            store = app.open_store()
+            try:
+                reconcile(app, store)
+                meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
+                if preflight is not None:  # what each fio server said about itself, and who was left out
+                    meta["host_checks"] = preflight.meta()
+                return store, store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
+            except BaseException:
+                store.close()
+                raise
+
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
-        if resume_run is None:
-            meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
-            if preflight is not None:  # what each fio server said about itself, and who was left out
-                meta["host_checks"] = preflight.meta()
-            run_id = store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
+        pending: _PendingStore | None = None
+        if overlap:
+            # the store (SQLAlchemy's import and the run's row: a quarter of a second) is opened on
+            # another thread while the first fio starts; fio is stopped if it cannot be opened
+            pending = _PendingStore(open_and_create)
+            stack.callback(pending.close)
+            executor.abort_check = pending.failure
+            store: Any = _StoreWhenReady(pending)
+            run_id: Any = pending.run_id
+        elif resume_run is None:
+            store, run_id = open_and_create()
+            stack.callback(store.close)
         else:
+            store = stack.enter_context(contextlib.closing(app.open_store()))
+            reconcile(app, store)
             run_id = resume_run
             for rec in store.results(run_id):
                 # a scratch directory is new each time: results on the old one count for the new one
@@ -608,7 +735,10 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                     previous.setdefault((rec.workload, target), []).append(rec)
             store.reopen_run(run_id)
         reporter = stack.enter_context(_CliReporter(app, show_progress, planned_s=total_seconds(estimates)[0]))
-        reporter.publish_live(store, run_id, total=len(specs))
+        if pending is None:
+            reporter.publish_live(store, run_id, total=len(specs))
+        else:
+            reporter.publish_live_when_ready(pending, total=len(specs))
         try:
             if request.precondition and resume_run is None:
                 from ..run.precondition import precondition
@@ -620,7 +750,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                 outcome = _until_steady(app, run_id, specs, executor, store, reporter, label, request, previous)
             else:
                 outcome = runner.execute(
-                    run_id,
+                    run_id,  # an int, or (the store opening) a function giving it once fio has run
                     specs,
                     executor=executor,
                     sink=store,
@@ -633,14 +763,21 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                     previous=previous,
                     prefill=request.prefill,
                 )
-        except StorbenchError as exc:
+        except BaseException as exc:
+            if pending is not None:
+                if (failed := pending.failure(wait=True)) is not None:  # the store never opened
+                    raise failed from None
+                store, run_id = pending.get()
+            if not isinstance(exc, StorbenchError):
+                _mark_incomplete(store, run_id, f"storbench stopped: {type(exc).__name__}")
+                raise
             _mark_incomplete(store, run_id, str(exc))
             if isinstance(exc, Interrupted):  # said with the command that finishes it
                 raise Interrupted(f"{exc.message}; storbench run --resume {run_id} finishes it") from None
             raise
-        except BaseException as exc:
-            _mark_incomplete(store, run_id, f"storbench stopped: {type(exc).__name__}")
-            raise
+        if pending is not None:
+            store, run_id = pending.get()
+            reporter.flush_live()
         if outcome.failures:
             status = "incomplete" if outcome.stored or previous else "failed"
             first = outcome.failures[0]

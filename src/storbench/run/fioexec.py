@@ -87,6 +87,9 @@ class SubprocessFio:
             )
         self.path = resolved
         self._version: str | None = None
+        #: while set, fio is waited for in 50 ms steps and stopped when this returns an error
+        #: (the store still opening on another thread failed: see commands/run.py, _PendingStore)
+        self.abort_check: Callable[[], BaseException | None] | None = None
 
     def version(self) -> str:
         if self._version is None:
@@ -124,6 +127,13 @@ class SubprocessFio:
                 try:
                     signals.raise_noted(noted)
                     _raise_if_stopping()  # a signal whose exception was lost while forking
+                    while self.abort_check is not None:
+                        try:
+                            child.wait(timeout=0.05)
+                            break
+                        except subprocess.TimeoutExpired:
+                            if (error := self.abort_check()) is not None:
+                                raise error from None
                     child.wait()
                 except BaseException:
                     interrupted = True

@@ -357,7 +357,7 @@ def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
 
 
 def execute(
-    run_id: int,
+    run_id: int | Callable[[], int],
     specs: Sequence[JobSpec],
     *,
     executor: FioExecutor,
@@ -374,6 +374,9 @@ def execute(
     """Run every job spec in order (each repeated as ``repeat`` says), storing each
     result the moment it exists, with the storage description, the device activity
     and the findings of the checks.
+
+    ``run_id`` may be a function giving it (the store still opening while the first fio
+    starts): it is called when the first result is made, after fio ran.
 
     Raises :class:`Interrupted` on Ctrl-C/SIGTERM after cleaning up; results
     stored before the interrupt stay stored.  ``previous`` holds the results a
@@ -470,7 +473,7 @@ def execute(
             remove_test_files(specs)
             _remove_remote_test_files(specs, executor)
         _remove_artifacts(artifacts_before)
-    return RunOutcome(run_id=run_id, stored=tuple(stored), failures=tuple(failures))
+    return RunOutcome(run_id=run_id if isinstance(run_id, int) else run_id(), stored=tuple(stored), failures=tuple(failures))
 
 
 #: fio's words for a test file that could not be written: the disk full, the device failing
@@ -649,7 +652,7 @@ def _with_finding(record: ResultRecord, finding: Finding) -> ResultRecord:
 
 
 def _measure_once(
-    run_id: int,
+    run_id: int | Callable[[], int],
     spec: JobSpec,
     repetition: int,
     previous: Sequence[ResultRecord],
@@ -710,7 +713,7 @@ def _measure_once(
         "test_file_created": spec.target.kind == "dir",
     }
     record = ResultRecord(
-        run_id=run_id,
+        run_id=run_id if isinstance(run_id, int) else run_id(),
         workload=spec.workload.name,
         target=spec.target.display,
         fio=result,
