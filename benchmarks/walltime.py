@@ -182,7 +182,7 @@ def curve_cost(target: Path, env: dict, work: Path, steps: str) -> tuple[float, 
 
 def main() -> int:
     p = arg_parser(__doc__.splitlines()[0])
-    p.add_argument("--suites", nargs="+", default=["quick", "share"])
+    p.add_argument("--suites", nargs="*", default=["quick", "share"], help="the wall-time suites (none: the own-time brackets only)")
     p.add_argument("--rounds", type=int, default=2, help="runs of each side per suite, alternating (median taken)")
     p.add_argument("--src", help="run storbench from this source tree instead (PYTHONPATH)")
     p.add_argument("--no-bench-fio", action="store_true", help="do not run bench-fio for reference")

@@ -31,12 +31,15 @@ def _exit_now(code: int) -> int:
     """Leave at once once the command is done: its files are closed and its store committed
     by then, so what Python would still do (tear down every module and collect ~60,000 objects
     of click, rich and SQLAlchemy: 0.1-0.2 s) is skipped.  atexit handlers still run, output
-    is flushed first, and a command that left a thread running exits the ordinary way."""
+    is flushed first; a command that left a thread running, or run under a profiler or
+    debugger, exits the ordinary way."""
     import atexit
     import os
     import threading
 
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return code
+    if sys.getprofile() is not None or sys.gettrace() is not None:  # a profiler or debugger finishes its work
         return code
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -472,9 +472,10 @@ class _PendingStore:
     any, is raised where the store is needed, and :meth:`failure` lets the executor stop the
     first workload as soon as it is known."""
 
-    def __init__(self, opener: Callable[[], tuple[Any, int]]) -> None:
+    def __init__(self, opener: Callable[[], tuple[Any, int]], on_opened: Callable[[], None] = lambda: None) -> None:
         import threading
 
+        self._on_opened = on_opened  #: called on the thread once the store is open
         self._value: tuple[Any, int] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, args=(opener,), name="storbench-store-open", daemon=True)
@@ -492,6 +493,8 @@ class _PendingStore:
             self._value = opener()
         except BaseException as exc:  # handed to the main thread, raised there
             self._error = exc
+        else:
+            self._on_opened()
 
     def ready(self) -> bool:
         return self._started and not self._thread.is_alive()
@@ -716,7 +719,10 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         if overlap:
             # the store (SQLAlchemy's import and the run's row: a quarter of a second) is opened on
             # another thread while the first fio starts; fio is stopped if it cannot be opened
-            pending = _PendingStore(open_and_create)
+            def opened() -> None:  # fio is then waited for as usual (not in 50 ms steps)
+                executor.abort_check = None
+
+            pending = _PendingStore(open_and_create, on_opened=opened)
             stack.callback(pending.close)
             executor.abort_check = pending.failure
             store: Any = _StoreWhenReady(pending)

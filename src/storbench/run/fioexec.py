@@ -127,12 +127,12 @@ class SubprocessFio:
                 try:
                     signals.raise_noted(noted)
                     _raise_if_stopping()  # a signal whose exception was lost while forking
-                    while self.abort_check is not None:
+                    while (abort_check := self.abort_check) is not None:  # cleared by another thread
                         try:
                             child.wait(timeout=0.05)
                             break
                         except subprocess.TimeoutExpired:
-                            if (error := self.abort_check()) is not None:
+                            if (error := abort_check()) is not None:
                                 raise error from None
                     child.wait()
                 except BaseException:
