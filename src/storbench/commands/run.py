@@ -332,6 +332,10 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     from ..run import runner
 
     app: App = ctx.obj
+    if not (dry_run or show_plan or host_values or hosts_file):
+        from ..run.fioexec import start_version
+
+        start_version(app.env.fio_path)  # answered while the suites are read
     if resume is not None and (host_values or hosts_file):
         raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
     if resume is not None:
