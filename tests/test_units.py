@@ -163,6 +163,24 @@ def test_format_bytes(n, expected):
 
 
 @pytest.mark.parametrize(
+    ("n", "kwargs", "expected"),
+    [
+        (None, {}, "-"),  # a figure not recorded, as tables show it
+        (None, {"missing": "?"}, "?"),  # a size the storage description does not know
+        (64 * 1024**2, {"exact": True}, "64 MiB"),
+        (64 * 1024**2, {}, "64.0 MiB"),
+        (1536, {"exact": True}, "1.5 KiB"),
+        (-1536, {}, "-1.5 KiB"),
+        (2 * 1024**5, {}, "2.0 PiB"),  # the report's formatter stopped at TiB: "2048.0 TiB"
+        (512.6, {}, "513 B"),  # a rate in bytes per second, rounded
+    ],
+)
+def test_format_bytes_is_the_one_byte_formatter(n, kwargs, expected):
+    """Tables, checks, the storage description and the report all format bytes through it."""
+    assert format_bytes(n, **kwargs) == expected
+
+
+@pytest.mark.parametrize(
     ("s", "expected"),
     [(0, "0 s"), (0.0005, "500 us"), (0.5, "500 ms"), (1.5, "1.5 s"), (30, "30 s"), (60, "1 m"), (90, "1 m 30 s"), (3600, "1 h"), (3725, "1 h 2 m 5 s")],
 )

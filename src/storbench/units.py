@@ -118,16 +118,21 @@ def fio_size(text: str | int) -> str:
     return str(n)
 
 
-def format_bytes(n: int | float) -> str:
-    """``1073741824`` -> ``"1.0 GiB"``; below 1 KiB whole bytes: ``"512 B"``."""
+def format_bytes(n: int | float | None, *, exact: bool = False, missing: str = "-") -> str:
+    """Bytes in binary units, the one byte formatter: ``1073741824`` -> ``"1.0 GiB"``; below
+    1 KiB whole bytes, ``"512 B"``; ``None`` -> ``missing``.  ``exact``: a whole number of the
+    unit without its decimal, as the storage description shows sizes (``"64 MiB"``, ``"1.8 TiB"``)."""
+    if n is None:
+        return missing
     if n < 0:
-        return "-" + format_bytes(-n)
+        return "-" + format_bytes(-n, exact=exact, missing=missing)
     if n < 1024:
-        return f"{int(n)} B"
+        return f"{n:.0f} B"
     for unit, name in (("p", "PiB"), ("t", "TiB"), ("g", "GiB"), ("m", "MiB"), ("k", "KiB")):
         mult = _SIZE_UNITS[unit]
         if n >= mult:
-            return f"{n / mult:.1f} {name}"
+            value = n / mult
+            return f"{value:.0f} {name}" if exact and value == int(value) else f"{value:.1f} {name}"
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -263,20 +268,6 @@ def fmt_number(value: float | None, unit: str = "") -> str:
     else:
         text = f"{value:.4g}"
     return f"{text} {unit}".rstrip()
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "-"
-    for unit, scale in (
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def formatter(metric: str):

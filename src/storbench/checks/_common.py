@@ -354,11 +354,6 @@ def paired(results: Sequence[FioResult], activity: Sequence[ActivitySeries | Non
 # --------------------------------------------------------------------------- words and numbers
 
 
-def fmt_bytes(n: float) -> str:
-    """``536870912`` -> ``512.0 MiB``, ``0`` -> ``0 B``."""
-    return format_bytes(int(n))
-
-
 def fmt_pct(part: float, whole: float) -> str:
     """Share in percent: ``0%``, ``<0.1%``, ``3.1%``, ``100%``."""
     if whole <= 0:
@@ -378,7 +373,7 @@ def fmt_count(x: float) -> str:
 
 
 def fmt_rate(bytes_per_s: float) -> str:
-    return f"{fmt_bytes(bytes_per_s)}/s"
+    return f"{format_bytes(bytes_per_s)}/s"
 
 
 def fmt_ns(ns: float) -> str:

@@ -34,10 +34,10 @@ from ._common import (
     engine,
     finding,
     flag,
-    fmt_bytes,
     fmt_count,
     fmt_pct,
     fmt_rate,
+    format_bytes,
     integer,
     io_bytes,
     is_direct,
@@ -252,8 +252,8 @@ def _small_file(options: Options, storage: StorageInfo | None, mem_bytes: int | 
     return finding(
         "cache-small-file",
         "warning",
-        f"buffered I/O ({how}) on {fmt_bytes(nbytes)} of test data ({where}), less than twice the RAM "
-        f"({fmt_bytes(mem_bytes)}): the page cache can hold it, so {what} instead of the device",
+        f"buffered I/O ({how}) on {format_bytes(nbytes)} of test data ({where}), less than twice the RAM "
+        f"({format_bytes(mem_bytes)}): the page cache can hold it, so {what} instead of the device",
         f"set direct=1, or make the test file at least twice the RAM (size={_round_up_size(CACHE_SIZE_FACTOR * mem_bytes)})",
     )
 
@@ -300,13 +300,13 @@ def shortfall_text(s: ReadShortfall, reps: str) -> str:
     """``fio read 64.0 MiB but the devices under the file (vda) read 0 B (0%)``."""
     if s.source == "disk_util":
         return (
-            f"fio read {fmt_bytes(s.fio_read_bytes)}{reps} but fio's own disk statistics count "
+            f"fio read {format_bytes(s.fio_read_bytes)}{reps} but fio's own disk statistics count "
             f"0 reads on {join(s.devices)}"
         )
     word = "device" if len(s.devices) == 1 else "devices"
     return (
-        f"fio read {fmt_bytes(s.fio_read_bytes)}{reps} but the {word} under the file ({join(s.devices)}) read "
-        f"{fmt_bytes(s.device_read_bytes)} ({fmt_pct(s.device_read_bytes, s.fio_read_bytes)})"
+        f"fio read {format_bytes(s.fio_read_bytes)}{reps} but the {word} under the file ({join(s.devices)}) read "
+        f"{format_bytes(s.device_read_bytes)} ({fmt_pct(s.device_read_bytes, s.fio_read_bytes)})"
     )
 
 
@@ -354,7 +354,7 @@ def _zfs_arc(
     ratio = measured.arc_hit_ratio if measured is not None else None
     arc_max = (measured.arc_max_bytes if measured is not None else None) or (zfs.arc.max_bytes if zfs.arc is not None else None)
     limit = arc_max or (ZFS_ARC_RAM_FRACTION * mem_bytes if mem_bytes else None)
-    limit_text = f"the ARC's maximum ({fmt_bytes(arc_max)})" if arc_max else f"the RAM ({fmt_bytes(mem_bytes)})"
+    limit_text = f"the ARC's maximum ({format_bytes(arc_max)})" if arc_max else f"the RAM ({format_bytes(mem_bytes)})"
     ws = working_set(options, storage, files)
     fits = ws is not None and limit is not None and ws[0] < limit
     shown = f"primarycache={zfs.primarycache}" if zfs.primarycache else "primarycache unknown, ZFS's default is all"
@@ -392,7 +392,7 @@ def _zfs_arc(
     return finding(
         "zfs-arc",
         "warning",
-        f"ZFS dataset {zfs.dataset} caches file data in the ARC ({shown}) and the {fmt_bytes(ws[0])} test file "
+        f"ZFS dataset {zfs.dataset} caches file data in the ARC ({shown}) and the {format_bytes(ws[0])} test file "
         f"({ws[1]}) fits in {limit_text}: {' and '.join(parts)}{direct_note}",
         fix,
     )
@@ -422,7 +422,7 @@ def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence
     if arc_max and ws is not None and ws[0] < arc_max:
         return finding(
             "server-cache", "warning",
-            f"{where}, and the {fmt_bytes(ws[0])} test file fits its ARC (at most {fmt_bytes(arc_max)}): reads can come from the server's memory",
+            f"{where}, and the {format_bytes(ws[0])} test file fits its ARC (at most {format_bytes(arc_max)}): reads can come from the server's memory",
             fix,
         )  # fmt: skip
     return None

@@ -55,8 +55,8 @@ from ._common import (
     finding,
     flag,
     flush_reasons,
-    fmt_bytes,
     fmt_pct,
+    format_bytes,
     has,
     integer,
     io_bytes,
@@ -206,7 +206,7 @@ def _zfs_evidence(ctx: CheckContext) -> str | None:
     if shrunk:
         f = shrunk[0]
         text_ += (
-            f" and the {fmt_bytes(f.apparent_bytes)} test file takes {fmt_bytes(f.allocated_bytes)} on disk "
+            f" and the {format_bytes(f.apparent_bytes)} test file takes {format_bytes(f.allocated_bytes)} on disk "
             f"({fmt_pct(f.allocated_bytes, f.apparent_bytes)})"
         )
     return text_
@@ -231,15 +231,15 @@ def _evidence(ctx: CheckContext) -> str | None:
         used = ctx.fs_used_after - ctx.fs_used_before
         if used < REDUCED_SPACE_MAX_RATIO * logical:
             return (
-                f"fio wrote {fmt_bytes(written)} and the file grew by {fmt_bytes(grown)}, but the filesystem's used "
-                f"space grew by {fmt_bytes(max(used, 0))} ({fmt_pct(max(used, 0), logical)})"
+                f"fio wrote {format_bytes(written)} and the file grew by {format_bytes(grown)}, but the filesystem's used "
+                f"space grew by {format_bytes(max(used, 0))} ({fmt_pct(max(used, 0), logical)})"
             )
     for f in ctx.files_after:
         if f.apparent_bytes >= MIN_EVIDENCE_BYTES and written >= f.apparent_bytes:
             if f.allocated_bytes < REDUCED_SPACE_MAX_RATIO * f.apparent_bytes:
                 return (
-                    f"fio wrote {fmt_bytes(written)}, all of the {fmt_bytes(f.apparent_bytes)} test file, but it takes "
-                    f"{fmt_bytes(f.allocated_bytes)} on disk ({fmt_pct(f.allocated_bytes, f.apparent_bytes)})"
+                    f"fio wrote {format_bytes(written)}, all of the {format_bytes(f.apparent_bytes)} test file, but it takes "
+                    f"{format_bytes(f.allocated_bytes)} on disk ({fmt_pct(f.allocated_bytes, f.apparent_bytes)})"
                 )
     return None
 

@@ -20,8 +20,8 @@ from ._common import (
     direct_text,
     finding,
     flush_reasons,
-    fmt_bytes,
     fmt_pct,
+    format_bytes,
     io_bytes,
     is_memory_fs,
     join,
@@ -56,13 +56,13 @@ def _evidence(ctx: CheckContext) -> str:
         dev = device_bytes(series, ctx.storage)
         if dev is not None:
             return (
-                f"; fio wrote {fmt_bytes(written)}{reps} and {fmt_bytes(dev.write_bytes)} reached "
+                f"; fio wrote {format_bytes(written)}{reps} and {format_bytes(dev.write_bytes)} reached "
                 f"{join(dev.devices)} during the run ({fmt_pct(dev.write_bytes, written)})"
             )
         disks = [d for d in result.disk_util if not d.aggregate]
         if disks and sum(d.write_ios for d in disks) == 0:
             return (
-                f"; fio wrote {fmt_bytes(written)}{reps} and its own disk statistics count 0 writes on "
+                f"; fio wrote {format_bytes(written)}{reps} and its own disk statistics count 0 writes on "
                 f"{join(d.name for d in disks)}"
             )
     return ""

@@ -30,7 +30,7 @@ from storbench.storage import StorageInfo
 from storbench.storage.health import DriveHealth
 from storbench.storage.raid import battery_problems, cache_fallbacks
 
-from ._common import CheckInfo, Options, finding, fmt_bytes, join, writes
+from ._common import CheckInfo, Options, finding, format_bytes, join, writes
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -160,7 +160,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                                "cool the drive (airflow, a heatsink) or pause between workloads, and run again"))  # fmt: skip
         if errors:
             written = hw.written_bytes()
-            wrote = join(f"{fmt_bytes(n)} to {dev}" for dev, n in written.items() if n)
+            wrote = join(f"{format_bytes(n)} to {dev}" for dev, n in written.items() if n)
             out.append(finding("drive-errors-grew", "warning",
                                join(f"{c.device}: {c.words} {c.before} -> {c.after}" for c in errors) + " during the run"
                                + (f" (the drives counted {wrote} written meanwhile)" if wrote else "") + ": the figure includes the drive's retries and remapping",

@@ -20,10 +20,10 @@ from ._common import (
     CheckInfo,
     MiB,
     finding,
-    fmt_bytes,
     fmt_count,
     fmt_ns,
     fmt_pct,
+    format_bytes,
     io_bytes,
     jobs,
     reads,
@@ -81,12 +81,12 @@ def _sparse_read(ctx: CheckContext) -> Finding | None:
         iops = sum(s.iops for s in read)
         lats = [s.clat_ns.mean_ns for s in read if s.clat_ns is not None]
         if iops:
-            evidence = f"; fio read {fmt_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS"
+            evidence = f"; fio read {format_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS"
             if lats:
                 evidence += f", {fmt_ns(min(lats))} mean completion latency"
     where = "a file you gave" if not ctx.test_file_created else "the test file"
     message = (
-        f"{where} ({name}) is {fmt_bytes(apparent)} but only {fmt_bytes(allocated)} of it was allocated before the "
+        f"{where} ({name}) is {format_bytes(apparent)} but only {format_bytes(allocated)} of it was allocated before the "
         f"run ({fmt_pct(allocated, apparent)}): reads of never-written regions return zeros without touching the "
         f"device{evidence}"
     )
@@ -107,7 +107,7 @@ def _fio_read(ctx: CheckContext) -> str:
     if last is None:
         return ""
     iops = sum(s.iops for j in jobs(last) if (s := j.directions.get("read")) is not None)
-    return f"; fio read {fmt_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS" if iops else ""
+    return f"; fio read {format_bytes(io_bytes(last, 'read'))} at {fmt_count(iops)} IOPS" if iops else ""
 
 
 def _unwritten_export(ctx: CheckContext) -> Finding | None:
@@ -118,7 +118,7 @@ def _unwritten_export(ctx: CheckContext) -> Finding | None:
     return finding(
         "sparse-read",
         "invalid",
-        f"the NBD export {nbd.uri} called {fmt_bytes(nbd.unwritten_before_bytes)} of the {fmt_bytes(nbd.area_bytes)} read area "
+        f"the NBD export {nbd.uri} called {format_bytes(nbd.unwritten_before_bytes)} of the {format_bytes(nbd.area_bytes)} read area "
         f"({fmt_pct(nbd.unwritten_before_bytes, nbd.area_bytes)}) holes or zeros before the run (nbdinfo --map): the server "
         f"answers reads of never-written blocks without reading anything{evidence}",
         "write the area first: run with --prefill (a sequential write pass before the workloads), or write it with a fio write job",
@@ -131,7 +131,7 @@ def _unwritten_ceph(ctx: CheckContext) -> Finding | None:
         return None
     evidence = _fio_read(ctx)
     if evidence and c.osd_read_ops is not None:
-        evidence += f" while the OSDs served {fmt_count(c.osd_read_ops)} reads ({fmt_bytes(c.osd_read_bytes)})"
+        evidence += f" while the OSDs served {fmt_count(c.osd_read_ops)} reads ({format_bytes(c.osd_read_bytes)})"
     if c.image is not None:
         what, how, answer = f"the RBD image {c.pool}/{c.image}", "rbd diff", "librbd answers reads of never-written objects from the object map without asking any OSD"
     else:
@@ -139,7 +139,7 @@ def _unwritten_ceph(ctx: CheckContext) -> Finding | None:
     return finding(
         "sparse-read",
         "invalid",
-        f"{what}: {fmt_bytes(c.unwritten_before_bytes)} of the {fmt_bytes(c.area_bytes)} read area "
+        f"{what}: {format_bytes(c.unwritten_before_bytes)} of the {format_bytes(c.area_bytes)} read area "
         f"({fmt_pct(c.unwritten_before_bytes, c.area_bytes)}) was never written before the run ({how}): {answer}{evidence}",
         "write the area first: run with --prefill (a sequential write pass before the workloads), or write it with a fio write job",
     )
@@ -157,7 +157,7 @@ def preflight_workload(options, storage, mem_bytes) -> list[Finding]:
     return [finding(
         "sparse-read",
         "warning",
-        f"the RBD image {pool}/{image.name} has {fmt_bytes(image.used_bytes)} of its {fmt_bytes(image.size_bytes)} written (rbd du): "
+        f"the RBD image {pool}/{image.name} has {format_bytes(image.used_bytes)} of its {format_bytes(image.size_bytes)} written (rbd du): "
         "librbd will answer reads of the rest from the object map without asking any OSD",
         "run with --prefill (a sequential write pass before the workloads), or write the image first",
     )]  # fmt: skip

@@ -372,13 +372,13 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
 
 
 def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
-    from ..units import fmt_bytes
+    from ..units import format_bytes
 
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{v:.1f}"
 
     def rate(v: float | None) -> str:
-        return "-" if v is None else f"{fmt_bytes(v)}/s"
+        return "-" if v is None else f"{format_bytes(v)}/s"
 
     return {"config": row.config, "device": row.device, "samples": row.samples,
             "read": rate(row.read_bytes_per_s), "write": rate(row.write_bytes_per_s),
@@ -389,7 +389,7 @@ def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
 def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
     """Per configuration (its last repetition of the workload): what each vdev and member of its
     ZFS pool did (zpool iostat -v), the ARC's hit ratio and the pool's state."""
-    from ..units import fmt_bytes
+    from ..units import format_bytes
 
     out = []
     for c in cmp.configs:
@@ -400,7 +400,7 @@ def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -
         rows = [
             {
                 "name": v.name, "role": v.role,
-                "read": f"{v.read_ops:,.0f} ops, {fmt_bytes(v.read_bytes)}", "write": f"{v.write_ops:,.0f} ops, {fmt_bytes(v.write_bytes)}",
+                "read": f"{v.read_ops:,.0f} ops, {format_bytes(v.read_bytes)}", "write": f"{v.write_ops:,.0f} ops, {format_bytes(v.write_bytes)}",
             }
             for v in z.vdevs
         ]  # fmt: skip

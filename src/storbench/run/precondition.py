@@ -76,7 +76,7 @@ def precondition(target: Target, executor: Any, overrides: Overrides | None, wor
     if reason is not None:
         raise TargetError(f"--precondition of {target.display} failed: {reason}")
     written = sum(j.directions["write"].io_bytes for j in result.jobs if "write" in j.directions) if result else 0
-    from ..units import fmt_bytes
+    from ..units import format_bytes
 
-    lines.append(f"precondition: wrote {fmt_bytes(written)} of {target.display} sequentially (128 KiB, twice over the area) in {time.monotonic() - started:.1f} s")
+    lines.append(f"precondition: wrote {format_bytes(written)} of {target.display} sequentially (128 KiB, twice over the area) in {time.monotonic() - started:.1f} s")
     return lines

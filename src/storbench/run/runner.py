@@ -536,9 +536,9 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     if reason is not None:
         raise TargetError(f"--prefill of {target.display} failed: {reason}")
     written = sum(j.directions["write"].io_bytes for j in result.jobs if "write" in j.directions) if result else 0
-    from ..units import fmt_bytes
+    from ..units import format_bytes
 
-    note = f"--prefill: wrote {fmt_bytes(written)} of {target.display} sequentially (1 MiB writes) in {time.monotonic() - started:.1f} s before the workloads"
+    note = f"--prefill: wrote {format_bytes(written)} of {target.display} sequentially (1 MiB writes) in {time.monotonic() - started:.1f} s before the workloads"
     reporter.note(note)
     return dataclasses.replace(storage, notes=tuple(storage.notes) + (note,)) if storage is not None else storage
 
@@ -593,11 +593,11 @@ def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage:
                 f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), and writing the test file "
                 f"{path} there failed too: {exc.strerror or exc}"
             ) from None
-        from ..units import fmt_bytes
+        from ..units import format_bytes
 
         notes.append(
             f"{fs.fstype} at {fs.mountpoint} refuses to grow a file with ftruncate ({why}), which fio's layout needs: "
-            f"storbench wrote the {fmt_bytes(nbytes)} test file {path} itself"
+            f"storbench wrote the {format_bytes(nbytes)} test file {path} itself"
         )
     for note in notes:
         reporter.note(note)
@@ -922,19 +922,19 @@ def check_free_space(specs: Sequence[JobSpec]) -> None:
         total = sum(need[p] for p in paths)
         if total <= free:
             continue
-        from ..units import fmt_bytes
+        from ..units import format_bytes
 
         if len(paths) == 1:
             [path] = paths
             raise TargetError(
-                f"target {os.path.dirname(path)!r} has {fmt_bytes(free)} free but workload {where[path]!r} needs a "
-                f"{fmt_bytes(need[path])} test file; give a smaller --size or another --target"
+                f"target {os.path.dirname(path)!r} has {format_bytes(free)} free but workload {where[path]!r} needs a "
+                f"{format_bytes(need[path])} test file; give a smaller --size or another --target"
             )
         dirs = ", ".join(repr(os.path.dirname(p)) for p in paths)
         largest = max(paths, key=lambda p: need[p])
         raise TargetError(
-            f"targets {dirs} share one filesystem with {fmt_bytes(free)} free but their test files need "
-            f"{fmt_bytes(total)} together (workload {where[largest]!r} needs {fmt_bytes(need[largest])} in "
+            f"targets {dirs} share one filesystem with {format_bytes(free)} free but their test files need "
+            f"{format_bytes(total)} together (workload {where[largest]!r} needs {format_bytes(need[largest])} in "
             f"{os.path.dirname(largest)!r}); give a smaller --size or targets on different filesystems"
         )
 

@@ -70,17 +70,9 @@ def _str(value: Any) -> str | None:
 
 
 def format_bytes(n: int | None) -> str:
-    """Binary units, exact where possible: ``67108864`` -> ``"64 MiB"``, ``1.8 TiB``."""
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(value) < 1024 or unit == "PiB":
-            if unit == "B":
-                return f"{int(value)} B"
-            if value == int(value):
-                return f"{int(value)} {unit}"
-            return f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+    """The storage description's sizes: :func:`storbench.units.format_bytes`, exact where
+    possible (``67108864`` -> ``"64 MiB"``, ``1.8 TiB``), ``"?"`` for an unknown size."""
+    from ..units import format_bytes as _format_bytes
+
+    return _format_bytes(n, exact=True, missing="?")
 
