@@ -5,27 +5,12 @@ objects: a stable check id, a severity (``info``, ``warning``, ``invalid``), a p
 sentence of what happened with the numbers that prove it, and the one-line fix.
 ``invalid`` means the figure is not a measurement of the target and must not be used.
 
-Where each check lives (one module per family of pitfall):
-
-=================  ==========================================================================
-``cache``          memory-filesystem, cache-small-file, page-cache, zfs-arc, server-cache, faster-than-device
-``direct``         direct-rejected, direct-ignored
-``compression``    compressible-data, btrfs-prealloc-uncompressed
-``sparse``         sparse-read
-``writecache``     volatile-write-cache, write-cache-off
-``duration``       short-run, no-ramp-time, no-steady-state, steady-state-not-reached
-``latency``        latency-not-measured
-``fsync``          buffered-write-no-sync
-``variation``      high-variation
-``cliff``          throughput-cliff (a sustained change of level within one repetition)
-``cpu``            fio-cpu-bound, host-cpu-busy
-``queue``          iodepth-no-effect
-``randrepeat``     randrepeat-on
-``impossible``     impossible-latency
-``pool``           pool-not-healthy (a ZFS pool degraded, scrubbing or resilvering)
-``share``          share-write-ack (a network share acknowledging writes before the server has them)
-``hardware``       drive-throttled, drive-hot, drive-errors-grew, drive-failing, raid-cache-fallback, raid-battery
-=================  ==========================================================================
+Each family of pitfall is one module of this package (``cache``, ``direct``, ``compression``,
+...), named once, in :data:`FAMILIES` (the order its findings are reported in).  A family
+module has ``INFO`` (its check ids, each with title, explanation, evidence, fix and
+severities), ``check(ctx)`` (after a repetition) and, when it can judge before the run,
+``preflight_workload`` (per workload) or ``preflight_target`` (once per target): the
+registry, the preflight lists and ``docs/findings.md`` are derived from those.
 
 Entry points: :func:`run_checks` (after a repetition, over all repetitions so far),
 :func:`preflight` (before running: the checks that need no measurement -- cache size,
@@ -41,6 +26,7 @@ only convert what it read.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -50,25 +36,6 @@ from storbench.activity import ActivitySeries
 from storbench.model import SEVERITIES, Finding, FioResult
 from storbench.storage import StorageInfo
 
-from . import (
-    cache,
-    cliff,
-    compression,
-    cpu,
-    direct,
-    duration,
-    fsync,
-    hardware,
-    impossible,
-    latency,
-    pool,
-    queue,
-    randrepeat,
-    share,
-    sparse,
-    variation,
-    writecache,
-)
 from ._common import CheckInfo
 
 __all__ = [
@@ -165,30 +132,22 @@ class PreflightContext:
 
 # --------------------------------------------------------------------------- registry
 
-#: The check families, in the order their findings are reported.
-FAMILIES = (
-    cache,
-    direct,
-    compression,
-    sparse,
-    writecache,
-    duration,
-    latency,
-    fsync,
-    variation,
-    cliff,
-    cpu,
-    queue,
-    randrepeat,
-    impossible,
-    pool,
-    share,
-    hardware,
+#: The check families, in the order their findings are reported: the one place they are named.
+FAMILIES = tuple(
+    importlib.import_module(f"{__name__}.{name}")
+    for name in (
+        "cache", "direct", "compression", "sparse", "writecache", "duration", "latency", "fsync", "variation",
+        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "hardware",
+    )
+)  # fmt: skip
+#: The families that also run before a run (they need no measurement): those with a
+#: ``preflight_workload``, in the order above; the sparse-file check last, as it always was.
+PREFLIGHT_FAMILIES = tuple(
+    sorted((f for f in FAMILIES if hasattr(f, "preflight_workload")), key=lambda f: f.__name__.endswith(".sparse"))
 )
-#: The families that also run before a run (they need no measurement).
-PREFLIGHT_FAMILIES = (cache, compression, writecache, pool, share, sparse)
-#: The families whose before-the-run findings are about the target, not a workload: said once.
-PREFLIGHT_TARGET_FAMILIES = (hardware,)
+#: The families whose before-the-run findings are about the target, not a workload (said once):
+#: those with a ``preflight_target``.
+PREFLIGHT_TARGET_FAMILIES = tuple(f for f in FAMILIES if hasattr(f, "preflight_target"))
 
 #: Every check id with its title, explanation, evidence, fix and severities.
 CHECKS: Mapping[str, CheckInfo] = MappingProxyType({cid: info for fam in FAMILIES for cid, info in fam.INFO.items()})
