@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from storbench.commands.common import _overrides
+from storbench.commands.common import overrides_from
 from storbench.errors import FioParseError, StorbenchError, SuiteError, TargetError, UsageError
 from storbench.fio import parse_output
 from storbench.jobs.jobfile import build_job
@@ -311,7 +311,7 @@ durations = st.one_of(
 def test_cli_sizes_and_durations_accepted_exactly_or_refused(size, runtime) -> None:
     try:
         with time_limit(2):
-            ov = _overrides(size, runtime)
+            ov = overrides_from(size, runtime)
     except UsageError as exc:
         one_line(exc)
         return

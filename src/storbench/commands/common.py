@@ -73,7 +73,7 @@ pass_app = click.make_pass_decorator(App)
 # --------------------------------------------------------------------------- helpers
 
 
-def _catalog(suite_file: str | None):
+def load_catalog(suite_file: str | None):
     from ..suites import builtin_catalog, load_suite_file
 
     catalog = builtin_catalog()
@@ -122,7 +122,7 @@ def _finite(data):
     return data
 
 
-def _print_json(app: App, data) -> None:
+def print_json(app: App, data) -> None:
     app.out(
         json.dumps(
             _finite(data), indent=2, sort_keys=False, allow_nan=False, default=str
@@ -146,14 +146,14 @@ def default_repeat(environ) -> int:
     return int(value)
 
 
-def _public(records: Sequence[ResultRecord]) -> list[dict]:
+def public_records(records: Sequence[ResultRecord]) -> list[dict]:
     """The ``--json`` form of ``records`` (:func:`storbench.render.public.records_to_public`)."""
     from ..render.public import records_to_public
 
     return records_to_public(records)
 
 
-def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
+def resolve_runs(store, refs: Sequence[str]) -> list[int]:
     ids: list[int] = []
     for ref in refs:
         if ref == "last":
@@ -169,7 +169,7 @@ def _resolve_runs(store, refs: Sequence[str]) -> list[int]:
     return ids
 
 
-def _overrides(size: str | None, runtime: str | None) -> Overrides:
+def overrides_from(size: str | None, runtime: str | None) -> Overrides:
     from ..units import fio_size, parse_duration, parse_size
 
     rt = None

@@ -12,13 +12,13 @@ from rich.console import Console
 
 from ..errors import RegressionError, UsageError
 from ..model import ResultRecord
-from .common import App, _resolve_runs, headlines_of, pass_app
+from .common import App, headlines_of, pass_app, resolve_runs
 
 SINGLE_RUN_NOTE = "with single runs no significance can be claimed; use --repeat 3 or more"
 
 
 def _run_ids(store, run_refs: Sequence[str], label_prefix: str | None) -> list[int]:
-    ids = _resolve_runs(store, run_refs) if run_refs else []
+    ids = resolve_runs(store, run_refs) if run_refs else []
     if label_prefix is not None:
         found = store.list_runs(label_prefix=label_prefix)
         if not found:

@@ -20,11 +20,11 @@ from ..errors import StorbenchError
 from .common import (
     App,
     DescribeOnce,
-    _catalog,
-    _overrides,
-    _print_json,
-    _public,
+    load_catalog,
+    overrides_from,
     pass_app,
+    print_json,
+    public_records,
 )
 
 DEFAULT_LOAD = ("iodepth=1,2,4,8,16,32,64",)
@@ -60,8 +60,8 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
 
     plan = cv.CurvePlan(loads=tuple(loads) or (() if rate else DEFAULT_LOAD), rate=rate, stop_at=stop_at, sla=sla)
     steps, shares, stop, limit = plan.parsed()
-    workload = _catalog(suite_file).workload(workload_name)
-    overrides = _overrides(size, runtime)
+    workload = load_catalog(suite_file).workload(workload_name)
+    overrides = overrides_from(size, runtime)
     executor = runner.SubprocessFio(app.env.fio_path)
     fio_version = executor.version()
     out: dict = {"workload": workload.name, "curves": []}
@@ -107,7 +107,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
             store.finish_run(run_id, status, reason=reason)
         records = store.results(run_id)
     if as_json:
-        _print_json(app, {"run": run_id, **out, "results": _public(records)})
+        print_json(app, {"run": run_id, **out, "results": public_records(records)})
     else:
         for c in out["curves"]:
             for line in c["lines"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import StorbenchError
-from .common import App, _catalog, _overrides, _print_json, pass_app
+from .common import App, load_catalog, overrides_from, pass_app, print_json
 
 
 @click.command()
@@ -58,9 +58,9 @@ def doctor(
     from ..storage import format_storage, storage_to_dict
     from ..targets import kind_of
 
-    catalog = _catalog(suite_file)
+    catalog = load_catalog(suite_file)
     suite = catalog.suite(suite_name)
-    overrides = _overrides(size, None)
+    overrides = overrides_from(size, None)
     try:
         fio_version = runner.SubprocessFio(app.env.fio_path).version()
     except StorbenchError:
@@ -84,7 +84,7 @@ def doctor(
         )
         report.append((target, storage, findings))
     if as_json:
-        _print_json(
+        print_json(
             app,
             [
                 {

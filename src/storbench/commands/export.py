@@ -9,7 +9,7 @@ import click
 
 from ..errors import UsageError
 from ..model import ResultRecord
-from .common import App, _finite, _public, _resolve_runs, pass_app
+from .common import App, _finite, pass_app, public_records, resolve_runs
 
 
 @click.command()
@@ -34,12 +34,12 @@ def export(app: App, run_refs, fmt, output):
 
     with contextlib.closing(app.open_store()) as store:
         records: list[ResultRecord] = []
-        for run_id in _resolve_runs(store, run_refs):
+        for run_id in resolve_runs(store, run_refs):
             records.extend(store.results(run_id))
     text = (
         format_csv(records)
         if fmt == "csv"
-        else json.dumps(_finite(_public(records)), indent=2, allow_nan=False) + "\n"
+        else json.dumps(_finite(public_records(records)), indent=2, allow_nan=False) + "\n"
     )
     if output:
         try:

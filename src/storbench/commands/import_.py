@@ -23,7 +23,7 @@ import click
 
 from ..errors import FioParseError, UsageError
 from ..model import ResultRecord
-from .common import App, _print_json, _public, pass_app
+from .common import App, pass_app, print_json, public_records
 
 #: more results than this and import names the workloads instead of printing the whole table
 TABLE_MAX_RESULTS = 60
@@ -303,7 +303,7 @@ def _import(app: App, paths, label, label_from, group_by, as_json) -> None:
         for line in said:
             app.err(line)
     if as_json:
-        _print_json(app, _public(records))
+        print_json(app, public_records(records))
     else:
         from ..render.terminal import format_results_table
 

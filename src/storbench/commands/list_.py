@@ -6,7 +6,7 @@ import contextlib
 
 import click
 
-from .common import App, _print_json, pass_app
+from .common import App, pass_app, print_json
 
 
 @click.command("list")
@@ -30,7 +30,7 @@ def list_(app: App, limit, label_prefix, as_json):
     with contextlib.closing(app.open_store()) as store:
         runs = store.list_runs(limit=limit, label_prefix=label_prefix)
     if as_json:
-        _print_json(app, [run_info_to_public(r) for r in runs])
+        print_json(app, [run_info_to_public(r) for r in runs])
     elif not runs:
         app.out(f"no runs stored yet in {app.db_url} (try 'storbench run')")
     else:

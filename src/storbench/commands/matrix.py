@@ -16,7 +16,7 @@ import sys
 import click
 
 from ..errors import StorbenchError, UsageError
-from .common import App, _catalog, _overrides, _print_json, _public, reconcile
+from .common import App, load_catalog, overrides_from, print_json, public_records, reconcile
 from .run import _CliReporter
 
 
@@ -248,11 +248,11 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     setups = setups_from_fs_list(fs_list) if fs_list else load_setups_file(setups_file)
     from .common import chosen_workloads
 
-    workloads, suite = chosen_workloads(_catalog(suite_file), suite_name, workload_names)
+    workloads, suite = chosen_workloads(load_catalog(suite_file), suite_name, workload_names)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
-    overrides = dataclasses.replace(_overrides(size, runtime), extra=runner.INTERVAL_LOG_OPTIONS)
+    overrides = dataclasses.replace(overrides_from(size, runtime), extra=runner.INTERVAL_LOG_OPTIONS)
     label = mx.validate_label(label) if label is not None else mx.default_label(app.env.clock)
     from .common import default_repeat
 
@@ -281,10 +281,10 @@ def _study_records(store, study):
 
 def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
     if as_json:
-        _print_json(app, {
+        print_json(app, {
             "study": study.label,
             "setups": [dataclasses.asdict(o) for o in (outcome.setups if outcome else ())],
-            "results": _public(records),
+            "results": public_records(records),
         })  # fmt: skip
         return
     if outcome is not None:

@@ -30,7 +30,7 @@ from ..net import (
 )
 from ..process import proc as processes
 from ..run.hosts import parse_address
-from .common import App, _print_json, pass_app
+from .common import App, pass_app, print_json
 
 #: how long a refused connection is retried after the first measurement (the server's gap between tests)
 REFUSED_RETRY_S = 3.0
@@ -98,7 +98,7 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
         for m, raw in zip(measurements, raws):
             store.add_net_ceiling(address, m.streams, m.direction, m.bits_per_second, raw, created_at=created_at)
     if as_json:
-        _print_json(app, [
+        print_json(app, [
             {"server": m.server, "port": m.port, "streams": m.streams, "direction": m.direction,
              "bits_per_second": m.bits_per_second, "retransmits": m.retransmits, "iperf3_version": m.iperf3_version}
             for m in measurements

@@ -15,7 +15,7 @@ import click
 
 from ..errors import UsageError
 from ..model import ResultRecord, RunInfo
-from .common import App, _resolve_runs, pass_app
+from .common import App, pass_app, resolve_runs
 
 
 def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[int, RunInfo]]:
@@ -105,7 +105,7 @@ def report(app: App, run_refs, label_prefix, baseline, output, fmt):
     if not run_refs and not label_prefix:
         raise UsageError("name at least one run (an id, a label or 'last') or give --label-prefix")
     with contextlib.closing(app.open_store()) as store:
-        run_ids = _resolve_runs(store, run_refs)
+        run_ids = resolve_runs(store, run_refs)
         if label_prefix:
             matched = [r.run_id for r in reversed(store.list_runs(label_prefix=label_prefix))]
             if not matched:

@@ -18,15 +18,15 @@ from ..model import Overrides, ResultRecord, Target
 from .common import (
     App,
     DescribeOnce,
-    _catalog,
-    _overrides,
-    _print_json,
-    _public,
-    _resolve_runs,
     chosen_workloads,
     default_repeat,
     headlines_of,
+    load_catalog,
+    overrides_from,
+    print_json,
+    public_records,
     reconcile,
+    resolve_runs,
 )
 
 # --------------------------------------------------------------------------- run
@@ -346,7 +346,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         if given:
             raise UsageError(f"--resume takes the plan of the stored run; do not also give --{given[0].replace('_names', '').replace('_name', '').replace('_', '-')}")
         with contextlib.closing(app.open_store()) as store:
-            [run_id] = _resolve_runs(store, [resume])[:1]
+            [run_id] = resolve_runs(store, [resume])[:1]
             info = store.get_run(run_id)
             if info.kind != "run":
                 raise UsageError(f"run {run_id} is an import; only runs can be resumed")
@@ -358,11 +358,11 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    workloads, suite_label = chosen_workloads(_catalog(suite_file), suite_name, workload_names)
+    workloads, suite_label = chosen_workloads(load_catalog(suite_file), suite_name, workload_names)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
-    overrides = _overrides(size, runtime)
+    overrides = overrides_from(size, runtime)
     hosts = _parse_hosts(host_values, hosts_file, targets, destroy)
     if not no_telemetry and not hosts:  # client runs: interval logs of hosts on one address collide
         overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
@@ -801,7 +801,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         records = store.results(run_id)
 
     if as_json:
-        _print_json(app, _public(records))
+        print_json(app, public_records(records))
     else:
         from ..render.glance import format_glance, glance, target_line
         from ..render.terminal import format_results_table, format_run_wide

@@ -6,7 +6,7 @@ import contextlib
 
 import click
 
-from .common import App, _print_json, _public, _resolve_runs, pass_app
+from .common import App, pass_app, print_json, public_records, resolve_runs
 
 
 @click.command()
@@ -23,14 +23,14 @@ def show(app: App, run_ref, as_json, raw):
     from ..render.terminal import format_results_table, format_run_header
 
     with contextlib.closing(app.open_store()) as store:
-        run_ids = _resolve_runs(store, [run_ref])
+        run_ids = resolve_runs(store, [run_ref])
         run_id = run_ids[0]
         info = store.get_run(run_id)
         records = store.results(run_id)
         meta = store.run_meta(run_id)
         pts_files = meta.get("pts") or []
     if as_json:
-        _print_json(app, _public(records))
+        print_json(app, public_records(records))
         return
     if raw:
         for rec in records:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import App, _catalog, pass_app
+from .common import App, load_catalog, pass_app
 
 
 @click.command()
@@ -19,7 +19,7 @@ def suites(app: App, name, suite_file):
     """List the built-in and user suites with every workload and option."""
     from ..render.terminal import format_suites
 
-    catalog = _catalog(suite_file)
+    catalog = load_catalog(suite_file)
     chosen = [catalog.suite(name)] if name else list(catalog.suites.values())
     for line in format_suites(chosen):
         app.out(line)
