@@ -314,9 +314,19 @@ def test_someone_elses_test_file_is_permission_denied_for_nobody(nobody_home):
 # --------------------------------------------------------------------------- the database's disk is full
 
 
+def _fill_up(fs: Path) -> None:
+    subprocess.run(["fallocate", "-l", str(_avail(fs)), str(fs / "filler")], check=True)
+    with open(fs / "filler2", "wb") as fh:  # the last blocks fallocate left
+        with contextlib.suppress(OSError):
+            while True:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+
+
 def test_database_disk_full_during_the_run(tmp_path, before_fio):
-    """The results database sits on a disk that fills up before the first result is stored:
-    one line naming the database and the cause, exit 1, test files removed."""
+    """The results database sits on a disk that fills up after the first result, before the
+    second is stored: one line naming the database and the cause, exit 1, the measurement kept
+    where it can be imported, test files removed; with space again --resume finishes the run."""
     from conftest import Cli
 
     with loop_mount(tmp_path, size_mib=16) as (dbfs, _dev, _img):
@@ -324,25 +334,15 @@ def test_database_disk_full_during_the_run(tmp_path, before_fio):
         cli.db = dbfs / "results.sqlite"
         target = tmp_path / "t"
         target.mkdir()
-
-        def fill(n: int) -> None:
-            if n == 1:
-                subprocess.run(["fallocate", "-l", str(_avail(dbfs)), str(dbfs / "filler")], check=True)
-                with open(dbfs / "filler2", "wb") as fh:  # the last blocks fallocate left
-                    with contextlib.suppress(OSError):
-                        while True:
-                            fh.write(b"\0" * 4096)
-                            fh.flush()
-
-        before_fio(fill)
-        res = cli("run", "--workload", "rnd4k-q1t1-read", "--target", str(target), "--size", "8m", "--runtime", "1",
-                  "--no-report")
+        before_fio(lambda n: _fill_up(dbfs) if n == 2 else None)
+        res = cli("run", "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read", "--target", str(target),
+                  "--size", "8m", "--runtime", "1", "--no-report")
         assert res.code == 1, res.err
         line = _error_line(res)
         assert line.startswith(f"storbench: error: database {cli.db}: "), line
         assert "full" in line, line
         # the measurement is named and kept: its fio output saved where it can be imported later
-        m = re.search(r"repetition 1 of workload 'rnd4k-q1t1-read' was measured but not stored: fio's output is kept in (\S+) ", line)
+        m = re.search(r"repetition 1 of workload 'seq1m-q1t1-read' was measured but not stored: fio's output is kept in (\S+) ", line)
         assert m, line
         kept = Path(m.group(1))
         try:
@@ -352,12 +352,35 @@ def test_database_disk_full_during_the_run(tmp_path, before_fio):
         assert os.listdir(target) == []
         (dbfs / "filler").unlink()
         (dbfs / "filler2").unlink()
-        # what the database holds is intact: the run (unfinished, the disk was full) and no result
-        assert _rows(cli.db, "select count(*) from results") == [(0,)]
+        # what the database holds is intact: the run (unfinished, the disk was full) and its first result
+        assert _rows(cli.db, "select workload from results") == [("rnd4k-q1t1-read",)]
         assert _rows(cli.db, "pragma integrity_check") == [("ok",)]
         # with space again, the run is finished where it stopped
         res = cli("run", "--resume", "1", "--no-report")
         assert res.code == 0, res.err
         assert _rows(cli.db, "select status from runs") == [("complete",)]
-        assert _rows(cli.db, "select workload from results") == [("rnd4k-q1t1-read",)]
+        assert _rows(cli.db, "select workload from results order by id") == [("rnd4k-q1t1-read",), ("seq1m-q1t1-read",)]
+
+
+def test_database_disk_full_before_the_first_result(tmp_path, before_fio):
+    """The database's disk fills up between storbench's checks and the first fio: the store,
+    opened while that fio starts, cannot be, so fio is stopped (nothing measured is lost: nothing
+    was measured yet) and the one line says why; no test file or fio output is left."""
+    from conftest import Cli
+
+    with loop_mount(tmp_path, size_mib=16) as (dbfs, _dev, _img):
+        cli = Cli(tmp_path)
+        cli.db = dbfs / "results.sqlite"
+        target = tmp_path / "t"
+        target.mkdir()
+        before_fio(lambda n: _fill_up(dbfs) if n == 1 else None)
+        kept_before = set(Path(tempfile.gettempdir()).glob("storbench-unstored-*"))
+        res = cli("run", "--workload", "rnd4k-q1t1-read", "--target", str(target), "--size", "8m", "--runtime", "30",
+                  "--no-report")
+        assert res.code == 1, res.err
+        line = _error_line(res)
+        assert str(cli.db) in line and "full" in line, line
+        assert "done rnd4k" not in res.err
+        assert os.listdir(target) == []
+        assert set(Path(tempfile.gettempdir()).glob("storbench-unstored-*")) == kept_before
         assert os.listdir(target) == []
