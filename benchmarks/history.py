@@ -143,8 +143,12 @@ def build_database(db: Path, nruns: int) -> dict:
             n_runs = conn.execute(select(func.count()).select_from(runs)).scalar_one()
             n_results = conn.execute(select(func.count()).select_from(results)).scalar_one()
             last = conn.execute(select(func.max(runs.c.id))).scalar_one()
-    with __import__("sqlite3").connect(db) as c:
+    c = __import__("sqlite3").connect(db)
+    try:  # one file, no -wal beside it (storbench turns WAL on again when it opens it)
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        c.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        c.close()
     return {"runs": n_runs, "results": n_results, "first": first, "last": last,
             "seconds": time.perf_counter() - t0, "bytes": db.stat().st_size}
 
@@ -217,6 +221,7 @@ def main() -> int:
     figures = []
     with scratch_dir("storbench-bench-history-") as work:
         db = Path(args.keep) if args.keep else work / "history.sqlite"
+        db.parent.mkdir(parents=True, exist_ok=True)
         if db.exists():
             from sqlite3 import connect
 
@@ -227,7 +232,11 @@ def main() -> int:
             print(f"reusing {db}")
         else:
             print(f"making {args.runs:,} runs x {len(SOURCES)} workloads in {db} ...", flush=True)
-            made = build_database(db, args.runs)
+            building = db.with_name(db.name + ".building")  # a build cut short is never reused
+            for leftover in (building, building.with_name(building.name + "-wal"), building.with_name(building.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+            made = build_database(building, args.runs)
+            building.replace(db)
         print(f"  {made['runs']:,} runs, {made['results']:,} results, {made['bytes'] / 2**20:,.0f} MiB "
               f"(made in {made['seconds']:.1f} s)", flush=True)
         env = bench_env(db)
