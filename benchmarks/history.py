@@ -23,7 +23,9 @@ commands from another source tree (before/after figures).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import random
 import sys
 import time
@@ -80,8 +82,9 @@ def jittered_series(series, seed: int):
             for kind, per in series.items()}  # fmt: skip
 
 
-def build_database(db: Path, nruns: int) -> dict:
-    """10 workloads x ``nruns`` runs; returns what was made."""
+def build_database(db: Path | str, nruns: int, where: Path | None = None) -> dict:
+    """10 workloads x ``nruns`` runs in ``db`` (a SQLite file, or a PostgreSQL URL with
+    ``where`` the directory whose storage the records describe); returns what was made."""
     from sqlalchemy import func, select, text
 
     from storbench.activity import ActivitySampler
@@ -93,7 +96,8 @@ def build_database(db: Path, nruns: int) -> dict:
     from storbench.store.tables import results, runs
 
     t0 = time.perf_counter()
-    storage = describe_target(str(db.parent), fio_version="fio-3.33")
+    sqlite = isinstance(db, Path)
+    storage = describe_target(str(db.parent if sqlite else where), fio_version="fio-3.33")
     with ActivitySampler([d.kname or d.name for d in storage.devices], interval_s=0.1) as sampler:
         time.sleep(0.35)
     activity = sampler.series()
@@ -106,7 +110,7 @@ def build_database(db: Path, nruns: int) -> dict:
         raw = (FIXTURES / name).read_text()
         sources[workload] = (raw, parse_fio_json(raw))
 
-    with Store.open(f"sqlite:///{db}") as store:
+    with Store.open(f"sqlite:///{db}" if sqlite else db) as store:
         for t in range(TEMPLATES):
             run_id = store.create_run(label=f"template-{t}", kind="run", suite="quick",
                                       meta={"host": {"hostname": "bench"}, "argv": ["run"], "targets": ["/srv"]})
@@ -126,7 +130,8 @@ def build_database(db: Path, nruns: int) -> dict:
             run_cols = [c.name for c in runs.c if c.name != "id"]
             res_cols = [c.name for c in results.c if c.name not in ("id", "run_id", "label")]
             # runs: copies of the templates, two per label (a label = one configuration, 2 repetitions)
-            label_expr = "printf('nightly-%05d', i / 2)"  # two runs per label: a configuration run twice
+            label_expr = (  # two runs per label: a configuration run twice
+                "printf('nightly-%05d', i / 2)" if sqlite else "'nightly-' || lpad((i / 2)::text, 5, '0')")
             picked = ", ".join(label_expr if c == "label" else f"t.{c}" for c in run_cols)
             conn.execute(text(
                 f"WITH RECURSIVE n(i) AS (SELECT {TEMPLATES} UNION ALL SELECT i + 1 FROM n WHERE i < {nruns - 1}) "
@@ -143,14 +148,87 @@ def build_database(db: Path, nruns: int) -> dict:
             n_runs = conn.execute(select(func.count()).select_from(runs)).scalar_one()
             n_results = conn.execute(select(func.count()).select_from(results)).scalar_one()
             last = conn.execute(select(func.max(runs.c.id))).scalar_one()
-    c = __import__("sqlite3").connect(db)
-    try:  # one file, no -wal beside it (storbench turns WAL on again when it opens it)
-        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        c.execute("PRAGMA journal_mode=DELETE")
-    finally:
-        c.close()
+    if sqlite:
+        c = __import__("sqlite3").connect(db)
+        try:  # one file, no -wal beside it (storbench turns WAL on again when it opens it)
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            c.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            c.close()
     return {"runs": n_runs, "results": n_results, "first": first, "last": last,
-            "seconds": time.perf_counter() - t0, "bytes": db.stat().st_size}
+            "seconds": time.perf_counter() - t0, "bytes": _size(db)}
+
+
+def _size(db: Path | str) -> int:
+    if isinstance(db, Path):
+        return db.stat().st_size
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def _existing(url: str) -> dict | None:
+    """What a kept PostgreSQL history holds (None: empty, or a build cut short: no
+    ``bench_history_complete`` table)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if not conn.execute(text("SELECT to_regclass('bench_history_complete') IS NOT NULL")).scalar_one():
+                return None
+            first, last, n = conn.execute(text("SELECT min(id), max(id), count(*) FROM runs")).one()
+            nres = conn.execute(text("SELECT count(*) FROM results")).scalar_one()
+    finally:
+        engine.dispose()
+    return {"runs": n, "results": nres, "first": first, "last": last, "seconds": 0.0, "bytes": _size(url)}
+
+
+@contextlib.contextmanager
+def postgres(keep: Path | None):
+    """A PostgreSQL server from the tests' helper (tests/pg.py), its cluster in ``keep`` (kept
+    for the next run) or in a temporary directory; stopped at the end.  Yields the URL."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import pg
+
+    bin_dir = pg.find_pg_bin()
+    if bin_dir is None:
+        raise SystemExit("PostgreSQL is not installed (apt-get install postgresql): no PostgreSQL figures")
+    if keep is None:
+        server = pg.start_server(bin_dir)
+        try:
+            yield server.create_database()
+        finally:
+            pg.stop_server(server)
+        return
+    import pwd
+
+    keep.mkdir(parents=True, exist_ok=True)
+    entry = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+    if entry:
+        os.chown(keep, entry.pw_uid, entry.pw_gid)
+    server = pg.PgServer(bin_dir=bin_dir, root=keep, port=pg._free_port(), as_user="postgres" if entry else None)
+    if not (server.data_dir / "PG_VERSION").exists():
+        server.run(str(bin_dir / "initdb"), "-D", str(server.data_dir), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                   "--no-sync", "--locale=C")
+    started = server.run(str(bin_dir / "pg_ctl"), "-D", str(server.data_dir), "-l", str(server.log_file), "-w", "-t", "120",
+                         "-o", f"-p {server.port} -k {keep} -c listen_addresses=127.0.0.1", "start")
+    if started.returncode != 0:
+        raise SystemExit(f"pg_ctl start failed: {started.stderr.strip()}\n{server.log()}")
+    try:
+        import psycopg
+
+        with psycopg.connect(server.admin_dsn(), autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'history'").fetchone():
+                conn.execute('CREATE DATABASE "history"')
+        yield server.url("history")
+    finally:
+        server.run(str(bin_dir / "pg_ctl"), "-D", str(server.data_dir), "-m", "fast", "-w", "stop", timeout=120)
 
 
 def serve_figures(db: Path, env: dict, made: dict, work: Path) -> list[Figure]:
@@ -214,29 +292,50 @@ def main() -> int:
     p.add_argument("--runs", type=int, default=10_000)
     p.add_argument("--keep", metavar="DB", help="reuse this database if it exists (else make it there and keep it)")
     p.add_argument("--src", help="run the storbench commands from this source tree instead (PYTHONPATH)")
+    p.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite",
+                   help="where the history is (postgresql: a server from tests/pg.py; --keep is then its cluster directory)")
     args = p.parse_args()
     warm_bytecode()
     if args.src:
         warm_bytecode(args.src)
     figures = []
-    with scratch_dir("storbench-bench-history-") as work:
-        db = Path(args.keep) if args.keep else work / "history.sqlite"
-        db.parent.mkdir(parents=True, exist_ok=True)
-        if db.exists():
-            from sqlite3 import connect
+    with scratch_dir("storbench-bench-history-") as work, contextlib.ExitStack() as stack:
+        if args.store == "postgresql":
+            db = stack.enter_context(postgres(Path(args.keep) if args.keep else None))
+            made = _existing(db)
+            if made is None:
+                print(f"making {args.runs:,} runs x {len(SOURCES)} workloads on PostgreSQL ...", flush=True)
+                from sqlalchemy import create_engine, text
 
-            with connect(db) as c:
-                first, last, n = c.execute("SELECT min(id), max(id), count(*) FROM runs").fetchone()
-                made = {"runs": n, "results": c.execute("SELECT count(*) FROM results").fetchone()[0],
-                        "first": first, "last": last, "seconds": 0.0, "bytes": db.stat().st_size}
-            print(f"reusing {db}")
+                engine = create_engine(db)
+                with engine.begin() as conn:  # a build cut short: started again from nothing
+                    conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+                engine.dispose()
+                made = build_database(db, args.runs, where=work)
+                engine = create_engine(db)
+                with engine.begin() as conn:  # the mark of a finished build (the bench's own table)
+                    conn.execute(text("CREATE TABLE bench_history_complete (runs integer)"))
+                engine.dispose()
+            else:
+                print("reusing the kept PostgreSQL history")
         else:
-            print(f"making {args.runs:,} runs x {len(SOURCES)} workloads in {db} ...", flush=True)
-            building = db.with_name(db.name + ".building")  # a build cut short is never reused
-            for leftover in (building, building.with_name(building.name + "-wal"), building.with_name(building.name + "-shm")):
-                leftover.unlink(missing_ok=True)
-            made = build_database(building, args.runs)
-            building.replace(db)
+            db = Path(args.keep) if args.keep else work / "history.sqlite"
+            db.parent.mkdir(parents=True, exist_ok=True)
+            if db.exists():
+                from sqlite3 import connect
+
+                with connect(db) as c:
+                    first, last, n = c.execute("SELECT min(id), max(id), count(*) FROM runs").fetchone()
+                    made = {"runs": n, "results": c.execute("SELECT count(*) FROM results").fetchone()[0],
+                            "first": first, "last": last, "seconds": 0.0, "bytes": db.stat().st_size}
+                print(f"reusing {db}")
+            else:
+                print(f"making {args.runs:,} runs x {len(SOURCES)} workloads in {db} ...", flush=True)
+                building = db.with_name(db.name + ".building")  # a build cut short is never reused
+                for leftover in (building, building.with_name(building.name + "-wal"), building.with_name(building.name + "-shm")):
+                    leftover.unlink(missing_ok=True)
+                made = build_database(building, args.runs)
+                building.replace(db)
         print(f"  {made['runs']:,} runs, {made['results']:,} results, {made['bytes'] / 2**20:,.0f} MiB "
               f"(made in {made['seconds']:.1f} s)", flush=True)
         env = bench_env(db)
@@ -266,12 +365,12 @@ def main() -> int:
             print(f"  storbench {name}: {t.wall_s:.2f} s, peak {t.maxrss_bytes / 2**20:,.0f} MiB"
                   + (f" ({what})" if what else f", {out_lines} lines of output"), flush=True)
             figures.append(Figure(
-                "history", f"storbench {name} ({made['runs']:,} runs, {made['results']:,} results)",
+                "history", f"storbench {name} ({made['runs']:,} runs, {made['results']:,} results, {args.store})",
                 t.wall_s if ok else None, f"<= {target_s}", unit=" s",
                 detail=(f"peak RSS {t.maxrss_bytes / 2**20:,.0f} MiB; " + (what or " ".join(argv[len(sb):len(sb) + 4]) + " ...")),
             ))
             if big:
-                figures.append(Figure("history", f"storbench {name}: peak memory ({made['runs']:,} runs)",
+                figures.append(Figure("history", f"storbench {name}: peak memory ({made['runs']:,} runs, {args.store})",
                                       t.maxrss_bytes / 1e6 if ok else None, "<= 300", unit=" MB", detail="peak RSS of the child"))
         figures.extend(serve_figures(db, env, made, work))
         report = work / "report.html"
