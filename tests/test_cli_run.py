@@ -265,3 +265,42 @@ def test_a_store_that_cannot_open_stops_the_first_fio(tmp_path):
     assert _files(target) == []
     assert {p.name for p in Path("/tmp").glob("storbench-fio-*")} <= before
     assert not blocker.with_name("results.sqlite").exists()
+
+
+def test_live_state_waits_for_the_store_then_is_published_in_order(tmp_path):
+    """The run's live state (storbench serve's live page) before the store has opened on its
+    thread is queued, then published in order once it has: the first workload's start is not lost."""
+    import io
+    import threading
+
+    from storbench.commands.common import App
+    from storbench.commands.run import _CliReporter, _PendingStore
+    from storbench.context import Env
+    from storbench.store import Store
+
+    gate = threading.Event()
+
+    def opener():
+        gate.wait(30)
+        store = Store.open(f"sqlite:///{tmp_path / 'live.sqlite'}")
+        return store, store.create_run(label="live", kind="run", suite="quick", meta={})
+
+    app = App(env=Env(stdout=io.StringIO(), stderr=io.StringIO(), environ={}, cwd=str(tmp_path), progress=False), db_option=None)
+    pending = _PendingStore(opener)
+    reporter = _CliReporter(app, show_progress=False, planned_s=10.0)
+    reporter.publish_live_when_ready(pending, total=2)
+    reporter._live("started", "w1", "/t", 0, 2, 0)  # before the store: queued
+    assert not pending.ready()
+    pending.failure()  # what the fio executor asks 50 ms into the first fio: the thread starts
+    gate.set()
+    store, run_id = pending.get()
+    try:
+        reporter.flush_live()
+        [(rid, _at, state)] = store.live_states(run_id)
+        assert rid == run_id
+        assert state["current"]["workload"] == "w1" and state["current"]["index"] == 0 and state["total"] == 2
+        reporter._live("started", "w2", "/t", 1, 2, 0)  # after: published at once
+        [(_, _, state)] = store.live_states(run_id)
+        assert state["current"]["workload"] == "w2" and state["current"]["index"] == 1
+    finally:
+        pending.close()

@@ -7,6 +7,7 @@ import dataclasses
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,7 @@ class _CliReporter:
         self.live = None
         self._pending_live = None
         self._queued_live: list[tuple[str, tuple]] = []
+        self._live_lock = threading.Lock()
 
     @property
     def console(self):
@@ -101,21 +103,29 @@ class _CliReporter:
     def flush_live(self) -> None:
         """What waited for the store (see :meth:`publish_live_when_ready`), published now."""
         if self.live is None and self._pending_live is not None and self._queued_live:
-            method, args = self._queued_live.pop()
+            with self._live_lock:
+                if not self._queued_live:
+                    return
+                method, args = self._queued_live.pop()
             self._live(method, *args)
 
     def _live(self, method: str, *args) -> None:
         if self.live is None and self._pending_live is not None:
-            pending, total = self._pending_live
-            self._queued_live.append((method, args))
-            if not pending.ready() or pending.failure() is not None:
-                return
-            self._pending_live = None
-            self.publish_live(*pending.get(), total=total)
-            queued, self._queued_live = self._queued_live, []
-            for method_, args_ in queued:
-                self._live(method_, *args_)
-            return
+            with self._live_lock:  # fio's status lines arrive on another thread
+                if self._pending_live is not None:
+                    pending, total = self._pending_live
+                    self._queued_live.append((method, args))
+                    if not pending.ready() or pending.failure() is not None:
+                        return
+                    self.publish_live(*pending.get(), total=total)
+                    self._pending_live = None
+                    queued, self._queued_live = self._queued_live, []
+                    for method_, args_ in queued:
+                        self._publish(method_, *args_)
+                    return
+        self._publish(method, *args)
+
+    def _publish(self, method: str, *args) -> None:
         if self.live is None:
             return
         was = self.live.broken
