@@ -7,7 +7,9 @@ Streams the per-I/O logs through :func:`storbench.fio.logs.summarize_io_logs`
 their timestamps), downsamples each series with the report's
 :func:`storbench.render.html_charts.downsample`, and charts them:
 
-* ``--png``: three panels drawn with matplotlib (Agg), as the Markdown report draws;
+* ``--png``: three panels drawn by :func:`storbench.render.png.line_chart_png` (Pillow;
+  every point reduced to each pixel column's extremes, none averaged away), as the
+  Markdown report draws its per-second chart;
 * ``--html``: three plotly figures in a self-contained page (plotly.js inlined, the
   way ``storbench report`` writes its HTML), drawn by the browser;
 * ``--all``: no chart; parse every line of every log instead (what reading them all
@@ -24,19 +26,21 @@ import time
 from pathlib import Path
 
 
-def _xy(points, scale: float = 1.0, column: int = 1):
+def _xy(points, scale: float = 1.0, column: int = 1, thin: bool = True):
     from storbench.render.html_charts import downsample
 
-    pts = downsample([[p[0], p[column] * scale] for p in points])
+    pts = [(p[0], p[column] * scale) for p in points]
+    if thin:
+        pts = downsample(pts)
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
-def _panels(summary):
-    """(title, y label, log axis, [(name, xs, ys)]) per chart."""
-    iops = [(d, *_xy(pts)) for d, pts in summary.iops.items()]
-    bw = [(d, *_xy(pts, 1 / 2**20)) for d, pts in summary.bw_bytes.items()]
+def _panels(summary, thin: bool = True):
+    """(title, y label, log axis, [(name, xs, ys)]) per chart; ``thin``: downsampled as the HTML report does."""
+    iops = [(d, *_xy(pts, thin=thin)) for d, pts in summary.iops.items()]
+    bw = [(d, *_xy(pts, 1 / 2**20, thin=thin)) for d, pts in summary.bw_bytes.items()]
     lat = [
-        (f"{d} p{p:g}", *_xy(rows, 1 / 1000, column=i))
+        (f"{d} p{p:g}", *_xy(rows, 1 / 1000, column=i, thin=thin))
         for d, rows in summary.lat_ns.items()
         for i, p in enumerate(summary.percentiles, start=1)
     ]
@@ -46,22 +50,14 @@ def _panels(summary):
 
 
 def png(summary, out: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from storbench.render.html_charts import color
+    from storbench.render.png import Panel, Series, line_chart_png
 
-    fig = Figure(figsize=(9, 7), dpi=100)
-    axes = fig.subplots(3, 1, sharex=True)
-    for ax, (_title, ylabel, log, traces) in zip(axes, _panels(summary)):
-        for name, xs, ys in traces:
-            ax.plot(xs, ys, label=name)
-        ax.set_ylabel(ylabel)
-        if log:
-            ax.set_yscale("log")
-        ax.legend(loc="upper right", fontsize="small")
-        ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("time (s)")
-    fig.suptitle(f"{summary.jobs} jobs, {summary.ios:,} I/Os, per second")
-    FigureCanvasAgg(fig).print_png(str(out))
+    panels = []
+    for title, ylabel, log, traces in _panels(summary, thin=False):
+        series = tuple(Series(name, xs, ys, color(i)) for i, (name, xs, ys) in enumerate(traces))
+        panels.append(Panel(title, ylabel, series, log_y=log))
+    out.write_bytes(line_chart_png(panels, title=f"{summary.jobs} jobs, {summary.ios:,} I/Os, per second"))
 
 
 def html(summary, out: Path) -> None:

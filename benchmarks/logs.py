@@ -14,7 +14,7 @@ Each tool runs as a child process, timed from start to exit, with its peak RSS f
   ``storbench.fio.logs.summarize_io_logs`` (per-second IOPS and bandwidth, p50/p99
   latency per second, jobs aligned on timestamps) and charts them twice, in two
   runs: as plotly figures in a self-contained HTML page (the way ``storbench
-  report`` draws) and as a matplotlib PNG (what fio-plot makes);
+  report`` draws) and as a PNG drawn by ``storbench.render.png`` (Pillow; what fio-plot makes);
 * fio-plot, in its own venv (``benchmarks/.venv-fioplot``, created with
   ``pip install fio-plot`` when missing), in its ``-g`` (graph over time) mode on the
   same directory, named the way bench-fio names its logs:
@@ -134,7 +134,7 @@ def main() -> int:
                     print(f"  fio-plot: {fp.wall_s:.1f} s, peak {mib(fp.maxrss_bytes)}", flush=True)
 
     data = f"{lines:,} lines, {mib(size)} of lat + bw logs (2 jobs, {args.runtime} s)"
-    what = {"html": "HTML chart (plotly, as storbench report)", "png": "PNG chart (matplotlib, like fio-plot)"}
+    what = {"html": "HTML chart (plotly, as storbench report)", "png": "PNG chart (storbench.render.png, like fio-plot)"}
     for mode in ("html", "png"):
         t, info = runs[mode]
         mine = (f"storbench {t.wall_s:.2f} s = summary {info['summary_seconds']:.2f} s (reads the "

@@ -401,6 +401,37 @@ def test_markdown_report_with_png_charts(runs):
         assert f"- **{md(verdict)}**" in text
 
 
+@pytest.mark.slow
+def test_markdown_report_draws_every_second_of_a_real_run(cli, tmp_path):
+    """A 4 s run has fio's per-second interval logs: the Markdown report gains a third chart
+    per workload (IOPS and bandwidth per second, drawn by render.png), with one line per panel
+    across the plot in the first configuration's colour."""
+    import numpy as np
+    from PIL import Image
+
+    res = cli("run", "--target", str(tmp_path), "--workload", "rnd4k-q1t1-read", "--size", "16m",
+              "--runtime", "4s", "--repeat", "1", "--no-report", "--label", "secs")  # fmt: skip
+    assert res.code == 0, res.err
+    with contextlib.closing(Store.open(f"sqlite:///{cli.db}")) as store:
+        (rec,) = store.results(1)
+    seconds = rec.series["iops"]["read"]
+    assert len(seconds) >= 3
+    res = cli("report", "secs", "-o", "s.md", "--format", "markdown")
+    assert res.code == 0, res.err
+    text = (cli.cwd / "s.md").read_text()
+    links = re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", text)
+    assert [alt for alt, _ in links] == [f"rnd4k-q1t1-read: {w}" for w in (
+        "IOPS, bandwidth and latency per configuration", "latency percentiles", "IOPS and bandwidth per second")]  # fmt: skip
+    img = np.asarray(Image.open(cli.cwd / links[2][1]).convert("RGB"))
+    blue = np.all(img == [0x63, 0x6E, 0xFA], axis=2)  # html_charts.color(0)
+    cols = np.flatnonzero(blue.any(axis=0))
+    # a legend swatch per panel (14 px) and the line from the first second to the last
+    assert cols[-1] - cols[0] > img.shape[1] * 0.6
+    rows = np.flatnonzero(blue.any(axis=1))
+    panels = np.split(rows, np.flatnonzero(np.diff(rows) > 60) + 1)
+    assert len(panels) == 2  # IOPS and bandwidth
+
+
 def _cmp(runs):
     with contextlib.closing(runs.store()) as store:
         records = store.results(runs.a) + store.results(runs.b)

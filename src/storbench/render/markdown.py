@@ -1,8 +1,9 @@
 """The Markdown report (pure): for wikis, forums and pull requests.
 
 :func:`format_markdown_report` returns the text and the PNG charts it links to
-(name -> bytes); the caller writes both.  Charts are drawn with matplotlib's Agg
-canvas directly (no pyplot, no display, no global state).  Every text from the
+(name -> bytes); the caller writes both.  The bar and percentile charts are drawn
+with matplotlib's Agg canvas directly (no pyplot, no display, no global state); the
+per-second chart by :mod:`storbench.render.png` (Pillow), which keeps every second.  Every text from the
 records is escaped for Markdown, and ``<``/``>`` become entities, so a label cannot
 open an HTML tag in renderers that allow inline HTML.
 """
@@ -146,6 +147,44 @@ def percentile_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[Resul
     return _png(fig)
 
 
+def series_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str) -> bytes | None:
+    """IOPS and bandwidth per second of every repetition (fio's interval logs), drawn by
+    :mod:`storbench.render.png`: every second is drawn (each pixel column keeps its extremes)."""
+    from .png import Panel, Series, line_chart_png
+
+    drawn = {c.key for c in charts.charted_configs(cmp, workload)}
+    groups: dict[tuple[int, str], int] = {}
+    found: dict[str, list[tuple[tuple[int, str], str, list]]] = {"iops": [], "bw_bytes": []}
+    for ci, c in enumerate(cmp.configs):
+        if c.key not in drawn:
+            continue
+        for rec in by_config.get(c.key, ()):
+            if rec.workload != workload or not rec.series:
+                continue
+            for kind, rows in found.items():
+                for direction, points in (rec.series.get(kind) or {}).items():
+                    if points:
+                        groups.setdefault((ci, direction), len(groups))
+                        rows.append(((ci, direction), f"{c.name} {direction}", points))
+    panels = []
+    for kind, rows in found.items():
+        if not rows:
+            continue
+        div, unit = charts.scale_for(kind, max(p[1] for *_, pts in rows for p in pts))
+        named: set[tuple[int, str]] = set()
+        series = []
+        for group, name, pts in rows:
+            series.append(Series(name, [p[0] for p in pts], [p[1] / div for p in pts], charts.color(groups[group]),
+                                 in_legend=group not in named))  # fmt: skip
+            named.add(group)
+        title = "IOPS per second" if kind == "iops" else "bandwidth per second"
+        panels.append(Panel(f"{title} (every run)", unit, tuple(series)))
+    if not panels:
+        return None
+    shown = "" if len(drawn) == len(cmp.configs) else f" ({len(drawn)} of {len(cmp.configs)} configurations)"
+    return line_chart_png(panels, title=f"{workload}: over time{shown}", plot_height_px=150)
+
+
 # --------------------------------------------------------------------------- text
 
 
@@ -245,6 +284,7 @@ def format_markdown_report(
         out += ["", f"mean ± sd over runs — the difference to the baseline and the verdict. "
                 f"{LEADER_SIGNIFICANT} best and significantly ahead of all; {LEADER_BEST_MEAN} best mean only.", ""]  # fmt: skip
         out += chart(percentile_chart_png(cmp, by_config, workload), f"{workload}: latency percentiles")
+        out += chart(series_chart_png(cmp, by_config, workload), f"{workload}: IOPS and bandwidth per second")
         mine = {c.key: [r for r in by_config.get(c.key, []) if r.workload == workload] for c in cmp.configs}
         for p in pool_activity(cmp, mine):
             extra = "".join(f"; {x}" for x in (p["arc"], p["compressratio"] and f"compressratio {p['compressratio']}") if x)
