@@ -2,10 +2,12 @@
 
 The database is made quickly but with real records: ten fio results parsed from the
 JSON fixtures in tests/data/fio-json (one per workload), each with a real storage
-description, device-activity series, per-second series and findings, are stored with
-``Store.add_result`` in a few template runs whose IOPS and bandwidth are scaled a
-little per run (so comparisons have spread); the other runs are copied from those
-rows with one ``INSERT ... SELECT`` through the store's own tables.  100,000 results.
+description, device-activity series, per-second series and (on a third) findings,
+are stored with ``Store.add_result`` in 53 template runs whose IOPS and bandwidth are
+scaled a little per run (so comparisons have spread), spread over 7 targets, 5 hosts
+and 3 suites, one in ten left incomplete; the other runs are copied from those rows
+with one ``INSERT ... SELECT`` through the store's own tables (labels
+``nightly-NNNNN``, two runs each).
 
 Then, each as a child process (the CLI as a user types it), timed from start to exit:
 
@@ -52,6 +54,8 @@ SOURCES = {  # workload name -> fio JSON fixture
 #: so that the 50 runs the report takes (evenly spread over the history) are 50 different
 #: templates, and the report's size is that of 50 different runs (not of one copied)
 TEMPLATES = 53
+#: the suites the template runs name, in turn
+SUITES = ("quick", "oltp", "vm-host")
 
 
 def scaled(fio, factor: float, seed: int):
@@ -112,18 +116,22 @@ def build_database(db: Path | str, nruns: int, where: Path | None = None) -> dic
 
     with Store.open(f"sqlite:///{db}" if sqlite else db) as store:
         for t in range(TEMPLATES):
-            run_id = store.create_run(label=f"template-{t}", kind="run", suite="quick",
-                                      meta={"host": {"hostname": "bench"}, "argv": ["run"], "targets": ["/srv"]})
-            for workload, (raw, fio) in sources.items():
+            # variety: 7 targets, 5 hosts, 3 suites, findings on some workloads, one run in 10 incomplete
+            target, host, suite = f"/srv/pool{t % 7}", f"node{t % 5:02d}", SUITES[t % len(SUITES)]
+            run_id = store.create_run(label=f"template-{t}", kind="run", suite=suite,
+                                      meta={"host": {"hostname": host}, "argv": ["run", "--target", target],
+                                            "targets": [target]})  # fmt: skip
+            for w, (workload, (raw, fio)) in enumerate(sources.items()):
                 opts = dict(fio.jobs[0].options) if fio.jobs else {}
+                found = (dataclasses.replace(finding, workload=workload),) if (t + w) % 3 == 0 else ()
                 store.add_result(ResultRecord(
-                    run_id=run_id, workload=workload, target="/srv", fio=scaled(fio, 0.94 + 0.005 * t, seed=t), raw_output=raw,
-                    label=f"template-{t}", options=opts, job_text=f"[{workload}]\n", repetition=0,
+                    run_id=run_id, workload=workload, target=target, fio=scaled(fio, 0.94 + 0.005 * t, seed=t), raw_output=raw,
+                    label=f"template-{t}", options=opts, job_text=f"[{workload}]\n", repetition=0, host=host,
                     created_at="2026-11-01T00:00:00Z", storage=storage, activity=activity, series=jittered_series(series, t),
                     space={"files_before": [], "files_after": [], "fs_used_before": 1, "fs_used_after": 2},
-                    findings=(dataclasses.replace(finding, workload=workload),),
+                    findings=found,
                 ))
-            store.finish_run(run_id, "complete")
+            store.finish_run(run_id, "incomplete" if t % 10 == 9 else "complete")
         engine = store._engine
         with engine.begin() as conn:
             first = conn.execute(select(func.min(runs.c.id))).scalar_one()

@@ -4,7 +4,7 @@ Each benchmark runs as its own process (its output streams through) and hands it
 figures back as JSON.  Together they take about 5 minutes on a 2-core machine; the
 longest part is fio-plot charting 5 million log lines.
 
-    .venv/bin/python benchmarks/run_all.py [--only overhead walltime logs history] [--json FILE]
+    .venv/bin/python benchmarks/run_all.py [--only overhead walltime logs history history-pg imports] [--json FILE]
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ sys.path.insert(0, str(HERE))
 
 from _common import fio_version  # noqa: E402
 
-BENCHMARKS = ("overhead", "walltime", "logs", "history", "imports")
-
 
 def load() -> str:
     try:
@@ -35,10 +33,20 @@ def load() -> str:
         return "?"
 
 
-#: the history at a team's scale (issue 24): 100,000 runs / 1,000,000 results, made once
-#: (~4.5 minutes, ~15 GB) and kept for the next `make bench` in this directory
+#: the history at a team's scale (issue 24): 100,000 runs / 1,000,000 results, made once per
+#: store (SQLite ~4.5 minutes and ~15 GB; PostgreSQL longer) and kept for the next `make bench`
+#: in this directory; "v2" since the templates vary target, host, suite and findings
 HISTORY_CACHE = Path(os.environ.get("STORBENCH_BENCH_CACHE", "/var/tmp/storbench-bench-cache"))
-EXTRA = {"history": ("--runs", "100000", "--keep", str(HISTORY_CACHE / "history-100000.sqlite"))}
+#: name -> (script in benchmarks/, its arguments)
+BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "overhead": ("overhead", ()),
+    "walltime": ("walltime", ()),
+    "logs": ("logs", ()),
+    "history": ("history", ("--runs", "100000", "--keep", str(HISTORY_CACHE / "history-100000-v2.sqlite"))),
+    "history-pg": ("history", ("--store", "postgresql", "--runs", "100000", "--keep",
+                               str(HISTORY_CACHE / "history-100000-v2-postgresql"))),
+    "imports": ("imports", ()),
+}
 
 
 def main() -> int:
@@ -58,7 +66,8 @@ def main() -> int:
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
             out = Path(tmp.name)
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(HERE / f"{name}.py"), "--json", str(out), *EXTRA.get(name, ())])
+        script, extra = BENCHMARKS[name]
+        proc = subprocess.run([sys.executable, str(HERE / f"{script}.py"), "--json", str(out), *extra])
         durations[name] = time.perf_counter() - t
         try:
             figures = json.loads(out.read_text()) if out.stat().st_size else []

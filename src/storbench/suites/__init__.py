@@ -54,7 +54,6 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -70,6 +69,9 @@ from storbench.units import (
     parse_duration,
     parse_size,
 )
+
+#: where the built-in suites and the option table are (files beside this module)
+_HERE = Path(__file__).resolve().parent
 
 DEFAULT_SUITE = "quick"
 BUILTIN_ORIGIN = "built-in"
@@ -192,7 +194,7 @@ def parse_fio_options(text: str) -> FioOptionTable:
 @functools.cache
 def fio_option_table() -> FioOptionTable:
     """The option table shipped with storbench (fio 3.33)."""
-    text = resources.files(__name__).joinpath("fio_options.txt").read_text(encoding="utf-8")
+    text = (_HERE / "fio_options.txt").read_text(encoding="utf-8")
     return parse_fio_options(text)
 
 
@@ -687,7 +689,7 @@ def builtin_catalog() -> Catalog:
     """The built-in suites: every ``*.toml`` file in this package, the default suite's first, then in name order."""
     catalog = empty_catalog()
     files = sorted(
-        (f for f in resources.files(__name__).iterdir() if f.name.endswith(".toml")),
+        _HERE.glob("*.toml"),
         key=lambda f: (f.name != f"{DEFAULT_SUITE}.toml", f.name),
     )
     for f in files:
