@@ -510,6 +510,38 @@ def test_results_order_and_empty_run(filled) -> None:
     assert store.results(b) == []
 
 
+def test_batch_reads_match_the_one_run_reads(filled, db: Path) -> None:
+    """get_runs / results_of / run_metas: one query each, the same records as get_run /
+    results / run_meta, in the order asked (a repeated id once), a missing run named."""
+    store, (a, b, c, _d, e) = filled
+    order = [c, a, b, a]
+    infos = store.get_runs(order)
+    assert list(infos) == [c, a, b] and infos == {rid: store.get_run(rid) for rid in (c, a, b)}
+    found = store.results_of(order)
+    assert list(found) == [c, a, b] and found == {rid: store.results(rid) for rid in (c, a, b)}
+    assert [r.repetition for r in found[a]] == [0, 1] and found[b] == []
+    assert store.run_metas([e, a]) == {e: store.run_meta(e), a: store.run_meta(a)}
+    assert store.get_runs([]) == {} and store.results_of([]) == {} and store.run_metas([]) == {}
+    for read in (store.get_runs, store.results_of, store.run_metas):
+        with pytest.raises(UsageError) as err:
+            read([a, 99, 98])
+        assert str(err.value) == f"no run 99 in {db} (runs are {a}..{e}; see storbench list)"
+
+
+def test_batch_reads_cross_the_in_chunk(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import storbench.store as store_mod
+
+    monkeypatch.setattr(store_mod, "IN_CHUNK", 2)
+    with Store.open(url(db)) as store:
+        ids = [store.create_run(f"r{i}", "run") for i in range(5)]
+        for rid in ids:
+            store.add_result(make_record(rid))
+        ask = ids[::-1]
+        assert list(store.get_runs(ask)) == ask
+        assert [recs[0].run_id for recs in store.results_of(ask).values()] == ask
+        assert list(store.run_metas(ask)) == ask
+
+
 def test_bad_kind_and_status(filled) -> None:
     store, (a, *_rest) = filled
     with pytest.raises(ValueError):

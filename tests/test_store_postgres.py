@@ -93,6 +93,10 @@ def test_results_round_trip(pg_url: str) -> None:
         [info] = store.list_runs(label_prefix="base")
         assert (info.status, info.result_count, info.suite) == ("complete", 2, "quick")
         assert store.find_runs("baseline") == [run]
+        other = store.create_run("other", "run")
+        assert store.results_of([other, run]) == {other: [], run: store.results(run)}  # one query, both runs
+        assert list(store.get_runs([other, run])) == [other, run]
+        assert store.run_metas([run]) == {run: {"argv": ["storbench", "run"], "é": "🚀"}}
 
 
 def test_raw_output_with_nul_round_trips(pg_url: str) -> None:

@@ -105,17 +105,17 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         run_names: dict[int, str] = {}
         records: list[ResultRecord] = []
         empty: list[int] = []
+        infos, found_of, metas = store.get_runs(ids), store.results_of(ids), store.run_metas(ids)
         for rid in ids:
-            info = store.get_run(rid)
-            run_names[rid] = info.label or f"run {rid}"
-            found = store.results(rid)
+            run_names[rid] = infos[rid].label or f"run {rid}"
+            found = found_of[rid]
             if not found:
                 empty.append(rid)
             records.extend(found)
         systems_of: dict[tuple[int, str], dict] = {}  # (run, PTS system) -> its description
         curves: list[dict] = []  # storbench curve / matrix --curve: every curve of the runs compared
         for rid in ids:
-            meta = store.run_meta(rid)
+            meta = metas[rid]
             curves.extend((meta.get("curve_result") or {}).get("curves", []))
             for f in meta.get("pts") or []:
                 for s in f.get("systems", []):

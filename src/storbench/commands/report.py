@@ -26,16 +26,17 @@ def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[in
 def _load_all(app: App, run_ids: Sequence[int]):
     """Records, run infos and run metadata (curves, steady-state windows) of the runs."""
     with contextlib.closing(app.open_store()) as store:
-        runs = {rid: store.get_run(rid) for rid in run_ids}
-        records = [rec for rid in run_ids for rec in store.results(rid)]
-        metas = {rid: store.run_meta(rid) for rid in run_ids}
+        runs = store.get_runs(run_ids)
+        found = store.results_of(run_ids)
+        records = [rec for rid in run_ids for rec in found[rid]]
+        metas = store.run_metas(run_ids)
     return records, runs, metas
 
 
 def _metas(app: App, run_ids: Sequence[int]) -> dict[int, dict]:
     """Only the runs' metadata (curves, steady-state windows): not their results again."""
     with contextlib.closing(app.open_store()) as store:
-        return {rid: store.run_meta(rid) for rid in run_ids}
+        return store.run_metas(run_ids)
 
 
 def _comparison(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):

@@ -118,6 +118,15 @@ class Server:
         except UsageError:
             raise HTTPException(404, f"no run {run_id} in this store") from None
 
+    def _runs(self, run_ids: list[int]) -> dict:
+        """Several runs in one query; a 404 naming the first that is not in the store."""
+        try:
+            return self.store.get_runs(run_ids)
+        except UsageError:
+            for rid in run_ids:
+                self._run(rid)  # the 404 for the first missing run
+            raise
+
     def _filters(self, request: Request) -> dict[str, Any]:
         status = _text(request, "status")
         if status is not None and status not in ("running", "complete", "incomplete", "failed"):
@@ -201,12 +210,13 @@ class Server:
         from .. import compare as cmp_mod
         from ..render.html import format_html_report
 
-        runs = {rid: self._run(rid) for rid in ids}
-        records = [rec for rid in ids for rec in self.store.results(rid)]
+        runs = self._runs(ids)
+        found = self.store.results_of(list(runs))
+        records = [rec for rid in runs for rec in found[rid]]
         if not records:
             raise HTTPException(400, "nothing to report: " + ", ".join(f"run {r}" for r in ids) + " hold no stored results")
         groups = cmp_mod.configurations(records, {rid: info.label or f"run {rid}" for rid, info in runs.items()})
-        metas = {rid: self.store.run_meta(rid) for rid in ids}
+        metas = self.store.run_metas(list(runs))
         try:
             html = format_html_report(records, cmp_mod.compare(groups), runs=runs, metas=metas)
         except StorbenchError as exc:
@@ -225,10 +235,11 @@ class Server:
         if len(ids) < 1:
             raise HTTPException(400, "give two or more runs to compare: ?run=1&run=2 (or ?label=PREFIX)")
         names, records = {}, []
-        for rid in ids:
-            info = self._run(rid)
+        runs = self._runs(ids)
+        found = self.store.results_of(list(runs))
+        for rid, info in runs.items():
             names[rid] = info.label or f"run {rid}"
-            records.extend(self.store.results(rid))
+            records.extend(found[rid])
         groups = cmp_mod.configurations(records, names)
         if len(groups) < 2:
             raise HTTPException(400, f"compare needs at least two configurations (two runs, or a run with several targets), got {len(groups)}")
@@ -281,7 +292,7 @@ class Server:
         records = [r for r in self.store.results_of_workload(workload, target, label, limit=limit * 10) if r.host in (None, "all")]
         run_ids = list(dict.fromkeys(r.run_id for r in records))[-limit:]
         records = [r for r in records if r.run_id in set(run_ids)]
-        runs = {rid: self.store.get_run(rid) for rid in run_ids}
+        runs = self.store.get_runs(run_ids)
         headline = default_headlines(records[-1:]).get(workload, "iops")
         trend = views.trend_points(records, runs, headline)
         trend.update(workload=workload, target=target, label=label)

@@ -200,6 +200,14 @@ def _head_revision(location: str) -> str | None:
     return plain[1] if plain is not None else _script(location).get_current_head()
 
 
+#: ids per ``IN (...)`` of the batch reads (well below every backend's limit on bound parameters)
+IN_CHUNK = 500
+
+
+def _chunks(ids: Sequence[int]) -> list[list[int]]:
+    return [list(ids[i : i + IN_CHUNK]) for i in range(0, len(ids), IN_CHUNK)]
+
+
 def _is_locked(exc: BaseException) -> bool:
     text = str(getattr(exc, "orig", exc)).lower()
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
@@ -700,6 +708,23 @@ class Store:
 
         return self._read(work)
 
+    def get_runs(self, run_ids: Sequence[int]) -> dict[int, RunInfo]:
+        """Several runs in one query, in the order given (a repeated id once); :class:`UsageError`
+        naming the valid range for the first id that names no run."""
+        wanted = list(dict.fromkeys(run_ids))
+
+        def work(conn: Connection) -> dict[int, RunInfo]:
+            found = {}
+            for chunk in _chunks(wanted):
+                for row in conn.execute(self._run_query().where(runs.c.id.in_(chunk))):
+                    found[row.id] = self._run_info(row)
+            for rid in wanted:
+                if rid not in found:
+                    raise self._not_found(conn, rid)
+            return {rid: found[rid] for rid in wanted}
+
+        return self._read(work)
+
     def find_runs(self, ref: str) -> list[int]:
         """Run ids that ``ref`` names: a run id, else runs with exactly that label, newest first.
 
@@ -725,6 +750,27 @@ class Store:
             self._require_run(conn, run_id)
             rows = conn.execute(select(results).where(results.c.run_id == run_id).order_by(results.c.id))
             return [self._record(row) for row in rows]
+
+        return self._read(work)
+
+    def results_of(self, run_ids: Sequence[int]) -> dict[int, list[ResultRecord]]:
+        """The results of several runs in one query (no round trip per run): per run, in the
+        order given, its results in insertion order (``[]`` for a run without any);
+        :class:`UsageError` for an id that names no run."""
+        wanted = list(dict.fromkeys(run_ids))
+
+        def work(conn: Connection) -> dict[int, list[ResultRecord]]:
+            out: dict[int, list[ResultRecord]] = {}
+            for chunk in _chunks(wanted):
+                known = {int(r[0]) for r in conn.execute(select(runs.c.id).where(runs.c.id.in_(chunk)))}
+                for rid in chunk:
+                    if rid not in known:
+                        raise self._not_found(conn, rid)
+                    out[rid] = []
+                rows = conn.execute(select(results).where(results.c.run_id.in_(chunk)).order_by(results.c.id))
+                for row in rows:
+                    out[row.run_id].append(self._record(row))
+            return {rid: out[rid] for rid in wanted}
 
         return self._read(work)
 
@@ -760,6 +806,24 @@ class Store:
         meta = self._full_meta(run_id)
         meta.pop("owner", None)
         return meta
+
+    def run_metas(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """:meth:`run_meta` of several runs in one query, in the order given."""
+        wanted = list(dict.fromkeys(run_ids))
+
+        def work(conn: Connection) -> dict[int, dict[str, Any]]:
+            found = {}
+            for chunk in _chunks(wanted):
+                for row in conn.execute(select(runs.c.id, runs.c.meta_json).where(runs.c.id.in_(chunk))):
+                    meta = json.loads(row.meta_json)
+                    meta.pop("owner", None)
+                    found[row.id] = meta
+            for rid in wanted:
+                if rid not in found:
+                    raise self._not_found(conn, rid)
+            return {rid: found[rid] for rid in wanted}
+
+        return self._read(work)
 
     def run_owner(self, run_id: int) -> dict[str, Any] | None:
         """Who created (or last resumed) the run: host, pid, start time (:mod:`storbench.store.owner`)."""
