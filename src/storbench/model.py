@@ -357,3 +357,15 @@ class Finding:
     message: str  # what happened, in a plain sentence with the evidence
     fix: str  # the one-line fix
     workload: str | None = None
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """How often each workload runs: ``count`` times, or until the relative standard
+    error of its headline metric is below ``until_rse_pct`` (between ``min_runs``
+    and ``max_runs`` runs)."""
+
+    count: int = 1
+    until_rse_pct: float | None = None
+    min_runs: int = 3
+    max_runs: int = 10

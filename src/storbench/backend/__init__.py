@@ -8,6 +8,9 @@ pure module (records and how they are computed) and a sampler (the edge that run
 commands while fio runs: :mod:`.zfs_sampler`).  :func:`sampler_for` picks the sampler for a
 storage description; :func:`backend_to_dict` / :func:`backend_from_dict` are the stored,
 versioned form.
+
+May import: storage (the descriptions it samples under), targets, jobs, process (the samplers'
+children) and errors; never run, study, store, render or commands.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ its explanation, for the README and ``storbench doctor``) and
 The edge that measures what the records hold (``os.stat``, ``os.statvfs``, the activity
 sampler) is the runner's; :meth:`FileState.from_stat` and :meth:`FsSpace.from_statvfs`
 only convert what it read.
+
+May import: the records (:mod:`storbench.model`, :mod:`storbench.activity`), storage, stats,
+units and errors: pure, no edge; never run, store, render or commands.
 """
 
 from __future__ import annotations

@@ -6,4 +6,7 @@ printing, run lookup) from :mod:`.common`, and never imports :mod:`storbench.cli
 ``cli.py`` holds only the group, its ``--db`` option and the mapping of errors to exit
 codes, and adds every command it finds here.  Keep command modules thin: parse options,
 call the pure modules, print.
+
+May import every stage (commands are the top: they parse options, call the stages, print);
+never :mod:`storbench.cli`.
 """

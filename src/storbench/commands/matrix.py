@@ -35,8 +35,8 @@ class _StudyReporter(_CliReporter):
 
 
 def _scratch(device, devices, destroy, loop_file, loop_files, loop_size, cwd="."):
-    from ..study.matrix import Scratch
-    from ..study.matrix import loop_size as check_loop_size
+    from ..study.plan import Scratch
+    from ..study.plan import loop_size as check_loop_size
 
     given = [name for name, v in (("--device", device), ("--devices", devices), ("--loop-file", loop_file), ("--loop-files", loop_files)) if v]
     if len(given) > 1:
@@ -266,7 +266,7 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
 
 def _study_records(store, study):
     """Every stored result of the study's runs, in setup order, and each run's name."""
-    from ..study.matrix import setup_label, study_runs
+    from ..study.plan import setup_label, study_runs
 
     runs = study_runs(store, study.label)
     records, names = [], {}

@@ -11,6 +11,8 @@
 
 :func:`read_document` puts them together: one :class:`Found` per output, in document order,
 each with its parsed :class:`~storbench.model.FioResult` (or why it could not be read).
+
+May import: fio (the readers), model and errors: pure; never the store or commands.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Readers of fio's output formats, all returning :class:`storbench.model.FioResult`."""
+"""Readers of fio's output formats, all returning :class:`storbench.model.FioResult`.
+
+May import: model and errors only (pure); every stage above reads fio's output through it.
+"""
 
 from __future__ import annotations
 

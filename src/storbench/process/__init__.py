@@ -4,4 +4,6 @@
 outside command (a new session, the parent-death signal, signals held while forking, bounded
 stops); :mod:`.signals` is how SIGINT and SIGTERM become one clean stop.  Imports nothing of
 storbench but :mod:`storbench.errors`.
+
+May import: errors only; never anything above it.
 """

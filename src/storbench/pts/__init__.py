@@ -3,6 +3,8 @@
 :mod:`.resultfile` parses the file into frozen records (pure, with defusedxml);
 :mod:`.mapping` turns them into storbench results: one configuration per system, one
 workload per result, one repetition per trial.  ``storbench import`` is the only caller.
+
+May import: model, units and errors (pure); never the store or commands.
 """
 
 from .mapping import PtsImport, PtsRecord, PtsWorkload, map_result_file

@@ -27,7 +27,7 @@ from ..errors import FioParseError, Interrupted, TargetError, UsageError
 from ..fio.json import parse_fio_json
 from ..fio.progress import Status
 from ..jobs.jobfile import build_job
-from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, ResultRecord, Target, Workload
+from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, Repeat, ResultRecord, Target, Workload
 from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
 
@@ -203,18 +203,6 @@ class ResultSink(Protocol):
 
 
 @dataclass(frozen=True)
-class Repeat:
-    """How often each workload runs: ``count`` times, or until the relative standard
-    error of its headline metric is below ``until_rse_pct`` (between ``min_runs``
-    and ``max_runs`` runs)."""
-
-    count: int = 1
-    until_rse_pct: float | None = None
-    min_runs: int = 3
-    max_runs: int = 10
-
-
-@dataclass(frozen=True)
 class RunPlan:
     workloads: tuple[Workload, ...]
     targets: tuple[Target, ...]
@@ -355,6 +343,9 @@ def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- the run loop
 
+#: each workload once (a frozen record: one instance serves every call)
+ONCE = Repeat()
+
 
 def execute(
     run_id: int | Callable[[], int],
@@ -366,7 +357,7 @@ def execute(
     label: str | None,
     clock: Callable[[], str],
     keep_files: bool = False,
-    repeat: Repeat = Repeat(),
+    repeat: Repeat = ONCE,
     telemetry: Telemetry | None = None,
     previous: Mapping[tuple[str, str], Sequence[ResultRecord]] | None = None,
     prefill: bool = False,

@@ -18,4 +18,7 @@ Pages (each a stable URL; every page has its JSON under ``/api``):
 :mod:`.views` builds what each page shows (pure), :mod:`.prometheus` the metrics text (pure),
 :mod:`.app` is the Starlette application (routes, parameters, token), the templates and the one
 script and stylesheet are under ``templates/`` and ``static/``; plotly.js is the report's bundle.
+
+May import: render, compare, metrics, stats, storage, model, units and errors; the store is
+handed in by :mod:`storbench.commands.serve`, never imported here; never run or study.
 """

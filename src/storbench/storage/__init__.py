@@ -22,6 +22,9 @@ One room per layer or family, pure parsers apart from the code that runs the too
 Imports go one way: ``_util`` <- families <- ``records`` <- ``codec``/``format``/``diff``,
 and ``probe`` on top.  Units are in the field names (``size_bytes``, ``read_ahead_kb``,
 ``sunit_blocks``); ``None`` means "not known", never "zero".
+
+May import: process (the probes' commands), units and errors; never targets, run, store or
+render.
 """
 
 from __future__ import annotations

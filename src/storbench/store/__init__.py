@@ -26,6 +26,9 @@ Two PostgreSQL-specific details: migrations run under ``pg_advisory_xact_lock`` 
 that processes opening a new database at the same moment do not both create the
 schema, and free text is stored with NUL (which PostgreSQL text cannot hold)
 escaped reversibly as U+F8FF ``0`` (U+F8FF itself doubled).
+
+May import: model, serialize, activity, backend and storage records, net, context and errors;
+never run, study, render or commands.
 """
 
 from __future__ import annotations

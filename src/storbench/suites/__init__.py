@@ -42,6 +42,8 @@ name or value can add a fio option or job section: line breaks, ``;`` and
 that are not option names are refused.
 
 A user file's workload and suite names must not repeat built-in ones.
+
+May import: jobs, model, units and errors; never run or commands.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ Each kind (:class:`~storbench.targets.base.TargetKind`) says how a ``--target`` 
 sort is checked (:meth:`resolve`, the edge), which fio options place a job on it
 (:meth:`place`, pure), what the storage description describes and which space to
 measure.  Adding a kind is one module and one line in :data:`KINDS`.
+
+May import: storage, process, model, units and errors; never run, study or commands.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ probe per family: :mod:`.localfs`, :mod:`.zfs`) and down the block-device chain
 (notes, caches); :mod:`.host` the host facts.  Every command goes through an injected
 :class:`CommandRunner` (argument lists, never a shell); a missing tool or an unreadable
 file never raises, it adds a note.
+
+May import: the records of :mod:`storbench.storage`, process, units and errors; never targets,
+run or store.
 """
 
 from __future__ import annotations

@@ -1,0 +1,182 @@
+"""The house by stages: the package layout keeps its promises (docs/guarantees.md, README "How it is built").
+
+Read from the source's import statements (``ast``), not by importing it:
+
+- no cycle between the packages under ``storbench`` (any import, also one inside a function;
+  ``if TYPE_CHECKING:`` blocks are type hints, not imports);
+- the longest chain of module-level imports inside storbench is at most 12 modules;
+- at most 12 modules sit flat at the top of ``src/storbench``;
+- every package opens with a docstring that says what it may import, and its "never ..." list
+  holds: no module of the package imports a package it names there.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "storbench"
+MAX_CHAIN = 12
+MAX_FLAT = 12
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # storbench.run.runner
+    path: Path
+    is_package: bool
+
+
+def _modules() -> dict[str, Module]:
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        out[".".join(parts)] = Module(".".join(parts), path, is_package)
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and (
+        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")
+    )
+
+
+def _imports(mod: Module) -> tuple[set[str], set[str]]:
+    """(module-level imports, every import) of ``mod``: storbench modules it names."""
+    package = mod.name if mod.is_package else mod.name.rpartition(".")[0]
+    top: set[str] = set()
+    every: set[str] = set()
+
+    def visit(node: ast.AST, at_top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            inner_top = at_top and not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            names: list[str] = []
+            if isinstance(child, ast.Import):
+                names = [a.name for a in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                    module = ".".join(base) + (f".{child.module}" if child.module else "")
+                else:
+                    module = child.module or ""
+                # ``from . import records`` imports the module records; ``from .records import X`` records
+                names = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in child.names]
+            for name in names:
+                target = _resolve(name) if name.startswith("storbench") else None
+                if target and target != mod.name:
+                    every.add(target)
+                    if inner_top:
+                        top.add(target)
+            visit(child, inner_top)
+
+    visit(ast.parse(mod.path.read_text(encoding="utf-8")), True)
+    return top, every
+
+
+IMPORTS = {name: _imports(mod) for name, mod in MODULES.items()}
+
+
+def _package(name: str) -> str:
+    """The top-level package (or flat module) a module belongs to: ``storbench.run``."""
+    return ".".join(name.split(".")[:2])
+
+
+def _package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for name, (_, every) in IMPORTS.items():
+        for target in every:
+            a, b = _package(name), _package(target)
+            if a != b and b != "storbench":  # the root package holds only __version__
+                graph.setdefault(a, set()).add(b)
+    return graph
+
+
+def test_no_cycle_between_packages():
+    graph = _package_graph()
+    cycles = []
+    state: dict[str, int] = {}
+
+    def walk(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join([*path[path.index(nxt) :], nxt]))
+            elif nxt not in state:
+                walk(nxt, [*path, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node, [node])
+    assert cycles == []
+    # the graph is real: the run stage imports the job builder and the parsers, commands everything
+    assert {"storbench.jobs", "storbench.fio", "storbench.process"} <= graph["storbench.run"]
+    assert "storbench.run" not in graph.get("storbench.jobs", set())
+
+
+def test_the_longest_import_chain_is_at_most_12_modules():
+    on_path: list[str] = []
+
+    @functools.cache
+    def longest(name: str) -> tuple[str, ...]:
+        assert name not in on_path, "module-level import cycle: " + " -> ".join([*on_path, name])
+        on_path.append(name)
+        best: tuple[str, ...] = (name,)
+        for target in sorted(IMPORTS[name][0]):
+            chain = (name, *longest(target))
+            if len(chain) > len(best):
+                best = chain
+        on_path.pop()
+        return best
+
+    chain = max((longest(name) for name in MODULES), key=len)
+    assert len(chain) <= MAX_CHAIN, " -> ".join(chain)
+    assert len(chain) >= 5  # storbench does import itself: a walk that found nothing would pass
+
+
+def test_at_most_12_modules_sit_flat_at_the_top():
+    flat = sorted(p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(flat) <= MAX_FLAT, flat
+    assert "model.py" in flat
+
+
+PACKAGES = sorted(name for name, mod in MODULES.items() if mod.is_package and name != "storbench")
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_says_what_it_owns_and_may_import(package):
+    doc = ast.get_docstring(ast.parse(MODULES[package].path.read_text(encoding="utf-8"))) or ""
+    assert len(doc.split()) >= 15, f"{package} has no docstring saying what it owns"
+    assert re.search(r"\bMay import\b", doc), f"{package}'s docstring does not say what it may import"
+    never = re.search(r"\bnever ([^.;]*)", doc[doc.index("May import") :])
+    if never is None:
+        return
+    forbidden = {f"storbench.{w}" for w in re.findall(r"[a-z_]+", never.group(1))} & set(MODULES)
+    offenders = sorted(
+        f"{name} imports {target}"
+        for name, (_, every) in IMPORTS.items()
+        if name == package or name.startswith(package + ".")
+        for target in every
+        if any(target == f or target.startswith(f + ".") for f in forbidden)
+    )
+    assert offenders == [], f"{package} says it never imports {sorted(forbidden)}"
