@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from storbench.commands.agent import _group_members, server_option
+from storbench.commands.agent import server_option
+from storbench.process.proc import group_members as _group_members
 
 from conftest import needs_fio, needs_root
 

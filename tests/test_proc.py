@@ -17,14 +17,15 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "storbench"
 
 
 def test_no_process_is_started_anywhere_else():
-    """No Popen, subprocess.run, os.system or shell=True outside process/proc.py (type annotations may name Popen)."""
+    """No Popen, subprocess.run, os.system, shell=True, process-group signals or a parent-death signal
+    outside process/proc.py (type annotations may name Popen)."""
     offenders = []
     for path in sorted(SRC.rglob("*.py")):
         if path.name == "proc.py" and path.parent == SRC / "process":
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#", 1)[0]
-            if re.search(r"subprocess\.(Popen|run|call|check_call|check_output)\(|os\.(system|popen|spawn\w*)\(|shell=True", code):
+            if re.search(r"subprocess\.(Popen|run|call|check_call|check_output)\(|os\.(system|popen|spawn\w*|killpg|fork)\(|shell=True|prctl\(", code):
                 offenders.append(f"{path.relative_to(SRC)}:{n}: {line.strip()}")
     assert offenders == []
 

@@ -70,40 +70,6 @@ def _is_wildcard(address: str) -> bool:
         return False
 
 
-def _group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes in process group ``pgid``, read from /proc."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(pgid):
-            members.append(int(entry))
-    return members
-
-
-def stop_process_group(proc: subprocess.Popen, term_wait_s: float = STOP_TERM_WAIT_S, kill_wait_s: float = STOP_KILL_WAIT_S) -> None:
-    """Stop a child started with ``start_new_session=True`` and everything it forked:
-    SIGTERM to its group, wait, then SIGKILL what is left; the child is reaped."""
-    pgid = proc.pid
-    for sig, wait_s in ((signal.SIGTERM, term_wait_s), (signal.SIGKILL, kill_wait_s)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            proc.poll()
-            if proc.returncode is not None and not _group_members(pgid):
-                return
-            time.sleep(0.05)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=kill_wait_s)
-
-
 def _forward(stream, write: Callable[[str], None], seen: list[str]) -> None:
     for raw in iter(stream.readline, b""):
         line = raw.decode("utf-8", errors="replace").rstrip("\n")
@@ -209,7 +175,8 @@ def serve_until_stopped(
         if proc is not None:
             # a second SIGTERM while stopping must not cut the cleanup short
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            stop_process_group(proc)
+            processes.stop_group(proc, ((signal.SIGTERM, STOP_TERM_WAIT_S), (signal.SIGKILL, STOP_KILL_WAIT_S)),
+                                 until_group_gone=True)  # fmt: skip
             if forwarder is not None:
                 forwarder.join(timeout=2)
             if proc.stdout is not None:

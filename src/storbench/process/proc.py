@@ -22,6 +22,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -67,23 +68,72 @@ def spawn(argv: Sequence[str], *, env_extra: Mapping[str, str] | None = None, c_
 STOP_LADDER: tuple[tuple[signal.Signals, float], ...] = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
 
 
-def stop_group(proc: subprocess.Popen, ladder: Sequence[tuple[int, float]] = STOP_LADDER, *, group: bool = True) -> None:
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes in process group ``pgid``, read from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(pgid):
+            members.append(int(entry))
+    return members
+
+
+def stop_group(proc: subprocess.Popen, ladder: Sequence[tuple[int, float]] = STOP_LADDER, *, group: bool = True,
+               until_group_gone: bool = False) -> None:  # fmt: skip
     """Stop ``proc`` (started by :func:`spawn`, so its process group is its pid) and what it forked:
     each (signal, seconds) of ``ladder`` in turn until it has exited; ``group=False`` signals the
-    process alone (fio, which stops its own job processes on SIGINT).  Never signals a reaped pid."""
+    process alone (fio, which stops its own job processes on SIGINT).  ``until_group_gone``: a step
+    ends only when no member of the group is left either (a fio server's connection and job
+    processes outlive it), and the child is reaped at the end.  Never signals a reaped pid."""
+    pgid = proc.pid
     for sig, wait_s in ladder:
-        if proc.poll() is not None:
+        if proc.poll() is not None and not (until_group_gone and group_members(pgid)):
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if group:
-                os.killpg(proc.pid, sig)
+                os.killpg(pgid, sig)
             else:
                 proc.send_signal(sig)
+        if not until_group_gone:
+            try:
+                proc.wait(timeout=wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not group_members(pgid):
+                return
+            time.sleep(0.05)
+    if until_group_gone:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=ladder[-1][1] if ladder else 0)
+
+
+def kill_leftovers(pgid: int, timeout_s: float = 5.0) -> None:
+    """SIGKILL what is left of process group ``pgid`` and wait (bounded) until it is gone.
+
+    The group id of a child started by :func:`spawn` is its pid, and that id cannot be reused
+    while any member of the group lives (fio's job processes run on, orphaned, when the main fio
+    process is killed)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         try:
-            proc.wait(timeout=wait_s)
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
             return
-        except subprocess.TimeoutExpired:
-            continue
+        time.sleep(0.01)
 
 
 def wait(proc: subprocess.Popen, timeout_s: float) -> int | None:

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -168,7 +167,7 @@ class SubprocessFio:
                     raise
                 finally:
                     if child.returncode != 0:
-                        _kill_leftovers(child.pid)  # fio's job processes outlive a killed fio
+                        proc.kill_leftovers(child.pid)  # fio's job processes outlive a killed fio
                     reader.join(timeout=5)
                     if not reader.is_alive() and child.stdout is not None:
                         child.stdout.close()
@@ -215,24 +214,3 @@ def _pump_status(proc: subprocess.Popen, parts: list[str], on_status: Callable[[
 def _stop(child: subprocess.Popen) -> None:
     """Ask fio to stop like Ctrl-C would (it then cleans up its job processes), then insist."""
     proc.stop_group(child, ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)), group=False)
-
-
-def _kill_leftovers(pgid: int) -> None:
-    """SIGKILL what is left of fio's process group and wait (briefly) until it is gone.
-
-    fio runs each job in a process of its own; when the kernel (or anyone) kills the
-    main fio process, the job process runs on, orphaned, doing I/O to the test file.
-    fio was started in a new session, so its group id is its pid, and that id cannot
-    be reused while any member of the group lives.
-    """
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.01)
