@@ -23,14 +23,19 @@ $(STAMP): pyproject.toml
 run: install
 	@$(BIN)/storbench run
 
-# the fast tier, for everyday work: pure tests and fio on a temporary directory (docs/testing.md)
+# the fast tier, for everyday work: pure tests and fio on a temporary directory, on every core
+# (pytest-xdist; docs/testing.md)
+JOBS ?= auto
+FAST := not soak and not slow and not backend and not browser and not root
 check: install
-	@$(BIN)/python -m pytest -q -m "not soak and not slow and not backend and not browser and not root"
+	@$(BIN)/python -m pytest -q -n $(JOBS) -m "$(FAST)"
 
-# everything, as CI runs it
+# everything, as CI runs it: the tests that need no server, device or browser on every core, then
+# the real servers, loop devices and Chromium one test at a time (each server once per session)
 test: install
 	@bash tests/setup-system.sh
-	@$(BIN)/python -m pytest -q -m "not soak"
+	@$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root"
+	@$(BIN)/python -m pytest -q -m "not soak and (backend or browser or root)"
 
 soak: install
 	@bash tests/setup-system.sh

@@ -252,7 +252,9 @@ def test_a_store_that_cannot_open_stops_the_first_fio(tmp_path):
     blocker.write_text("a file where the database's directory should be\n")
     env = {k: v for k, v in os.environ.items() if k != "STORBENCH_DEBUG"}
     env["STORBENCH_DB"] = str(blocker / "results.sqlite")
-    before = {p.name for p in Path("/tmp").glob("storbench-fio-*")}
+    private_tmp = tmp_path / "tmp"  # its own temporary directory: other test processes may use /tmp meanwhile
+    private_tmp.mkdir()
+    env["TMPDIR"] = str(private_tmp)
     proc = subprocess.run(
         [sys.executable, "-m", "storbench", "run", "--workload", "rnd4k-q1t1-read", "--target", str(target),
          "--size", "16m", "--runtime", "600", "--repeat", "1", "--no-report"],
@@ -263,7 +265,7 @@ def test_a_store_that_cannot_open_stops_the_first_fio(tmp_path):
     assert len(errors) == 1 and "database" in errors[0] and str(blocker) in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr and "done rnd4k" not in proc.stderr
     assert _files(target) == []
-    assert {p.name for p in Path("/tmp").glob("storbench-fio-*")} <= before
+    assert list(private_tmp.iterdir()) == []
     assert not blocker.with_name("results.sqlite").exists()
 
 

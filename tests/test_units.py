@@ -13,6 +13,7 @@ from storbench.units import (
     is_fio_native_size,
     parse_duration,
     parse_size,
+    read_size,
 )
 
 KiB, MiB, GiB, TiB = 1024, 1024**2, 1024**3, 1024**4
@@ -58,6 +59,19 @@ def test_parse_size_rejects(text):
     assert message.startswith("invalid size ")
     if isinstance(text, str) and text:
         assert repr(text) in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("4096", 4096), ("4096k", 4 * MiB), ("8.00MiB", 8 * MiB), ("128M", 128 * MiB), ("0.00B", 0), ("512B", 512),
+        ("1.5G", 3 * GiB // 2), ("0.3k", 307), (" 2 TiB ", 2 * TiB), (16, 16),
+        ("-", None), ("", None), ("4q", None), ("1,5G", None), (None, None), (True, None), ("-4k", None),
+    ],
+)  # fmt: skip
+def test_read_size_reads_tool_output_leniently(text, expected):
+    """The one size parser's lenient side: what lsblk, zfs or xfs_info printed, rounded, None if not a size."""
+    assert read_size(text) == expected
 
 
 def test_parse_size_message_says_what_is_allowed():

@@ -98,6 +98,18 @@ def parse_size(text: str | int) -> int:
     return int(number) * multiplier
 
 
+def read_size(text: str | int | None) -> int | None:
+    """Bytes in a size a tool printed (``"4096"``, ``"4096k"``, ``"8.00MiB"``, ``"128M"``, ``"512B"``):
+    the units of :func:`parse_size`, a fraction rounded to whole bytes; None when it is not a size
+    (tool output is read leniently, a person's input strictly)."""
+    if text is None or isinstance(text, bool):
+        return None
+    m = _SIZE_RE.match(str(text))
+    if not m:
+        return None
+    return round(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+
+
 def is_fio_native_size(text: str) -> bool:
     """True where fio reads ``text`` exactly as :func:`parse_size` does (``16G``, ``4k``, ``1048576``)."""
     return bool(_FIO_NATIVE_SIZE_RE.match(text))

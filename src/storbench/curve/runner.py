@@ -9,13 +9,22 @@ step is a stored result as soon as it ends (workload ``NAME@iodepth=8``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import StorbenchError
-from ..model import ResultRecord, Target, Workload
+from ..model import JobSpec, Overrides, ResultRecord, Target, Workload
 from ..run import runner
 from . import model as cv
+
+if TYPE_CHECKING:
+    from ..run.fioexec import FioExecutor
+
+
+class CurveStore(runner.ResultSink, Protocol):
+    """Where the steps are stored and read back from (the store)."""
+
+    def results(self, run_id: int) -> Sequence[ResultRecord]: ...
 
 #: how often the winning SLA rate runs again to say how sure the ceiling is
 CEILING_REPEAT = 3
@@ -29,8 +38,9 @@ class CurveRunner:
     (the test file is laid out once and reused by every step).
     """
 
-    def __init__(self, run_id: int, workload: Workload, target: Target, overrides: Any, *, executor: Any, store: Any,
-                 reporter: Any, telemetry: Any, repeat: int, clock: Callable[[], str], cwd: str, sink: Any = None,
+    def __init__(self, run_id: int, workload: Workload, target: Target, overrides: Overrides, *, executor: FioExecutor,
+                 store: CurveStore, reporter: runner.Reporter, telemetry: runner.Telemetry | None, repeat: int,
+                 clock: Callable[[], str], cwd: str, sink: runner.ResultSink | None = None,
                  export_size: int | None = None, label: str | None = None) -> None:  # fmt: skip
         self.run_id, self.workload, self.target = run_id, workload, target
         self.overrides, self.executor, self.store, self.reporter, self.telemetry = overrides, executor, store, reporter, telemetry
@@ -38,7 +48,7 @@ class CurveRunner:
         self.sink = sink if sink is not None else store
         self.export_size, self.label = export_size, label
         self.engine: str | None = None
-        self.made: list = []
+        self.made: list[list[JobSpec]] = []
         #: the step's place in the curve, for the progress line: (steps run, steps planned)
         self.place = [0, 0]
 
@@ -188,7 +198,7 @@ class _Placed:
     """The run's reporter, told each step's place in the curve ("[3/6]") instead of its place in a
     one-step run ("[1/1]"); everything else passes through."""
 
-    def __init__(self, inner: Any, place: list[int]) -> None:
+    def __init__(self, inner: runner.Reporter, place: list[int]) -> None:
         self._inner, self._place = inner, place
 
     def workload_started(self, workload, target, index, total, repetition) -> None:

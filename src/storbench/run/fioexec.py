@@ -58,6 +58,8 @@ class FioExecutor(Protocol):
     mode), which cannot pass an environment: such jobs are refused before they are given."""
 
     remote: bool
+    #: the fio program (also what probes of the I/O engine run)
+    path: str
 
     def version(self) -> str: ...
 

@@ -29,7 +29,8 @@ render.
 
 from __future__ import annotations
 
-from ._util import format_bytes, parse_size
+from ..units import read_size as parse_size  # the public name of tool-output sizes
+from ._util import format_bytes
 from .block import (
     DeviceInfo,
     SysfsBlock,

@@ -1,41 +1,9 @@
-"""Small pure helpers shared by the parsers: sizes with units, tolerant int/bool/str, byte formatting."""
+"""Small pure helpers shared by the parsers: tolerant int/bool/str, byte formatting (sizes with units:
+:func:`storbench.units.read_size`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
-
-_SIZE_UNITS = {
-    "": 1,
-    "B": 1,
-    "K": 1024,
-    "KB": 1024,
-    "KIB": 1024,
-    "M": 1024**2,
-    "MB": 1024**2,
-    "MIB": 1024**2,
-    "G": 1024**3,
-    "GB": 1024**3,
-    "GIB": 1024**3,
-    "T": 1024**4,
-    "TB": 1024**4,
-    "TIB": 1024**4,
-    "P": 1024**5,
-    "PIB": 1024**5,
-}
-
-
-def parse_size(text: str | None) -> int | None:
-    """``"4096"`` / ``"4096k"`` / ``"8.00MiB"`` / ``"128M"`` -> bytes (binary units); None if not a size."""
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
-    if not m:
-        return None
-    unit = m.group(2).upper()
-    if unit not in _SIZE_UNITS:
-        return None
-    return round(float(m.group(1)) * _SIZE_UNITS[unit])
 
 
 def _int(value: Any) -> int | None:

@@ -6,7 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._util import _int, parse_size
+from ..units import read_size
+from ._util import _int
 from .mounts import mount_option
 
 EXT_FSTYPES: frozenset[str] = frozenset({"ext2", "ext3", "ext4"})
@@ -199,7 +200,7 @@ def parse_dumpe2fs(text: str) -> Ext4Info:
         raid_stride_blocks=_int(fields.get("RAID stride")),
         raid_stripe_width_blocks=_int(fields.get("RAID stripe width")),
         flex_bg_size=_int(fields.get("Flex block group size")),
-        journal_size_bytes=parse_size(journal) if journal else None,
+        journal_size_bytes=read_size(journal) if journal else None,
         default_mount_options=tuple(w for w in defaults.split() if w != "(none)"),
         state=fields.get("Filesystem state") or None,
     )
@@ -212,7 +213,7 @@ def parse_btrfs_fi_df(text: str) -> tuple[BtrfsSpace, ...]:
         m = re.match(r"^\s*(\w+),\s*([\w]+):\s*total=([^,\s]+),\s*used=(\S+)", line)
         if not m:
             continue
-        total, used = parse_size(m.group(3)), parse_size(m.group(4))
+        total, used = read_size(m.group(3)), read_size(m.group(4))
         if total is None or used is None:
             continue
         out.append(BtrfsSpace(kind=m.group(1), profile=m.group(2), total_bytes=total, used_bytes=used))
@@ -226,7 +227,7 @@ def parse_btrfs_fi_usage(text: str) -> tuple[BtrfsSpace, ...]:
         m = re.match(r"^(\w+),(\w+):\s*Size:([^,\s]+),\s*Used:(\S+)", line.strip())
         if not m:
             continue
-        total, used = parse_size(m.group(3)), parse_size(m.group(4))
+        total, used = read_size(m.group(3)), read_size(m.group(4))
         if total is None or used is None:
             continue
         out.append(BtrfsSpace(kind=m.group(1), profile=m.group(2), total_bytes=total, used_bytes=used))

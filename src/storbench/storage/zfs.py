@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ._util import _int, parse_size
+from ..units import read_size
+from ._util import _int
 
 #: ZFS dataset properties storbench records (``zfs get``); all but ``type`` are settings.
 ZFS_DATASET_PROPERTIES: tuple[str, ...] = (
@@ -459,7 +460,7 @@ def zfs_info_from(
         return None if v in (None, "-", "") else v
 
     def size(d: Mapping[str, str], key: str) -> int | None:
-        return parse_size(val(d, key))
+        return read_size(val(d, key))
 
     return ZfsInfo(
         dataset=dataset,
