@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +17,18 @@ import pytest
 from storbench.cli import main
 from storbench.context import Env
 
-DATA = Path(__file__).parent / "data"
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
+
+#: the test folders mirror the source packages (tests/run for storbench.run, ...); a test module
+#: shares its helpers and fixtures by name with the others (``from test_agent import free_port``),
+#: as it did when they all sat in one folder, so every folder is on the path (docs/testing.md)
+for _folder in sorted(p for p in TESTS.iterdir() if p.is_dir() and p.name not in ("data", "__pycache__")):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 #: every storbench the tests start (in-process or as a child) runs each workload once unless a
-#: test says otherwise: the default of 3 (tests/test_findings_once.py checks it) would triple
+#: test says otherwise: the default of 3 (tests/checks/test_findings_once.py checks it) would triple
 #: every real fio run of the suite
 os.environ["STORBENCH_REPEAT"] = "1"
 

@@ -205,7 +205,7 @@ _DOC_HEADER = """\
 # Findings
 
 <!-- Generated from storbench.checks.CHECKS by format_checks_markdown(); edit the registry, not this file.
-     tests/test_checks.py fails when they differ (STORBENCH_REGEN_DOCS=1 rewrites this file). -->
+     tests/checks/test_checks.py fails when they differ (STORBENCH_REGEN_DOCS=1 rewrites this file). -->
 
 After every repetition storbench checks the result, the fio options, the storage under the
 target and what the devices did during the run, and reports each pitfall it finds as a

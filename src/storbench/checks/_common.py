@@ -45,6 +45,13 @@ class CheckInfo:
     preflight: bool = False
 
 
+def fix_of(info: CheckInfo) -> str:
+    """A check's usual fix as its findings say it, from the one place it is written (the family's
+    ``INFO``): ``"Set randrepeat=0."`` -> ``"set randrepeat=0"``."""
+    text = info.fix.strip().rstrip(".")
+    return text[:1].lower() + text[1:]
+
+
 def finding(check: str, severity: str, message: str, fix: str) -> Finding:
     return Finding(check=check, severity=severity, message=message, fix=fix)
 

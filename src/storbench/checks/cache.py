@@ -33,6 +33,7 @@ from ._common import (
     direct_text,
     engine,
     finding,
+    fix_of,
     flag,
     fmt_count,
     fmt_pct,
@@ -209,7 +210,7 @@ def _memory_target(options: Options, storage: StorageInfo | None) -> Finding | N
             "invalid",
             f"the target {storage.target} is on {fs.fstype} ({fs.mountpoint}): the test file lives in RAM, "
             f"so the result measures memory, not a disk{direct_note}",
-            "point --target at a directory on a disk-backed filesystem",
+            fix_of(INFO["memory-filesystem"]),
         )
     leaves = leaf_devices(storage)
     if leaves and all(is_memory_device(d) for d in leaves):

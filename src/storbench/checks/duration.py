@@ -23,6 +23,7 @@ from storbench.model import Finding
 from ._common import (
     CheckInfo,
     finding,
+    fix_of,
     flag,
     fmt_s,
     is_memory_device,
@@ -100,7 +101,7 @@ def _short_run(ctx: CheckContext) -> Finding | None:
         "warning",
         f"{measured}{why}: under {fmt_s(MIN_RUNTIME_S)}, too short for caches, SLC write buffers, garbage collection "
         "and thermal limits to show",
-        "run at least 30-60 s per repetition (runtime=60 with time_based=1, or --runtime 60s)",
+        fix_of(INFO["short-run"]),
     )
 
 
@@ -163,7 +164,7 @@ def _not_attained(ctx: CheckContext) -> Finding | None:
                 "warning",
                 f"fio's steady-state criterion {crit} was not met{reps}{got}: job {job.name} ran to its runtime "
                 "while the figure was still moving",
-                "raise runtime (or relax the criterion) until fio reports the steady state attained",
+                fix_of(INFO["steady-state-not-reached"]),
             )
     return None
 

@@ -19,6 +19,7 @@ from ._common import (
     device_bytes,
     direct_text,
     finding,
+    fix_of,
     flush_reasons,
     fmt_pct,
     format_bytes,
@@ -78,7 +79,7 @@ def _no_sync(ctx: CheckContext) -> Finding | None:
         "warning",
         f"buffered writes ({direct_text(ctx.options)}) with no end_fsync, fsync, fdatasync or sync: fio stopped the "
         f"clock while the data could still sit in the page cache{_evidence(ctx)}",
-        "add end_fsync=1 (the flush then counts in the time), or use direct=1",
+        fix_of(INFO["buffered-write-no-sync"]),
     )
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 
-from ._common import CheckInfo, finding, flag, has, is_random, rw_mode
+from ._common import CheckInfo, finding, fix_of, flag, has, is_random, rw_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -42,14 +42,14 @@ def _randrepeat(ctx: CheckContext) -> Finding | None:
             "warning",
             f"{setting}: all {n} repetitions of this {rw_mode(ctx.options)} workload used the same random offsets in "
             "the same order, so caches warmed by one repetition (array, controller, SSD) helped the next",
-            "set randrepeat=0",
+            fix_of(INFO["randrepeat-on"]),
         )
     return finding(
         "randrepeat-on",
         "info",
         f"{setting}: every run of this {rw_mode(ctx.options)} workload touches the same offsets in the same order, "
         "so a repeated or later run finds them warm in array, controller and SSD caches",
-        "set randrepeat=0",
+        fix_of(INFO["randrepeat-on"]),
     )
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from storbench.model import Finding, FioResult
 from storbench.stats.core import summarize
 
-from ._common import CheckInfo, finding, fmt_count, fmt_ns, fmt_rate, mean_latency_ns, total_bw, total_iops
+from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_ns, fmt_rate, mean_latency_ns, total_bw, total_iops
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -69,7 +69,7 @@ def _variation(ctx: CheckContext) -> Finding | None:
         "warning",
         f"{name} varied by {summary.cv * 100:.1f}% (coefficient of variation) over {summary.n} repetitions: {shown} "
         f"(mean {_format(summary.mean, headline)} ± {_format(sd, headline)}), above the {MAX_CV * 100:.0f}% a stable setup shows",
-        "run more repetitions (--repeat 5, or --until-rse 2) and look for the noise source (other load, thermal throttling, SSD garbage collection)",
+        fix_of(INFO["high-variation"]),
     )
 
 

@@ -8,14 +8,14 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import Interrupted, StorbenchError, UsageError
-from ..model import Overrides, ResultRecord, Target
+from ..model import JobSpec, Overrides, ResultRecord, Target
 from .common import (
     App,
     DescribeOnce,
@@ -29,6 +29,9 @@ from .common import (
     reconcile,
     resolve_runs,
 )
+
+if TYPE_CHECKING:
+    from ..run.runner import RunOutcome
 
 # --------------------------------------------------------------------------- run
 
@@ -487,8 +490,6 @@ class _PendingStore:
     first workload as soon as it is known."""
 
     def __init__(self, opener: Callable[[], tuple[Any, int]], on_opened: Callable[[], None] = lambda: None) -> None:
-        import threading
-
         self._on_opened = on_opened  #: called on the thread once the store is open
         self._value: tuple[Any, int] | None = None
         self._error: BaseException | None = None
@@ -667,8 +668,6 @@ def _prepare_hosts(app: App, request: _Request):
 
 
 def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run: int | None, report_path, no_report: bool) -> None:
-    import threading
-
     from ..run import runner
 
     # A run that opens its store while the first fio starts (below) leaves the store alone
@@ -798,18 +797,31 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         if pending is not None:
             store, run_id = pending.get()
             reporter.flush_live()
-        if outcome.failures:
-            status = "incomplete" if outcome.stored or previous else "failed"
-            first = outcome.failures[0]
-            reason = (
-                f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
-                f"workload {first.workload!r} on {first.target}: {first.reason}"
-            )
-        else:
-            status, reason = "complete", None
+        reason = _failure_reason(outcome, specs)
+        status = "complete" if reason is None else ("incomplete" if outcome.stored or previous else "failed")
         store.finish_run(run_id, status, reason=reason)
         records = store.results(run_id)
 
+    _print_run(app, records, run_id, label, as_json=as_json, hosts=preflight is not None)
+    if not no_report and records:
+        _write_report(app, run_id, report_path)
+    if reason is not None:
+        raise StorbenchError(reason)
+
+
+def _failure_reason(outcome: RunOutcome, specs: Sequence[JobSpec]) -> str | None:
+    """What the run's failed workloads come to, in one line (None: none failed)."""
+    if not outcome.failures:
+        return None
+    first = outcome.failures[0]
+    return (f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
+            f"workload {first.workload!r} on {first.target}: {first.reason}")  # fmt: skip
+
+
+def _print_run(app: App, records: Sequence[ResultRecord], run_id: int, label: str | None, *, as_json: bool,
+               hosts: bool) -> None:  # fmt: skip
+    """The run's figures as the person asked: JSON, or the glance (one target) or the table, the
+    findings said once for the run, each host's line (client runs) and where it is stored."""
     if as_json:
         print_json(app, public_records(records))
     else:
@@ -831,20 +843,12 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             app.console().print(format_results_table(records, title=title))
         for line in format_run_wide(records):
             app.out(line)
-        if preflight is not None:
+        if hosts:
             from ..run.hosts import format_host_lines
 
             for line in format_host_lines(records):
                 app.out(line)
         app.out(f"results stored in {app.db_url} as run {run_id} (storbench show {run_id})")
-    if not no_report and records:
-        _write_report(app, run_id, report_path)
-    if outcome.failures:
-        first = outcome.failures[0]
-        raise StorbenchError(
-            f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
-            f"workload {first.workload!r} on {first.target}: {first.reason}"
-        )
 
 
 def _until_steady(app: App, run_id, specs, executor, store, reporter, label, request: _Request, previous):

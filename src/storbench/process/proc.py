@@ -12,7 +12,7 @@ Every outside command (zpool, ceph, rbd, mkfs, losetup, nbdinfo, iperf3, hdparm,
 fio --version, ...) goes through :func:`run`: an argument list (never a shell), stdin closed, a
 timeout, ``LC_ALL=C``; :func:`run_checked` adds :class:`CommandError`, a typed error that names
 the command and the last line of what it said.  No ``subprocess.Popen`` or ``subprocess.run``
-anywhere else (``tests/test_proc.py`` greps for them).
+anywhere else (``tests/process/test_proc.py`` greps for them).
 """
 
 from __future__ import annotations

@@ -1,0 +1,75 @@
+"""The one process module: every child and outside command goes through storbench.process.proc."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from storbench.process import proc
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "storbench"
+
+
+def test_no_process_is_started_anywhere_else():
+    """No Popen, subprocess.run, os.system, shell=True, process-group signals or a parent-death signal
+    outside process/proc.py (type annotations may name Popen)."""
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name == "proc.py" and path.parent == SRC / "process":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"subprocess\.(Popen|run|call|check_call|check_output)\(|os\.(system|popen|spawn\w*|killpg|fork)\(|shell=True|prctl\(", code):
+                offenders.append(f"{path.relative_to(SRC)}:{n}: {line.strip()}")
+    assert offenders == []
+
+
+ASK_PDEATHSIG = ("import ctypes, time; s = ctypes.c_int(); ctypes.CDLL('libc.so.6').prctl(2, ctypes.byref(s)); "
+                 "print(s.value, flush=True); time.sleep(30)")  # PR_GET_PDEATHSIG
+
+
+def test_spawn_starts_a_new_session_with_the_parent_death_signal():
+    child, noted = proc.spawn([sys.executable, "-c", ASK_PDEATHSIG], stdout=subprocess.PIPE, text=True)
+    try:
+        assert noted == []
+        assert child.stdout.readline().strip() == str(int(signal.SIGTERM))  # it dies if storbench does
+        with open(f"/proc/{child.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        assert int(fields[2]) == int(fields[3]) == child.pid  # its own process group and session
+    finally:
+        proc.stop_group(child)
+        child.stdout.close()
+    assert child.returncode == -signal.SIGTERM
+
+
+def test_stop_group_climbs_the_ladder_for_a_child_that_ignores_sigterm():
+    child, _ = proc.spawn([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(30)"],
+                          stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert child.stdout.readline().strip() == "ready"
+    started = time.monotonic()
+    proc.stop_group(child, ((signal.SIGTERM, 0.5), (signal.SIGKILL, 5.0)))
+    assert child.returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 5.5  # bounded by the ladder, never a hang
+    child.stdout.close()
+
+
+def test_run_uses_the_c_locale_and_closes_stdin():
+    done = proc.run([sys.executable, "-c", "import os, sys; print(os.environ.get('LC_ALL'), sys.stdin.read() == '')"], timeout_s=30)
+    assert done.returncode == 0 and done.stdout.split() == ["C", "True"]
+
+
+def test_run_checked_names_the_command_and_its_last_words():
+    with pytest.raises(proc.CommandError, match=r"exited with status 3: the disk is on fire$") as err:
+        proc.run_checked([sys.executable, "-c", "import sys; print('x', file=sys.stderr); print('the disk is on fire', file=sys.stderr); sys.exit(3)"],
+                         timeout_s=30)  # fmt: skip
+    assert err.value.returncode == 3 and err.value.argv[0] == sys.executable
+    with pytest.raises(proc.CommandError, match=r"^no-such-program-storbench did not finish: not installed$"):
+        proc.run_checked(["no-such-program-storbench"], timeout_s=5)
+    with pytest.raises(proc.CommandError, match=r"did not finish: timed out after 0.2 s$"):
+        proc.run_checked([sys.executable, "-c", "import time; time.sleep(5)"], timeout_s=0.2)

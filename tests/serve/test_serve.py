@@ -1,0 +1,400 @@
+"""storbench serve: a real server process on a free port over a store of real fio runs, read
+with real HTTP (urllib), its JSON by json, its /metrics by Prometheus's own text parser, and a
+run in progress followed live while it writes to the same store.  The browser tests are in
+tests/serve/test_serve_browser.py."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from storbench.fio.json import parse_fio_json
+from storbench.model import ResultRecord, RunInfo
+from storbench.run.live import LivePublisher, parse_iops_text, parse_rate_text
+from storbench.serve import prometheus, views
+
+from conftest import DATA, needs_fio, needs_root
+
+STORBENCH = [sys.executable, "-m", "storbench"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(db: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, STORBENCH_DB=str(db), STORBENCH_REPEAT="3", **extra)
+    env.pop("STORBENCH_DEBUG", None)
+    return env
+
+
+@contextlib.contextmanager
+def serving(db: Path, *args: str, bind: str = "127.0.0.1", env_extra: dict | None = None):
+    """``storbench serve`` on a free port; yields its base URL; stopped by its PID."""
+    port = free_port()
+    proc = subprocess.Popen([*STORBENCH, "serve", "--db", str(db), "--port", str(port), "--bind", bind, *args],
+                            env=_env(db, **(env_extra or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    base = f"http://{bind}:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=2):
+                    break
+            except urllib.error.HTTPError:
+                break  # answering (401 with a token): up
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    _out, err = proc.communicate(timeout=5)
+                    raise AssertionError(f"storbench serve did not start: {err}") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def get(url: str, headers: dict | None = None) -> tuple[int, str, dict]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode("utf-8"), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8"), dict(e.headers)
+
+
+def get_json(url: str):
+    code, body, _ = get(url)
+    assert code == 200, (url, code, body[:300])
+    return json.loads(body)
+
+
+# --------------------------------------------------------------------------- a store of real runs
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> Path:
+    """Four real runs of two workloads (labels study/a .. study/d), one on its own label, and an import."""
+    root = tmp_path_factory.mktemp("serve")
+    db = root / "results.sqlite"
+    for name in ("a", "b", "c", "d"):
+        target = root / f"t-{name}"
+        target.mkdir()
+        proc = subprocess.run([*STORBENCH, "run", "--target", str(target), "--size", "8m", "--runtime", "1", "--repeat", "2",
+                               "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-write", "--label", f"study/{name}"],
+                              env=_env(db), cwd=root, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    doc = DATA / "fio-text" / "public" / "05-fio3.1-randrw-libaio.txt"
+    proc = subprocess.run([*STORBENCH, "import", str(doc), "--label", "imported"], env=_env(db), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return db
+
+
+pytestmark = needs_fio
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_runs_page_lists_and_filters(history):
+    with serving(history) as base:
+        everything = get_json(base + "/api/runs")
+        assert everything["total"] == 5 and [r["label"] for r in everything["runs"]] == ["imported", "study/d", "study/c", "study/b", "study/a"]
+        study = get_json(base + "/api/runs?label=study/")
+        assert study["total"] == 4
+        paged = get_json(base + "/api/runs?label=study/&per_page=3&page=2")
+        assert (paged["pages"], [r["label"] for r in paged["runs"]]) == (2, ["study/a"])
+        assert get_json(base + "/api/runs?target=t-b")["runs"][0]["label"] == "study/b"
+        assert get_json(base + "/api/runs?suite=nothing-like-it")["total"] == 0
+        short = get_json(base + "/api/runs?finding=short-run")  # 1 s runs: every real run has it
+        assert short["total"] == 4 and all("short-run" in r["warnings"] for r in short["runs"])
+        code, html, _ = get(base + "/?label=study/")
+        assert code == 200 and "4 runs matching" in html and html.count('name="run" value=') == 4
+        code, body, _ = get(base + "/api/runs?page=zero")
+        assert code == 400 and "parameter 'page' must be a whole number" in json.loads(body)["error"]
+        code, body, _ = get(base + "/?since=yesterday")
+        assert code == 400 and "must be a date" in body
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_run_page_and_its_json(history):
+    with serving(history) as base:
+        runs = get_json(base + "/api/runs?label=study/a")["runs"]
+        rid = runs[0]["id"]
+        code, html, _ = get(f"{base}/runs/{rid}")
+        assert code == 200
+        assert "CrystalDiskMark grid (quick)" in html and "RND4K Q1T1" in html  # the preset's own grid
+        assert "[short-run]" not in html and "<code>short-run</code> (2 workloads" in html  # said once, for both workloads
+        assert "target: " in html and "mounted at" in html  # the storage description
+        assert "rw=randread" in html and "storbench run --target" in html  # the job and the command line
+        data = get_json(f"{base}/api/runs/{rid}")
+        assert {r["workload"] for r in data["results"]} == {"rnd4k-q1t1-read", "seq1m-q1t1-write"}
+        assert len(data["results"]) == 4 and all("stats" in r for r in data["results"])  # --json's form
+        raw_id = data["results"][0]["result_id"] if "result_id" in data["results"][0] else None
+        assert raw_id is None or get(f"{base}/results/{raw_id}/raw")[0] == 200
+        code, page, _ = get(f"{base}/runs/{rid}/report")
+        assert code == 200 and "storbench-figures" in page
+        code, page, _ = get(f"{base}/runs/9999")
+        assert code == 404 and "no run 9999 in this store" in page
+        code, body, _ = get(f"{base}/api/runs/9999")
+        assert code == 404 and json.loads(body) == {"error": "no run 9999 in this store", "status": 404}
+        assert get(f"{base}/results/99999/raw")[0] == 404
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_compare_of_four_runs_says_what_the_cli_says(history):
+    with serving(history) as base:
+        ids = sorted(r["id"] for r in get_json(base + "/api/runs?label=study/")["runs"])
+        query = "&".join(f"run={i}" for i in ids)
+        data = get_json(f"{base}/api/compare?{query}")
+        cli = subprocess.run([*STORBENCH, "compare", *map(str, ids), "--json"], env=_env(history), capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 0, cli.stderr
+        expected = json.loads(cli.stdout)
+        assert data["verdicts"] == expected["verdicts"] and data["summary"] == expected["summary"]
+        assert [c["name"] for c in data["configs"]] == ["study/a", "study/b", "study/c", "study/d"]
+        code, html, _ = get(f"{base}/compare?{query}")
+        assert code == 200 and all(v.replace("'", "&#39;") in html for v in expected["verdicts"])
+        assert "study/a (baseline)" in html
+        code, body, _ = get(f"{base}/api/compare?run={ids[0]}")
+        assert code == 400 and "at least two configurations" in json.loads(body)["error"]
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_trend_follows_a_workload_over_runs(history):
+    with serving(history) as base:
+        trend = get_json(base + "/api/trend?workload=rnd4k-q1t1-read&label=study/")
+        assert trend["metric"] == "iops" and trend["direction"] == "read"
+        assert [p["label"] for p in trend["points"]] == ["study/a", "study/b", "study/c", "study/d"]
+        assert all(p["n"] == 2 and p["ci95"] is None and p["ci_text"] == "none (n < 3)" for p in trend["points"])
+        code, html, _ = get(base + "/trend?workload=rnd4k-q1t1-read")
+        assert code == 200 and 'data-figure="' in html
+        assert get(base + "/api/trend")[0] == 400
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_metrics_read_by_prometheus_own_parser(history):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with serving(history) as base:
+        code, text, headers = get(base + "/metrics")
+        assert code == 200 and headers["content-type"].startswith("text/plain; version=0.0.4")
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        iops = {(s.labels["workload"], s.labels["label"], s.labels["direction"]): s.value for s in families["storbench_result_iops"].samples}
+        newest = get_json(base + "/api/runs?label=study/d")["runs"][0]["id"]
+        stored = [r for r in get_json(f"{base}/api/runs/{newest}")["results"] if r["workload"] == "rnd4k-q1t1-read"][-1]
+        # the last result of each workload and target: study/d's second repetition
+        assert iops[("rnd4k-q1t1-read", "study/d", "read")] == pytest.approx(stored["jobs"][0]["read"]["iops"], rel=1e-9)
+        assert {k[1] for k in iops} >= {"study/a", "study/d", "imported"}
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_read_only_and_offline(history):
+    before = hashlib.sha256(history.read_bytes()).hexdigest()
+    with serving(history) as base:
+        for path in ("/", "/api/runs", "/curves", "/live"):
+            req = urllib.request.Request(base + path, data=b"x", method="POST")
+            with pytest.raises(urllib.error.HTTPError) as exc:
+                urllib.request.urlopen(req, timeout=10)
+            assert exc.value.code == 405
+        _code, html, _ = get(base + "/")
+        # every script and style is the server's own
+        assert "http://" not in html.replace(base, "") and "https://" not in html
+        assert get(base + "/static/plotly.js")[0] == 200 and get(base + "/static/..%2Fapp.py")[0] == 404
+    assert hashlib.sha256(history.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_other_addresses_need_the_token(history, tmp_path):
+    proc = subprocess.run([*STORBENCH, "serve", "--db", str(history), "--bind", "127.0.0.2", "--port", str(free_port())],
+                          env=_env(history), capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        "storbench: error: --bind 127.0.0.2 makes the results reachable from other machines: give --token TEXT (or set STORBENCH_TOKEN)"]
+    missing = subprocess.run([*STORBENCH, "serve", "--db", str(tmp_path / "none.sqlite")], env=_env(history), capture_output=True, text=True, timeout=30)
+    assert missing.returncode == 2 and "no results database at" in missing.stderr and not (tmp_path / "none.sqlite").exists()
+    token = "s3cret-token-1"
+    with serving(history, bind="127.0.0.2", env_extra={"STORBENCH_TOKEN": token}) as base:
+        assert get(base + "/api/runs")[0] == 401
+        assert get(base + "/api/runs", {"Authorization": "Bearer wrong-token"})[0] == 401
+        assert get(base + "/api/runs", {"Authorization": f"Bearer {token}"})[0] == 200
+        code, _, headers = get(base + f"/?token={token}")
+        assert code == 200 and "storbench_token=" in headers.get("set-cookie", "")
+        assert get(base + "/metrics", {"Cookie": f"storbench_token={token}"})[0] == 200
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_a_run_in_progress_is_live_and_ends_as_its_run_page(history, tmp_path):
+    """A real storbench run writes to the store while the live API is polled five times a second:
+    the run is never made to wait or fail, its figures arrive within 2 s, and the end is the run."""
+    target = tmp_path / "t"
+    target.mkdir()
+    with serving(history) as base:
+        run = subprocess.Popen([*STORBENCH, "run", "--target", str(target), "--size", "16m", "--runtime", "4", "--repeat", "1",
+                                "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--label", "live-run"],
+                               env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        seen: dict[str, object] = {}
+        lags: list[float] = []
+        try:
+            deadline = time.monotonic() + 120
+            rid = None
+            while time.monotonic() < deadline:
+                live = get_json(base + "/api/live")["runs"]
+                if rid is None and live:
+                    rid = live[0]["run_id"]
+                if rid is not None:
+                    d = get_json(f"{base}/api/live/{rid}")
+                    if d["state"] is not None:
+                        s = d["state"]
+                        lags.append(d["server_time"] - s["published_at"])
+                        current = s["current"] or {}
+                        if current.get("iops"):
+                            seen.setdefault("iops", (current["workload"], current["iops"]))
+                        if s["results"]:
+                            seen.setdefault("result", s["results"][0])
+                        seen.setdefault("total", s["total"])
+                    elif d["status"] != "running":
+                        seen["end"] = d
+                        break
+                if run.poll() is not None and rid is None:
+                    break
+                time.sleep(0.2)
+        finally:
+            _out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+        assert seen["total"] == 2
+        assert seen["iops"][0] in ("rnd4k-q1t1-read", "rnd4k-q1t1-write") and seen["iops"][1] > 0
+        assert seen["result"]["workload"] == "rnd4k-q1t1-read" and seen["result"]["figures"]["read"]["iops"] > 0
+        assert seen["end"]["done_url"] == f"/runs/{rid}" and seen["end"]["status"] == "complete"
+        # a state is never older than the publishing interval plus a poll: at most 2 s behind
+        assert lags and max(lags) <= 2.5, lags
+        assert get(f"{base}/runs/{rid}")[0] == 200
+
+
+@pytest.mark.slow
+@pytest.mark.root
+@needs_root
+def test_a_matrix_study_is_live_setup_by_setup_and_ends_on_its_compare_page(history, tmp_path):
+    """storbench matrix in another process: each setup's run appears live with its study and
+    setup, the live page of a finished setup goes on to the next, and the last ends on the
+    compare page of the study's runs."""
+    with serving(history) as base:
+        study = subprocess.Popen([*STORBENCH, "matrix", "--fs", "ext4,btrfs", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "300m",
+                                  "--workload", "rnd4k-q1t1-read", "--runtime", "3", "--size", "16m", "--repeat", "1", "--label", "fs2",
+                                  "--no-report"], env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        setups_seen: dict[str, int] = {}
+        onward: dict[int, str] = {}
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                for r in get_json(base + "/api/live")["runs"]:
+                    st = r["state"].get("study") or {}
+                    if st.get("label") == "fs2":
+                        setups_seen.setdefault(st["setup"], r["run_id"])
+                for rid in list(setups_seen.values()):
+                    d = get_json(f"{base}/api/live/{rid}")
+                    if d["state"] is None and d.get("done_url"):
+                        onward.setdefault(rid, d["done_url"])
+                if study.poll() is not None:
+                    break
+                time.sleep(0.3)
+        finally:
+            _out, err = study.communicate(timeout=120)
+        assert study.returncode == 0, err
+        assert sorted(setups_seen) == ["btrfs", "ext4"]
+        ext4, btrfs = setups_seen["ext4"], setups_seen["btrfs"]
+        assert onward[ext4] in (f"/live/{btrfs}", f"/compare?run={ext4}&run={btrfs}")  # on to the next setup while it runs
+        final = get_json(f"{base}/api/live/{ext4}")["done_url"]
+        assert final == f"/compare?run={ext4}&run={btrfs}" == get_json(f"{base}/api/live/{btrfs}")["done_url"]
+        code, html, _ = get(base + final)
+        assert code == 200 and "fs2/ext4 (baseline)" in html
+
+
+# --------------------------------------------------------------------------- pure parts
+
+
+def test_live_rates_from_fio_status_text():
+    assert parse_rate_text("r=99.8MiB/s") == pytest.approx(99.8 * 2**20)
+    assert parse_rate_text("r=3032KiB/s,w=1300KiB/s") == (3032 + 1300) * 1024
+    assert parse_rate_text("w=50.4MB/s") == 50.4e6
+    assert parse_iops_text("r=25.6k") == 25600 and parse_iops_text("r=758,w=325") == 1083
+    assert parse_rate_text(None) is None and parse_iops_text("") is None
+
+
+def test_live_publisher_throttles_and_survives_a_failing_store():
+    from storbench.fio.progress import parse_status_line
+
+    class Store:
+        def __init__(self):
+            self.states, self.fail = [], False
+
+        def publish_live(self, run_id, state):
+            if self.fail:
+                raise RuntimeError("database is locked")
+            self.states.append(json.loads(json.dumps(state)))
+
+    clock = iter([0.0, 0.0, 0.1, 0.2, 0.3, 0.4, 1.5, 1.5, 1.6, 1.7])
+    store = Store()
+    pub = LivePublisher(store, 7, total=2, planned_s=10, clock=lambda: next(clock))
+    pub.started("rnd", "/mnt", 0, 2, 0)
+    status = parse_status_line("Jobs: 1 (f=1): [r(1)][60.0%][r=99.8MiB/s][r=25.6k IOPS][eta 00m:02s]")
+    pub.status(status)  # 0.2 s after the last publish: kept, not written
+    assert len(store.states) == 2
+    pub.status(status)  # 1.5 s: written
+    assert len(store.states) == 3 and store.states[-1]["current"]["iops"] == 25600 and store.states[-1]["current"]["percent"] == 60.0
+    store.fail = True
+    pub.note("a note")
+    pub.failed("rnd", "/mnt", "fio exited 1")
+    assert pub.broken == "live view stopped: database is locked" and len(store.states) == 3
+
+
+def _record(run_id: int, iops: float, rep: int = 0) -> ResultRecord:
+    """A real fio result (group_reporting of 4 jobs) with its IOPS set to ``iops``."""
+    fio = parse_fio_json((DATA / "fio-json" / "c_numjobs_group_reporting.json").read_text())
+    job = fio.jobs[0]
+    direction = next(iter(job.directions))
+    d = dataclasses.replace(job.directions[direction], iops=iops)
+    job = dataclasses.replace(job, directions={direction: d})
+    return ResultRecord(run_id=run_id, workload="w", target="/t", fio=dataclasses.replace(fio, jobs=(job,)), raw_output="", repetition=rep)
+
+
+def test_trend_marks_a_significant_drop_only():
+    runs = {i: RunInfo(run_id=i, label=f"k{i}", kind="run", status="complete", created_at=f"2026-12-0{i}T00:00:00Z", finished_at=None,
+                       suite=None, reason=None, storbench_version=None, result_count=3) for i in (1, 2, 3, 4)}  # fmt: skip
+    records = [_record(1, v, k) for k, v in enumerate((1000, 1010, 990))] + [_record(2, v, k) for k, v in enumerate((1005, 995, 1000))]
+    records += [_record(3, v, k) for k, v in enumerate((700, 710, 690))] + [_record(4, v) for v in (400,)]
+    trend = views.trend_points(records, runs, "iops")
+    marks = [(p["run_id"], p["regression"] is not None) for p in trend["points"]]
+    assert marks == [(1, False), (2, False), (3, True), (4, False)]  # run 4 has one repetition: never judged
+    p3 = trend["points"][2]
+    assert p3["regression"]["rel_diff_pct"] == pytest.approx(-30.0, abs=0.2) and p3["regression"]["p_value"] < 0.05
+    assert p3["ci95"][0] < 700 < p3["ci95"][1] and p3["n"] == 3
+
+
+def test_prometheus_text_escapes_labels():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = prometheus.format_metrics(
+        [{"run_id": 3, "workload": 'we"ird\\name', "target": "/mnt/a\nb", "host": None, "label": None,
+          "read_iops": 1234.5, "write_iops": None, "read_bw_bytes": 5e6, "write_bw_bytes": None}],
+        [{"run_id": 9, "eta_run_s": 12, "results": [{}], "current": {"workload": "w", "target": "/t", "iops": 10.0, "bw_bytes": None, "percent": 50.0}}],
+    )  # fmt: skip
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    (sample,) = fams["storbench_result_iops"].samples
+    assert sample.labels["workload"] == 'we"ird\\name' and sample.labels["target"] == "/mnt/a\nb" and sample.value == 1234.5
+    assert [s.value for s in fams["storbench_live_workload_percent"].samples] == [50.0]
+    assert [s.value for s in fams["storbench_live_eta_seconds"].samples] == [12.0]
