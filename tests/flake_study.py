@@ -1,0 +1,113 @@
+"""The flake study (docs/testing.md): every test that waits, signals, times out or throttles, run N
+times in a row while a CPU hog takes every core; a test that fails once here is rewritten so that
+what it asserts holds under load.
+
+    .venv/bin/python tests/flake_study.py [--count 20] [--hog stress-ng|python|none] [-k EXPR] [--list]
+
+Which tests: those whose body (read with ``ast``) sleeps, reads a monotonic clock, has a
+deadline or a timeout, sends SIGINT/SIGTERM/SIGKILL, throttles fio (``rate``), repeats until a
+relative standard error, starts an NBD server or follows a live run: the tests whose outcome
+could depend on how fast the machine is.  They run in one pytest session (``pytest-repeat``:
+each test ``--count`` times in a row; servers start once), one test at a time, every tier
+(the back-ends', root and browser tests too, where this machine has them).
+
+The hog: ``stress-ng --cpu NCPU`` (Debian's stress-ng), else as many Python busy loops as cores.
+It is stopped when the study ends, however it ends.  Exit status: pytest's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+#: what marks a test whose outcome could depend on the machine's speed or load
+TIMING = re.compile(
+    r"time\.sleep|monotonic\(|deadline|SIGINT|SIGTERM|SIGKILL|os\.kill|send_signal|\.kill\(|timeout=|"
+    r"\brate\b|rate=|rate_iops|--rate|until_rse|elapsed|wait_until|Nbdkit\(|status-interval|\blive\b"
+)
+
+
+def timing_tests() -> list[str]:
+    """Node ids (file::function) of the tests whose body, or a helper or fixture of their module
+    they call or take, matches :data:`TIMING` (a fixture that runs fio under ``rate_iops`` makes
+    every test of it depend on the machine keeping the rate)."""
+    found = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        source = path.read_text(encoding="utf-8")
+        functions = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+        timed = {n.name for n in functions if TIMING.search(ast.get_source_segment(source, n) or "")}
+        uses = {n.name: {c.func.id for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+                for n in functions}  # fmt: skip
+        while grown := {name for name, called in uses.items() if name not in timed and called & timed}:
+            timed |= grown  # a helper or fixture that calls a timed one is timed
+        for node in functions:
+            if node.name.startswith("test_") and (node.name in timed or {a.arg for a in node.args.args} & timed):
+                found.append(f"{path.relative_to(ROOT)}::{node.name}")
+    return found
+
+
+def start_hog(kind: str) -> subprocess.Popen | None:
+    cores = os.cpu_count() or 1
+    if kind == "none":
+        return None
+    if kind == "stress-ng" and shutil.which("stress-ng"):
+        argv = ["stress-ng", "--cpu", str(cores), "--timeout", "0", "--quiet"]
+    else:
+        loop = "import multiprocessing as m\nwhile True: pass"
+        argv = [sys.executable, "-c", f"import multiprocessing as m, sys\n"
+                f"ps=[m.Process(target=lambda: exec({loop!r})) for _ in range({cores})]\n"
+                "[p.start() for p in ps]; [p.join() for p in ps]"]  # fmt: skip
+    return subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL)
+
+
+def stop_hog(hog: subprocess.Popen | None) -> None:
+    if hog is None:
+        return
+    for sig, wait_s in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(hog.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            hog.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20, help="runs of each test in a row (default 20)")
+    parser.add_argument("--hog", choices=("stress-ng", "python", "none"), default="stress-ng")
+    parser.add_argument("-k", default=None, help="only the tests pytest -k selects among them")
+    parser.add_argument("-m", default="not soak", help="pytest -m among them (default: not soak)")
+    parser.add_argument("--list", action="store_true", help="list the tests and run nothing")
+    args = parser.parse_args()
+    tests = timing_tests()
+    if args.list:
+        print("\n".join(tests))
+        print(f"{len(tests)} tests")
+        return 0
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "repeat", "--count", str(args.count),
+            "--repeat-scope", "function", "-m", args.m, *tests]  # fmt: skip
+    if args.k:
+        argv += ["-k", args.k]
+    hog = start_hog(args.hog)
+    try:
+        return subprocess.call(argv, cwd=ROOT)
+    finally:
+        stop_hog(hog)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
