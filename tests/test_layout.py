@@ -180,3 +180,14 @@ def test_every_package_says_what_it_owns_and_may_import(package):
         if any(target == f or target.startswith(f + ".") for f in forbidden)
     )
     assert offenders == [], f"{package} says it never imports {sorted(forbidden)}"
+
+
+def test_private_names_stay_private():
+    """No module of storbench imports another's private (``_name``) name: what is shared is public."""
+    offenders = []
+    for name, mod in MODULES.items():
+        for node in ast.walk(ast.parse(mod.path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("storbench")):
+                offenders += [f"{name}:{node.lineno} imports {a.name}" for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]  # fmt: skip
+    assert offenders == []

@@ -276,7 +276,7 @@ def test_live_state_waits_for_the_store_then_is_published_in_order(tmp_path):
     import threading
 
     from storbench.commands.common import App
-    from storbench.commands.run import _CliReporter, _PendingStore
+    from storbench.commands.run import CliReporter, _PendingStore
     from storbench.context import Env
     from storbench.store import Store
 
@@ -289,7 +289,7 @@ def test_live_state_waits_for_the_store_then_is_published_in_order(tmp_path):
 
     app = App(env=Env(stdout=io.StringIO(), stderr=io.StringIO(), environ={}, cwd=str(tmp_path), progress=False), db_option=None)
     pending = _PendingStore(opener)
-    reporter = _CliReporter(app, show_progress=False, planned_s=10.0)
+    reporter = CliReporter(app, show_progress=False, planned_s=10.0)
     reporter.publish_live_when_ready(pending, total=2)
     reporter._live("started", "w1", "/t", 0, 2, 0)  # before the store: queued
     assert not pending.ready()

@@ -79,7 +79,7 @@ def _forward(stream, write: Callable[[str], None], seen: list[str]) -> None:
                 write(line)
 
 
-def _say(stream: TextIO, text: str) -> None:
+def say(stream: TextIO, text: str) -> None:
     stream.write(text + "\n")
     with contextlib.suppress(Exception):
         stream.flush()
@@ -181,7 +181,7 @@ def serve_until_stopped(
                 forwarder.join(timeout=2)
             if proc.stdout is not None:
                 proc.stdout.close()
-            _say(app.env.stderr, f"{what} stopped")
+            say(app.env.stderr, f"{what} stopped")
         signal.signal(signal.SIGTERM, old_term)
 
 
@@ -227,11 +227,11 @@ def agent(app: App, bind: str, port: int, directory: str | None, unauthenticated
 
     def on_ready(proc: subprocess.Popen) -> None:
         out = app.env.stdout
-        _say(out, f"storbench agent: {version} server listening on {host}:{port} (fio pid {proc.pid})")
-        _say(out, f"working directory: {directory}" + (" (removed at stop)" if made else ""))
-        _say(out, f"reach it with: storbench run --host {host}:{port} ...   (the client needs {version} too)")
-        _say(out, SECURITY_NOTE.format(port=port))
-        _say(out, "stop with Ctrl-C or SIGTERM")
+        say(out, f"storbench agent: {version} server listening on {host}:{port} (fio pid {proc.pid})")
+        say(out, f"working directory: {directory}" + (" (removed at stop)" if made else ""))
+        say(out, f"reach it with: storbench run --host {host}:{port} ...   (the client needs {version} too)")
+        say(out, SECURITY_NOTE.format(port=port))
+        say(out, "stop with Ctrl-C or SIGTERM")
 
     try:
         serve_until_stopped(app, [fio.path, server_option(address, port)], cwd=directory, ready=ready, on_ready=on_ready, what="fio server")

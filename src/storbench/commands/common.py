@@ -110,22 +110,22 @@ class DescribeOnce:
         return getattr(self.inner, name)
 
 
-def _finite(data):
+def finite(data):
     """``data`` with NaN and infinities as None: JSON has no such numbers, and fio's text
     output does print ``stdev=nan`` (a figure that was not measured, which JSON calls null)."""
     if isinstance(data, float):
         return data if math.isfinite(data) else None
     if isinstance(data, dict):
-        return {k: _finite(v) for k, v in data.items()}
+        return {k: finite(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [_finite(v) for v in data]
+        return [finite(v) for v in data]
     return data
 
 
 def print_json(app: App, data) -> None:
     app.out(
         json.dumps(
-            _finite(data), indent=2, sort_keys=False, allow_nan=False, default=str
+            finite(data), indent=2, sort_keys=False, allow_nan=False, default=str
         )
     )
 

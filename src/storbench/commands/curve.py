@@ -77,9 +77,9 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
         meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:],
                 "curve": {"workload": workload.name, **plan.meta()}}  # fmt: skip
         run_id = store.create_run(label=label, kind="run", suite="curve", meta=meta)
-        from .run import _CliReporter
+        from .run import CliReporter
 
-        reporter = stack.enter_context(_CliReporter(app, app.env.show_progress))
+        reporter = stack.enter_context(CliReporter(app, app.env.show_progress))
         reporter.publish_live(store, run_id, total=0, kind="curve")
         telemetry = DescribeOnce(runner.SystemTelemetry())
         status, reason = "complete", None
@@ -116,6 +116,6 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
             app.out(out["iso"])
         app.out(f"curve stored in {app.db_url} as run {run_id} (storbench show {run_id})")
     if not no_report and records:
-        from .run import _write_report
+        from .run import write_report
 
-        _write_report(app, run_id, report_path)
+        write_report(app, run_id, report_path)

@@ -9,7 +9,7 @@ import click
 
 from ..errors import UsageError
 from ..model import ResultRecord
-from .common import App, _finite, pass_app, public_records, resolve_runs
+from .common import App, finite, pass_app, public_records, resolve_runs
 
 
 @click.command()
@@ -39,7 +39,7 @@ def export(app: App, run_refs, fmt, output):
     text = (
         format_csv(records)
         if fmt == "csv"
-        else json.dumps(_finite(public_records(records)), indent=2, allow_nan=False) + "\n"
+        else json.dumps(finite(public_records(records)), indent=2, allow_nan=False) + "\n"
     )
     if output:
         try:

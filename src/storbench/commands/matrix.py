@@ -17,10 +17,10 @@ import click
 
 from ..errors import StorbenchError, UsageError
 from .common import App, load_catalog, overrides_from, print_json, public_records, reconcile
-from .run import _CliReporter
+from .run import CliReporter
 
 
-class _StudyReporter(_CliReporter):
+class _StudyReporter(CliReporter):
     """The run's progress lines plus the study's own (which setup, how it was built)."""
 
     #: the study's plan line, said with its first note (once the setups are checked, so that a
@@ -322,14 +322,14 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
 def _write_report(app: App, study, names, report_path) -> None:
     from pathlib import Path
 
-    from .report import _comparison, _load, _render_html, _write
+    from .report import comparison_of, load, render_html, write_file
 
-    run_ids = list(names)
-    records, runs = _load(app, run_ids)
-    if not records:
+    with contextlib.closing(app.open_store()) as store:
+        data = load(store, list(names))
+    if not data.records:
         return
-    cmp = _comparison(records, runs, None)
+    cmp = comparison_of(data.records, data.runs, None)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
     out = Path(app.env.cwd, report_path or f"storbench-study-{safe}.html")
-    _write(out, _render_html(app, records, runs, cmp, f"storbench study {study.label}"))
+    write_file(out, render_html(app, data, cmp, f"storbench study {study.label}"))
     app.err(f"report: {out}")

@@ -111,7 +111,7 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
 
 
 def _serve(app: App, iperf3: str, port: int, bind: str | None) -> None:
-    from .agent import _say, serve_until_stopped
+    from .agent import say, serve_until_stopped
 
     argv = [iperf3, "-s", "-p", str(port), "--forceflush"]
     address = None
@@ -125,7 +125,7 @@ def _serve(app: App, iperf3: str, port: int, bind: str | None) -> None:
 
     def on_ready(proc) -> None:
         where = f"{address}:{port}" if address else f"every interface, port {port}"
-        _say(app.env.stdout, f"iperf3 server listening on {where} (pid {proc.pid}); measure with: storbench net THIS-HOST --port {port}")
-        _say(app.env.stdout, "stop with Ctrl-C or SIGTERM")
+        say(app.env.stdout, f"iperf3 server listening on {where} (pid {proc.pid}); measure with: storbench net THIS-HOST --port {port}")
+        say(app.env.stdout, "stop with Ctrl-C or SIGTERM")
 
     serve_until_stopped(app, argv, cwd=None, ready=ready, on_ready=on_ready, what="iperf3 server")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,29 +19,28 @@ from ..errors import UsageError
 from ..model import ResultRecord, RunInfo
 from .common import App, pass_app, resolve_runs
 
-
-def _load(app: App, run_ids: Sequence[int]) -> tuple[list[ResultRecord], dict[int, RunInfo]]:
-    records, runs, _ = _load_all(app, run_ids)
-    return records, runs
+if TYPE_CHECKING:
+    from ..store import Store
 
 
-def _load_all(app: App, run_ids: Sequence[int]):
-    """Records, run infos and run metadata (curves, steady-state windows) of the runs."""
-    with contextlib.closing(app.open_store()) as store:
-        runs = store.get_runs(run_ids)
-        found = store.results_of(run_ids)
-        records = [rec for rid in run_ids for rec in found[rid]]
-        metas = store.run_metas(run_ids)
-    return records, runs, metas
+@dataclass(frozen=True)
+class ReportData:
+    """What a report shows of its runs: their results, run infos and metadata (curves,
+    steady-state windows), read in one opening of the store."""
+
+    records: list[ResultRecord]
+    runs: dict[int, RunInfo]
+    metas: dict[int, dict]
 
 
-def _metas(app: App, run_ids: Sequence[int]) -> dict[int, dict]:
-    """Only the runs' metadata (curves, steady-state windows): not their results again."""
-    with contextlib.closing(app.open_store()) as store:
-        return store.run_metas(run_ids)
+def load(store: Store, run_ids: Sequence[int]) -> ReportData:
+    """The runs' results (in the order of ``run_ids``), infos and metadata: three queries."""
+    found = store.results_of(run_ids)
+    return ReportData(records=[rec for rid in run_ids for rec in found[rid]], runs=store.get_runs(run_ids),
+                      metas=store.run_metas(run_ids))  # fmt: skip
 
 
-def _comparison(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):
+def comparison_of(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):
     from .. import compare
 
     if not records:
@@ -64,7 +65,7 @@ def _baseline_key(configs, ref: str) -> str:
     raise UsageError(f"--baseline {ref!r} names no configuration of this report (choose from {choices})")
 
 
-def _write(path: Path, data: str | bytes) -> None:
+def write_file(path: Path, data: str | bytes) -> None:
     try:
         if isinstance(data, str):
             path.write_text(data, encoding="utf-8")
@@ -74,22 +75,21 @@ def _write(path: Path, data: str | bytes) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _render_html(app: App, records, runs, cmp, title: str | None = None, metas=None) -> str:
+def render_html(app: App, data: ReportData, cmp, title: str | None = None) -> str:
     from ..render.html import format_html_report
 
-    if metas is None:
-        metas = _metas(app, list(runs))
-    return format_html_report(records, cmp, title=title, generated_at=app.env.clock(), runs=runs, metas=metas)
+    return format_html_report(data.records, cmp, title=title, generated_at=app.env.clock(), runs=data.runs, metas=data.metas)
 
 
 def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Path:
     """Write the HTML report of one run to ``path`` (relative to the working directory); return the path."""
     out = Path(app.env.cwd, path)
-    records, runs = _load(app, [run_id])
-    cmp = _comparison(records, runs, None)
-    label = runs[run_id].label
+    with contextlib.closing(app.open_store()) as store:
+        data = load(store, [run_id])
+    cmp = comparison_of(data.records, data.runs, None)
+    label = data.runs[run_id].label
     title = f"storbench report: run {run_id}" + (f" ({label})" if label else "")
-    _write(out, _render_html(app, records, runs, cmp, title))
+    write_file(out, render_html(app, data, cmp, title))
     return out
 
 
@@ -112,22 +112,22 @@ def report(app: App, run_refs, label_prefix, baseline, output, fmt):
             if not matched:
                 raise UsageError(f"no run has a label starting with {label_prefix!r} (see 'storbench list')")
             run_ids += matched
-    run_ids = list(dict.fromkeys(run_ids))  # keep the order given, once each
-    records, runs = _load(app, run_ids)
-    cmp = _comparison(records, runs, baseline)
+        run_ids = list(dict.fromkeys(run_ids))  # keep the order given, once each
+        data = load(store, run_ids)
+    cmp = comparison_of(data.records, data.runs, baseline)
 
     path = Path(app.env.cwd, output)
     if fmt == "html":
-        _write(path, _render_html(app, records, runs, cmp))
+        write_file(path, render_html(app, data, cmp))
         app.out(str(path))
         return
     from ..render.markdown import format_markdown_report
 
-    metas = _metas(app, list(runs))
-    text, pngs = format_markdown_report(records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock(), metas=metas)
-    for name, data in pngs.items():
-        _write(path.parent / name, data)
-    _write(path, text)
+    text, pngs = format_markdown_report(data.records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock(),
+                                        metas=data.metas)  # fmt: skip
+    for name, png in pngs.items():
+        write_file(path.parent / name, png)
+    write_file(path, text)
     app.out(str(path))
     for name in pngs:
         app.err(f"chart: {path.parent / name}")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- run
 
 
-class _CliReporter:
+class CliReporter:
     """Live progress on stderr: one bar per workload with ETA and fio's current rates."""
 
     def __init__(self, app: App, show_progress: bool, planned_s: float | None = None) -> None:
@@ -753,7 +753,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
                 if rec.host in (None, "all"):
                     previous.setdefault((rec.workload, target), []).append(rec)
             store.reopen_run(run_id)
-        reporter = stack.enter_context(_CliReporter(app, show_progress, planned_s=total_seconds(estimates)[0]))
+        reporter = stack.enter_context(CliReporter(app, show_progress, planned_s=total_seconds(estimates)[0]))
         if pending is None:
             reporter.publish_live(store, run_id, total=len(specs))
         else:
@@ -804,7 +804,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
 
     _print_run(app, records, run_id, label, as_json=as_json, hosts=preflight is not None)
     if not no_report and records:
-        _write_report(app, run_id, report_path)
+        write_report(app, run_id, report_path)
     if reason is not None:
         raise StorbenchError(reason)
 
@@ -931,7 +931,7 @@ def _remove_remote_files(app: App, executor, specs, keep_files: bool) -> None:
         app.err(f"warning: {problem}")
 
 
-def _write_report(app: App, run_id: int, report_path: str | None) -> None:
+def write_report(app: App, run_id: int, report_path: str | None) -> None:
     """The HTML report of a finished run (the report module may not be installed yet)."""
     try:
         from .report import write_run_report

@@ -21,7 +21,7 @@ from ..compare import Cell, Comparison, Config, Row, format_p, metric_label
 from ..stats.core import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
 from ..stats.core import Comparison as Versus
 from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
-from .csv import _num
+from .csv import csv_number
 
 LEADER_SIGNIFICANT = "★"
 LEADER_BEST_MEAN = "☆"
@@ -238,18 +238,18 @@ def format_compare_csv(cmp: Comparison) -> str:
                     config.name,
                     "1" if config.key == cmp.baseline else "0",
                     "" if s is None else s.n,
-                    _num(s.mean if s else None),
-                    _num(s.stddev if s else None),
-                    _num(s.stderr if s else None),
-                    _num(ci[0]),
-                    _num(ci[1]),
-                    _num(s.cv if s else None),
-                    _num(v.rel_diff_pct if v else None),
-                    _num(v.ratio if v else None),
-                    _num(v.p_value if v else None),
+                    csv_number(s.mean if s else None),
+                    csv_number(s.stddev if s else None),
+                    csv_number(s.stderr if s else None),
+                    csv_number(ci[0]),
+                    csv_number(ci[1]),
+                    csv_number(s.cv if s else None),
+                    csv_number(v.rel_diff_pct if v else None),
+                    csv_number(v.ratio if v else None),
+                    csv_number(v.p_value if v else None),
                     v.verdict if v else "",
-                    _num(dci[0]),
-                    _num(dci[1]),
+                    csv_number(dci[0]),
+                    csv_number(dci[1]),
                     "1" if row.leader == config.key else "0",
                     "1" if row.leader == config.key and row.leader_significant else "0",
                 ]

@@ -39,7 +39,7 @@ COLUMNS = (
 )
 
 
-def _num(v: float | None) -> str:
+def csv_number(v: float | None) -> str:
     if v is None:
         return ""
     if isinstance(v, float) and v.is_integer():
@@ -50,7 +50,7 @@ def _num(v: float | None) -> str:
 def _pct(lat: LatencyStats | None, key: str) -> str:
     if lat is None:
         return ""
-    return _num(lat.percentiles.get(key))
+    return csv_number(lat.percentiles.get(key))
 
 
 def format_csv(records: Sequence[ResultRecord]) -> str:
@@ -68,7 +68,7 @@ def format_csv(records: Sequence[ResultRecord]) -> str:
                 writer.writerow(
                     [
                         rec.run_id,
-                        _num(rec.result_id),
+                        csv_number(rec.result_id),
                         rec.label or "",
                         rec.target or "",
                         rec.source or "",
@@ -79,21 +79,21 @@ def format_csv(records: Sequence[ResultRecord]) -> str:
                         job.hostname or "",
                         "1" if job.is_aggregate else "0",
                         name,
-                        _num(d.iops),
-                        _num(d.bw_bytes),
-                        _num(d.io_bytes),
-                        _num(d.runtime_ms),
-                        _num(lat.mean_ns if lat else None),
-                        _num(lat.stddev_ns if lat else None),
-                        _num(lat.min_ns if lat else None),
-                        _num(lat.max_ns if lat else None),
-                        _num(clat.mean_ns if clat else None),
+                        csv_number(d.iops),
+                        csv_number(d.bw_bytes),
+                        csv_number(d.io_bytes),
+                        csv_number(d.runtime_ms),
+                        csv_number(lat.mean_ns if lat else None),
+                        csv_number(lat.stddev_ns if lat else None),
+                        csv_number(lat.min_ns if lat else None),
+                        csv_number(lat.max_ns if lat else None),
+                        csv_number(clat.mean_ns if clat else None),
                         _pct(clat, "50.0"),
                         _pct(clat, "99.0"),
                         _pct(clat, "99.9"),
-                        _num(slat.mean_ns if slat else None),
-                        _num(job.usr_cpu_pct),
-                        _num(job.sys_cpu_pct),
+                        csv_number(slat.mean_ns if slat else None),
+                        csv_number(job.usr_cpu_pct),
+                        csv_number(job.sys_cpu_pct),
                     ]
                 )
     return out.getvalue()

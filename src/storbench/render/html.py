@@ -154,7 +154,7 @@ def invalid_workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
     return [{"workload": w, **v} for w, v in found.items()]
 
 
-def _summary(cmp: Comparison, headlines: Mapping[str, str], records: Sequence[ResultRecord] = (),
+def summary_html(cmp: Comparison, headlines: Mapping[str, str], records: Sequence[ResultRecord] = (),
              by_config: Mapping[str, Sequence[ResultRecord]] | None = None) -> dict[str, Any]:  # fmt: skip
     """What the report opens with: for a study, one verdict line per workload and what makes
     the comparison not like for like; for a single configuration, its figures at a glance in
@@ -574,7 +574,7 @@ def format_html_report(
         "generated_at": generated_at,
         "header": _header(cmp, by_config, runs or {}),
         "invalid": invalid_workloads(cmp, by_config),
-        "summary": _summary(cmp, heads, records, by_config),
+        "summary": summary_html(cmp, heads, records, by_config),
         "configs": configuration_facts(cmp, by_config),
         "workloads": _workloads(cmp, by_config, figs, heads),
         "sweeps": _sweeps(cmp, by_config, figs),

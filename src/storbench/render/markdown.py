@@ -257,9 +257,9 @@ def format_markdown_report(
             out.append(f"> - **{md(i['workload'])}** in {md(', '.join(i['configs']))}: {md(', '.join(i['checks']))}")
         out.append("")
     out += ["## Summary", ""]
-    from .html import _summary
+    from .html import summary_html
 
-    summary = _summary(cmp, heads, records, by_config)
+    summary = summary_html(cmp, heads, records, by_config)
     g = summary["glance"]
     if g is not None:
         out += [f"**{md(g['title'])}**", "", "| " + " | ".join(md(c) for c in g["columns"]) + " |",

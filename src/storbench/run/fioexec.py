@@ -24,7 +24,7 @@ from ..fio.progress import Status, parse_status_line, split_status_chunks
 from ..process import proc, signals
 
 
-def _raise_if_stopping() -> None:
+def raise_if_stopping() -> None:
     """A signal handler's KeyboardInterrupt can be lost: Python drops exceptions raised
     while it runs an at-fork callback or a finalizer, and subprocess forks for every fio
     run.  The handler also records the request, and the loop checks it before every run."""
@@ -154,7 +154,7 @@ class SubprocessFio:
                 reader.start()
                 try:
                     signals.raise_noted(noted)
-                    _raise_if_stopping()  # a signal whose exception was lost while forking
+                    raise_if_stopping()  # a signal whose exception was lost while forking
                     while (abort_check := self.abort_check) is not None:  # cleared by another thread
                         try:
                             child.wait(timeout=0.05)
@@ -165,7 +165,7 @@ class SubprocessFio:
                     child.wait()
                 except BaseException:
                     interrupted = True
-                    _stop(child)
+                    stop_fio(child)
                     raise
                 finally:
                     if child.returncode != 0:
@@ -213,6 +213,6 @@ def _pump_status(proc: subprocess.Popen, parts: list[str], on_status: Callable[[
                     pass
 
 
-def _stop(child: subprocess.Popen) -> None:
+def stop_fio(child: subprocess.Popen) -> None:
     """Ask fio to stop like Ctrl-C would (it then cleans up its job processes), then insist."""
     proc.stop_group(child, ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)), group=False)

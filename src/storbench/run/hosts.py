@@ -649,7 +649,7 @@ class ClientFio:
         return argv + ["--output-format=json+", "--eta=never"]
 
     def run(self, job_text: str, on_status: Callable[[Any], None], env: Mapping[str, str] | None = None) -> Any:
-        from .fioexec import FioInvocation, _stop
+        from .fioexec import FioInvocation, stop_fio
 
         if env:  # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)
             raise ValueError(f"fio's client mode cannot pass an environment ({', '.join(env)})")
@@ -670,7 +670,7 @@ class ClientFio:
                     client.wait()
                 except BaseException:
                     interrupted = True
-                    _stop(client)
+                    stop_fio(client)
                     raise
                 out.seek(0)
                 err.seek(0)

@@ -29,7 +29,7 @@ from ..fio.progress import Status
 from ..jobs.jobfile import build_job
 from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, Repeat, ResultRecord, Target, Workload
 from ..process import signals
-from .fioexec import FioExecutor, FioInvocation, SubprocessFio, _raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
+from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
 
 # --------------------------------------------------------------------------- failure reasons
 
@@ -409,7 +409,7 @@ def execute(
                 if records and _settled(repeat, records, spec.workload.headline):
                     continue  # resumed: this workload already has all its repetitions
                 for repetition in _repetitions(repeat, start=len(records)):
-                    _raise_if_stopping()
+                    raise_if_stopping()
                     reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
                     expected = identity_by_target[key]
                     if local and target_identity(spec.target) != expected:

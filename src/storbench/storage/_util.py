@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def _int(value: Any) -> int | None:
+def to_int(value: Any) -> int | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -17,7 +17,7 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _bool(value: Any) -> bool | None:
+def to_bool(value: Any) -> bool | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -30,7 +30,7 @@ def _bool(value: Any) -> bool | None:
     return None
 
 
-def _str(value: Any) -> str | None:
+def to_str(value: Any) -> str | None:
     if value is None:
         return None
     text = str(value).strip()

@@ -9,7 +9,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._util import _bool, _int, _str
+from ._util import to_bool, to_int, to_str
 from .zfs import ZfsInfo
 
 
@@ -97,10 +97,10 @@ def _lsblk_type(raw_type: str | None, kname: str) -> str:
 
 
 def _transport(tran: Any, subsystems: Any) -> str | None:
-    tran = _str(tran)
+    tran = to_str(tran)
     if tran:
         return tran
-    subs = (_str(subsystems) or "").split(":")
+    subs = (to_str(subsystems) or "").split(":")
     if "virtio" in subs:
         return "virtio"
     return None
@@ -127,7 +127,7 @@ def parse_lsblk_json(text: str, *, inverse: bool = True) -> tuple[DeviceInfo, ..
         item, container = queue.popleft()
         if not isinstance(item, dict):
             continue
-        kname = _str(item.get("kname")) or _str(item.get("name")) or ""
+        kname = to_str(item.get("kname")) or to_str(item.get("name")) or ""
         if not kname:
             continue
         kname = kname.rsplit("/", 1)[-1]
@@ -147,27 +147,27 @@ def parse_lsblk_json(text: str, *, inverse: bool = True) -> tuple[DeviceInfo, ..
     out: list[DeviceInfo] = []
     for kname in order:
         item = base[kname]
-        disc_max = _int(item.get("disc-max"))
-        name = _str(item.get("name")) or kname
+        disc_max = to_int(item.get("disc-max"))
+        name = to_str(item.get("name")) or kname
         out.append(
             DeviceInfo(
                 name=name.rsplit("/", 1)[-1] if name.startswith("/dev/") else name,
                 kname=kname,
-                type=_lsblk_type(_str(item.get("type")), kname),
-                path=_str(item.get("path")),
-                size_bytes=_int(item.get("size")),
-                model=_str(item.get("model")),
-                vendor=_str(item.get("vendor")),
-                serial=_str(item.get("serial")),
+                type=_lsblk_type(to_str(item.get("type")), kname),
+                path=to_str(item.get("path")),
+                size_bytes=to_int(item.get("size")),
+                model=to_str(item.get("model")),
+                vendor=to_str(item.get("vendor")),
+                serial=to_str(item.get("serial")),
                 transport=_transport(item.get("tran"), item.get("subsystems")),
-                rotational=_bool(item.get("rota")),
-                scheduler=_str(item.get("sched")),
-                nr_requests=_int(item.get("rq-size")),
-                logical_block_size_bytes=_int(item.get("log-sec")),
-                physical_block_size_bytes=_int(item.get("phy-sec")),
+                rotational=to_bool(item.get("rota")),
+                scheduler=to_str(item.get("sched")),
+                nr_requests=to_int(item.get("rq-size")),
+                logical_block_size_bytes=to_int(item.get("log-sec")),
+                physical_block_size_bytes=to_int(item.get("phy-sec")),
                 discard=None if disc_max is None else disc_max > 0,
                 discard_max_bytes=disc_max,
-                read_ahead_kb=_int(item.get("ra")),
+                read_ahead_kb=to_int(item.get("ra")),
                 parents=tuple(parents[kname]),
             )
         )
@@ -209,36 +209,36 @@ def device_from_sysfs(raw: SysfsBlock, base: DeviceInfo | None = None) -> Device
             kind = "part"
         else:
             kind = "disk"
-        sectors = _int(raw.size_sectors)
+        sectors = to_int(raw.size_sectors)
         base = DeviceInfo(
             name=raw.dm_name or kname,
             kname=kname,
             type=kind,
             path=f"/dev/mapper/{raw.dm_name}" if raw.dm_name else f"/dev/{kname}",
             size_bytes=None if sectors is None else sectors * 512,
-            model=_str(raw.model),
-            vendor=_str(raw.vendor),
-            serial=_str(raw.serial),
+            model=to_str(raw.model),
+            vendor=to_str(raw.vendor),
+            serial=to_str(raw.serial),
         )
         parents: tuple[str, ...] = tuple(raw.slaves) or ((raw.partition_of,) if raw.partition_of else ())
     else:
         parents = base.parents or tuple(raw.slaves) or ((raw.partition_of,) if raw.partition_of else ())
-    disc_max = _int(raw.discard_max_bytes)
+    disc_max = to_int(raw.discard_max_bytes)
     return dataclasses.replace(
         base,
-        rotational=_bool(raw.rotational) if raw.rotational is not None else base.rotational,
+        rotational=to_bool(raw.rotational) if raw.rotational is not None else base.rotational,
         scheduler=parse_scheduler(raw.scheduler) if raw.scheduler is not None else base.scheduler,
-        nr_requests=_int(raw.nr_requests) if raw.nr_requests is not None else base.nr_requests,
-        logical_block_size_bytes=_int(raw.logical_block_size) or base.logical_block_size_bytes,
-        physical_block_size_bytes=_int(raw.physical_block_size) or base.physical_block_size_bytes,
-        write_cache=_str(raw.write_cache) or base.write_cache,
+        nr_requests=to_int(raw.nr_requests) if raw.nr_requests is not None else base.nr_requests,
+        logical_block_size_bytes=to_int(raw.logical_block_size) or base.logical_block_size_bytes,
+        physical_block_size_bytes=to_int(raw.physical_block_size) or base.physical_block_size_bytes,
+        write_cache=to_str(raw.write_cache) or base.write_cache,
         discard_max_bytes=disc_max if disc_max is not None else base.discard_max_bytes,
         discard=(disc_max > 0) if disc_max is not None else base.discard,
-        read_ahead_kb=_int(raw.read_ahead_kb) if raw.read_ahead_kb is not None else base.read_ahead_kb,
-        loop_backing_file=_str(raw.loop_backing_file) or base.loop_backing_file,
-        loop_dio=_bool(raw.loop_dio) if raw.loop_dio is not None else base.loop_dio,
-        model=base.model or _str(raw.model),
-        serial=base.serial or _str(raw.serial),
+        read_ahead_kb=to_int(raw.read_ahead_kb) if raw.read_ahead_kb is not None else base.read_ahead_kb,
+        loop_backing_file=to_str(raw.loop_backing_file) or base.loop_backing_file,
+        loop_dio=to_bool(raw.loop_dio) if raw.loop_dio is not None else base.loop_dio,
+        model=base.model or to_str(raw.model),
+        serial=base.serial or to_str(raw.serial),
         parents=parents,
     )
 

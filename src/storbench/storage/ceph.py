@@ -111,7 +111,7 @@ def _json(text: str, what: str) -> Any:
         raise ValueError(f"not {what}'s JSON: {exc}") from None
 
 
-def _int(value: Any) -> int | None:
+def to_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -140,7 +140,7 @@ def parse_ceph_status(text: str) -> CephInfo:
     pgmap = doc.get("pgmap") if isinstance(doc.get("pgmap"), dict) else {}
     states = tuple(f"{s.get('count')} {s.get('state_name')}" for s in pgmap.get("pgs_by_state", []) if isinstance(s, dict))
     monmap = doc.get("monmap") if isinstance(doc.get("monmap"), dict) else {}
-    mons = _int(monmap.get("num_mons"))
+    mons = to_int(monmap.get("num_mons"))
     if mons is None and isinstance(monmap.get("mons"), list):
         mons = len(monmap["mons"])
     return CephInfo(
@@ -149,13 +149,13 @@ def parse_ceph_status(text: str) -> CephInfo:
         health_checks=tuple(checks),
         mons=mons,
         quorum=len(doc["quorum"]) if isinstance(doc.get("quorum"), list) else None,
-        osds=_int(osdmap.get("num_osds")),
-        osds_up=_int(osdmap.get("num_up_osds")),
-        osds_in=_int(osdmap.get("num_in_osds")),
-        pgs=_int(pgmap.get("num_pgs")),
+        osds=to_int(osdmap.get("num_osds")),
+        osds_up=to_int(osdmap.get("num_up_osds")),
+        osds_in=to_int(osdmap.get("num_in_osds")),
+        pgs=to_int(pgmap.get("num_pgs")),
         pg_states=states,
-        bytes_total=_int(pgmap.get("bytes_total")),
-        bytes_used=_int(pgmap.get("bytes_used")),
+        bytes_total=to_int(pgmap.get("bytes_total")),
+        bytes_used=to_int(pgmap.get("bytes_used")),
     )
 
 
@@ -170,15 +170,15 @@ def parse_pool_ls_detail(text: str, pool: str) -> CephPool | None:
             apps = p.get("application_metadata") if isinstance(p.get("application_metadata"), dict) else {}
             return CephPool(
                 name=pool,
-                id=_int(p.get("pool_id")),
+                id=to_int(p.get("pool_id")),
                 type=kind if isinstance(kind, str) else None,
-                size=_int(p.get("size")),
-                min_size=_int(p.get("min_size")),
-                pg_num=_int(p.get("pg_num")),
+                size=to_int(p.get("size")),
+                min_size=to_int(p.get("min_size")),
+                pg_num=to_int(p.get("pg_num")),
                 applications=tuple(sorted(apps)),
                 erasure_code_profile=p.get("erasure_code_profile") or None,
                 autoscale=p.get("pg_autoscale_mode") if isinstance(p.get("pg_autoscale_mode"), str) else None,
-                crush_rule=_int(p.get("crush_rule")),
+                crush_rule=to_int(p.get("crush_rule")),
             )
     return None
 
@@ -189,18 +189,18 @@ def parse_osd_metadata(text: str) -> tuple[CephOsd, ...]:
     items = doc if isinstance(doc, list) else [doc]
     out = []
     for o in items:
-        if not isinstance(o, dict) or _int(o.get("id")) is None:
+        if not isinstance(o, dict) or to_int(o.get("id")) is None:
             raise ValueError("not ceph osd metadata's JSON (an OSD without an id)")
         store = o.get("osd_objectstore")
         out.append(
             CephOsd(
-                id=_int(o["id"]),  # type: ignore[arg-type]
+                id=to_int(o["id"]),  # type: ignore[arg-type]
                 objectstore=store if isinstance(store, str) else None,
                 devices=(o.get("bluestore_bdev_devices") or o.get("devices")) or None,
                 device_class=(o.get("bluestore_bdev_type") or o.get("default_device_class")) or None,
                 rotational=_flag(o.get("bluestore_bdev_rotational", o.get("rotational"))),
                 block_path=o.get("bluestore_bdev_path") or None,
-                block_size_bytes=_int(o.get("bluestore_bdev_size")),
+                block_size_bytes=to_int(o.get("bluestore_bdev_size")),
                 dedicated_db=_flag(o.get("bluefs_dedicated_db")),
                 dedicated_wal=_flag(o.get("bluefs_dedicated_wal")),
                 hostname=o.get("hostname") or None,
@@ -215,12 +215,12 @@ def parse_rbd_info(text: str) -> RbdImage:
     doc = _json(text, "rbd info")
     if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
         raise ValueError("not rbd info's JSON (no image name)")
-    obj = _int(doc.get("object_size"))
-    if obj is None and _int(doc.get("order")) is not None:
-        obj = 1 << _int(doc.get("order"))  # type: ignore[operator]
+    obj = to_int(doc.get("object_size"))
+    if obj is None and to_int(doc.get("order")) is not None:
+        obj = 1 << to_int(doc.get("order"))  # type: ignore[operator]
     features = doc.get("features") if isinstance(doc.get("features"), list) else []
-    return RbdImage(name=doc["name"], size_bytes=_int(doc.get("size")), object_size_bytes=obj,
-                    features=tuple(str(f) for f in features), format=_int(doc.get("format")))  # fmt: skip
+    return RbdImage(name=doc["name"], size_bytes=to_int(doc.get("size")), object_size_bytes=obj,
+                    features=tuple(str(f) for f in features), format=to_int(doc.get("format")))  # fmt: skip
 
 
 def parse_rbd_du(text: str, image: str) -> int | None:
@@ -230,7 +230,7 @@ def parse_rbd_du(text: str, image: str) -> int | None:
         raise ValueError("not rbd du's JSON (no images)")
     for im in doc["images"]:
         if isinstance(im, dict) and im.get("name") == image and im.get("snapshot") in (None, ""):
-            return _int(im.get("used_size"))
+            return to_int(im.get("used_size"))
     return None
 
 
@@ -249,10 +249,10 @@ def parse_rbd_diff(text: str) -> tuple[tuple[int, int], ...]:
         raise ValueError("not rbd diff's JSON (expected a list of extents)")
     out = []
     for e in doc:
-        if not isinstance(e, dict) or _int(e.get("offset")) is None or _int(e.get("length")) is None:
+        if not isinstance(e, dict) or to_int(e.get("offset")) is None or to_int(e.get("length")) is None:
             raise ValueError("not rbd diff's JSON (an extent without offset or length)")
         if str(e.get("exists", "true")) == "true":
-            out.append((_int(e["offset"]), _int(e["length"])))
+            out.append((to_int(e["offset"]), to_int(e["length"])))
     return tuple(out)  # type: ignore[arg-type]
 
 
@@ -273,7 +273,7 @@ def parse_rados_df(text: str, pool: str) -> PoolCounters | None:
         raise ValueError("not rados df's JSON (no pools)")
     for p in doc["pools"]:
         if isinstance(p, dict) and p.get("name") == pool:
-            values = [_int(p.get(k)) for k in ("num_objects", "read_ops", "read_bytes", "write_ops", "write_bytes")]
+            values = [to_int(p.get(k)) for k in ("num_objects", "read_ops", "read_bytes", "write_ops", "write_bytes")]
             if any(v is None for v in values):
                 raise ValueError(f"rados df's JSON lacks a counter for pool {pool}")
             return PoolCounters(*values)  # type: ignore[arg-type]
@@ -330,7 +330,7 @@ def parse_osd_perf_dump(text: str) -> OsdCounters:
         raise ValueError("not ceph tell osd perf dump's JSON (no osd section)")
 
     def total(key: str) -> int:
-        return sum(_int(d.get(key)) or 0 for d in found)
+        return sum(to_int(d.get(key)) or 0 for d in found)
 
     def seconds(key: str) -> float:
         return sum(float(d.get(key, {}).get("sum", 0.0)) if isinstance(d.get(key), dict) else 0.0 for d in found)

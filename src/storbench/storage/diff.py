@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .block import DeviceInfo
-from .format import _levels
+from .format import chain_levels
 from .records import StorageInfo
 
 
@@ -59,7 +59,7 @@ _ZFS_SETTINGS = (
 
 
 def _chain_shape(devices: Sequence[DeviceInfo]) -> str:
-    return " -> ".join("+".join(d.type for d in level) for level in _levels(devices)) or "-"
+    return " -> ".join("+".join(d.type for d in level) for level in chain_levels(devices)) or "-"
 
 
 def _settings(info: StorageInfo, *, whole_chain: bool = True) -> dict[str, str]:

@@ -47,7 +47,7 @@ def _device_text(dev: DeviceInfo) -> str:
     return f"{dev.path or '/dev/' + dev.kname} ({', '.join(parts)})"
 
 
-def _levels(devices: Sequence[DeviceInfo]) -> list[list[DeviceInfo]]:
+def chain_levels(devices: Sequence[DeviceInfo]) -> list[list[DeviceInfo]]:
     """Group the chain by depth from its tops (devices that are nobody's parent)."""
     by_kname = {d.kname: d for d in devices}
     all_parents = {p for d in devices for p in d.parents}
@@ -75,7 +75,7 @@ def _levels(devices: Sequence[DeviceInfo]) -> list[list[DeviceInfo]]:
 
 def format_chain(devices: Sequence[DeviceInfo]) -> str:
     """``/dev/loop0 (loop, ...) -> /dev/vda (disk, ...)``; devices side by side at one level are joined by ``+``."""
-    return " -> ".join(" + ".join(_device_text(d) for d in level) for level in _levels(devices))
+    return " -> ".join(" + ".join(_device_text(d) for d in level) for level in chain_levels(devices))
 
 
 def _zfs_lines(z: ZfsInfo) -> list[str]:

@@ -90,7 +90,7 @@ class HealthParseError(ValueError):
     """smartctl's output holds no reading of a drive; the message says why (smartctl's own words)."""
 
 
-def _int(value: Any) -> int | None:
+def to_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -105,7 +105,7 @@ def _ata_raw(attrs: Mapping[int, Mapping[str, Any]], attr_id: int, name: str | N
     if attr is None or (name is not None and attr.get("name") != name):
         return None
     raw = attr.get("raw")
-    return _int(raw.get("value")) if isinstance(raw, Mapping) else None
+    return to_int(raw.get("value")) if isinstance(raw, Mapping) else None
 
 
 def _smartctl_problem(doc: Mapping[str, Any]) -> str | None:
@@ -142,33 +142,33 @@ def parse_smartctl_json(text: str) -> DriveHealth:
         "serial": doc.get("serial_number"),
         "firmware": doc.get("firmware_version") or doc.get("revision"),
         "passed": status.get("passed") if isinstance(status.get("passed"), bool) else None,
-        "temperature_c": _int(temp.get("current")),
-        "temperature_limit_c": _int(temp.get("op_limit_max")) or _int(temp.get("drive_trip")),
-        "power_on_hours": _int(power.get("hours")),
+        "temperature_c": to_int(temp.get("current")),
+        "temperature_limit_c": to_int(temp.get("op_limit_max")) or to_int(temp.get("drive_trip")),
+        "power_on_hours": to_int(power.get("hours")),
     }
     nvme = doc.get("nvme_smart_health_information_log")
     if isinstance(nvme, Mapping):
-        units = _int(nvme.get("data_units_written"))
+        units = to_int(nvme.get("data_units_written"))
         fields.update(
-            warning_temp_minutes=_int(nvme.get("warning_temp_time")),
-            critical_temp_minutes=_int(nvme.get("critical_comp_time")),
-            critical_warning=_int(nvme.get("critical_warning")),
-            media_errors=_int(nvme.get("media_errors")),
-            error_log_entries=_int(nvme.get("num_err_log_entries")),
-            percentage_used=_int(nvme.get("percentage_used")),
-            available_spare_pct=_int(nvme.get("available_spare")),
-            available_spare_threshold_pct=_int(nvme.get("available_spare_threshold")),
+            warning_temp_minutes=to_int(nvme.get("warning_temp_time")),
+            critical_temp_minutes=to_int(nvme.get("critical_comp_time")),
+            critical_warning=to_int(nvme.get("critical_warning")),
+            media_errors=to_int(nvme.get("media_errors")),
+            error_log_entries=to_int(nvme.get("num_err_log_entries")),
+            percentage_used=to_int(nvme.get("percentage_used")),
+            available_spare_pct=to_int(nvme.get("available_spare")),
+            available_spare_threshold_pct=to_int(nvme.get("available_spare_threshold")),
             bytes_written=units * NVME_DATA_UNIT_BYTES if units is not None else None,
         )
         if fields["temperature_c"] is None:
-            fields["temperature_c"] = _int(nvme.get("temperature"))
+            fields["temperature_c"] = to_int(nvme.get("temperature"))
         if fields["power_on_hours"] is None:
-            fields["power_on_hours"] = _int(nvme.get("power_on_hours"))
+            fields["power_on_hours"] = to_int(nvme.get("power_on_hours"))
     table = doc.get("ata_smart_attributes", {}).get("table") if isinstance(doc.get("ata_smart_attributes"), Mapping) else None
     if isinstance(table, list):
         attrs = {a["id"]: a for a in table if isinstance(a, Mapping) and isinstance(a.get("id"), int)}
         lbas = _ata_raw(attrs, 241, "Total_LBAs_Written")
-        block = _int(doc.get("logical_block_size")) or 512
+        block = to_int(doc.get("logical_block_size")) or 512
         fields.update(
             reallocated_sectors=_ata_raw(attrs, 5),
             pending_sectors=_ata_raw(attrs, 197),
@@ -178,10 +178,10 @@ def parse_smartctl_json(text: str) -> DriveHealth:
         )
     scsi = doc.get("scsi_error_counter_log")
     if isinstance(scsi, Mapping):
-        parts = [_int(scsi.get(d, {}).get("total_uncorrected_errors")) for d in ("read", "write") if isinstance(scsi.get(d), Mapping)]
+        parts = [to_int(scsi.get(d, {}).get("total_uncorrected_errors")) for d in ("read", "write") if isinstance(scsi.get(d), Mapping)]
         if parts and all(p is not None for p in parts):
             fields["media_errors"] = sum(p for p in parts if p is not None)
-        fields["reallocated_sectors"] = _int(doc.get("scsi_grown_defect_list"))
+        fields["reallocated_sectors"] = to_int(doc.get("scsi_grown_defect_list"))
     fields = {k: (v if not isinstance(v, str) else v.strip()) for k, v in fields.items()}
     return DriveHealth(**fields)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..units import read_size
-from ._util import _int
+from ._util import to_int
 from .mounts import mount_option
 
 EXT_FSTYPES: frozenset[str] = frozenset({"ext2", "ext3", "ext4"})
@@ -162,19 +162,19 @@ def parse_xfs_info(text: str) -> XfsInfo:
             if key in section:
                 features.append(f"{key}={section[key]}")
     return XfsInfo(
-        block_size_bytes=_int(data.get("bsize")),
-        sector_size_bytes=_int(meta.get("sectsz")),
-        inode_size_bytes=_int(meta.get("isize")),
-        agcount=_int(meta.get("agcount")),
-        ag_blocks=_int(meta.get("agsize")),
-        data_blocks=_int(data.get("blocks")),
-        sunit_blocks=_int(data.get("sunit")),
-        swidth_blocks=_int(data.get("swidth")),
+        block_size_bytes=to_int(data.get("bsize")),
+        sector_size_bytes=to_int(meta.get("sectsz")),
+        inode_size_bytes=to_int(meta.get("isize")),
+        agcount=to_int(meta.get("agcount")),
+        ag_blocks=to_int(meta.get("agsize")),
+        data_blocks=to_int(data.get("blocks")),
+        sunit_blocks=to_int(data.get("sunit")),
+        swidth_blocks=to_int(data.get("swidth")),
         log_location=log_location,
-        log_blocks=_int(log.get("blocks")),
-        log_block_size_bytes=_int(log.get("bsize")),
-        log_version=_int(log.get("version")),
-        log_sunit_blocks=_int(log.get("sunit")),
+        log_blocks=to_int(log.get("blocks")),
+        log_block_size_bytes=to_int(log.get("bsize")),
+        log_version=to_int(log.get("version")),
+        log_sunit_blocks=to_int(log.get("sunit")),
         realtime=(rt_head.split()[0] if rt_head else None),
         features=tuple(features),
     )
@@ -187,19 +187,19 @@ def parse_dumpe2fs(text: str) -> Ext4Info:
         key, sep, value = line.partition(":")
         if sep and key and not key.startswith(" "):
             fields.setdefault(key.strip(), value.strip())
-    block_size = _int(fields.get("Block size"))
+    block_size = to_int(fields.get("Block size"))
     if block_size is None:
         raise ValueError("not dumpe2fs output: no 'Block size'")
     journal = fields.get("Total journal size") or fields.get("Journal size")
     defaults = fields.get("Default mount options", "")
     return Ext4Info(
         block_size_bytes=block_size,
-        block_count=_int(fields.get("Block count")),
-        inode_size_bytes=_int(fields.get("Inode size")),
+        block_count=to_int(fields.get("Block count")),
+        inode_size_bytes=to_int(fields.get("Inode size")),
         features=tuple(fields.get("Filesystem features", "").split()),
-        raid_stride_blocks=_int(fields.get("RAID stride")),
-        raid_stripe_width_blocks=_int(fields.get("RAID stripe width")),
-        flex_bg_size=_int(fields.get("Flex block group size")),
+        raid_stride_blocks=to_int(fields.get("RAID stride")),
+        raid_stripe_width_blocks=to_int(fields.get("RAID stripe width")),
+        flex_bg_size=to_int(fields.get("Flex block group size")),
         journal_size_bytes=read_size(journal) if journal else None,
         default_mount_options=tuple(w for w in defaults.split() if w != "(none)"),
         state=fields.get("Filesystem state") or None,

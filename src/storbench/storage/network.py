@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._util import _int
+from ._util import to_int
 from .mounts import mount_option
 from .zfs import ZfsInfo
 
@@ -139,8 +139,8 @@ def network_info_from_mount(
         share=share,
         protocol_version=mount_option(options, "vers") or None,
         transport=mount_option(options, "proto") or None,
-        rsize_bytes=_int(mount_option(options, "rsize")),
-        wsize_bytes=_int(mount_option(options, "wsize")),
+        rsize_bytes=to_int(mount_option(options, "rsize")),
+        wsize_bytes=to_int(mount_option(options, "wsize")),
         protocol=protocol,
         client=client,
         cache_options=cache,

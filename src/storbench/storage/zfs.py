@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..units import read_size
-from ._util import _int
+from ._util import to_int
 
 #: ZFS dataset properties storbench records (``zfs get``); all but ``type`` are settings.
 ZFS_DATASET_PROPERTIES: tuple[str, ...] = (
@@ -478,10 +478,10 @@ def zfs_info_from(
         relatime=val(ds, "relatime"),
         dedup=val(ds, "dedup"),
         checksum=val(ds, "checksum"),
-        copies=_int(val(ds, "copies")),
+        copies=to_int(val(ds, "copies")),
         special_small_blocks_bytes=size(ds, "special_small_blocks"),
         encryption=val(ds, "encryption"),
-        pool_ashift=_int(val(pp, "ashift")),
+        pool_ashift=to_int(val(pp, "ashift")),
         pool_health=val(pp, "health"),
         pool_size_bytes=size(pp, "size"),
         pool_autotrim=val(pp, "autotrim"),

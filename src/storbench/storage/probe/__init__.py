@@ -2,7 +2,7 @@
 
 :func:`describe_target` walks from a path to its filesystem (:mod:`.filesystems`, with one
 probe per family: :mod:`.localfs`, :mod:`.zfs`) and down the block-device chain
-(:mod:`.chain`); :mod:`.base` holds the command runner and the per-call :class:`_Probe`
+(:mod:`.chain`); :mod:`.base` holds the command runner and the per-call :class:`Probe`
 (notes, caches); :mod:`.host` the host facts.  Every command goes through an injected
 :class:`CommandRunner` (argument lists, never a shell); a missing tool or an unreadable
 file never raises, it adds a note.
@@ -20,7 +20,7 @@ from ..block import lsblk_mountpoints
 from ..records import StorageInfo
 from ..zfs import zvol_dataset_from_path
 from . import zfs as zfs_probe
-from .base import CommandRunner, SubprocessRunner, _Probe
+from .base import CommandRunner, Probe, SubprocessRunner
 from .chain import chain, fs_devices
 from .filesystems import describe_filesystem
 from .hardware import describe_hardware
@@ -43,7 +43,7 @@ def describe_target(
     or an unreadable file: :attr:`StorageInfo.notes` says what is missing and why.  A
     path that does not exist yet is described by its nearest existing parent, with a note.
     """
-    probe = _Probe(runner or SubprocessRunner(), sys_root)
+    probe = Probe(runner or SubprocessRunner(), sys_root)
     host = describe_host(fio_version, notes=probe.notes)
     target = os.path.abspath(path)
     probe_path = target

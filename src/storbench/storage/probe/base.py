@@ -58,7 +58,7 @@ def _error_line(stderr: str | None) -> str:
     return lines[0] if lines else ""
 
 
-def _read(path: str) -> str | None:
+def read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.read()
@@ -67,11 +67,11 @@ def _read(path: str) -> str | None:
 
 
 def _read_line(path: str) -> str | None:
-    text = _read(path)
+    text = read_text(path)
     return None if text is None else text.strip()
 
 
-class _Probe:
+class Probe:
     """One describe_target call: the runner, sysfs root, the notes and the caches."""
 
     def __init__(self, runner: CommandRunner, sys_root: str) -> None:
@@ -145,7 +145,7 @@ class _Probe:
                 entries = ()
             if entries:
                 return entries[-1]
-        text = _read("/proc/self/mountinfo")
+        text = read_text("/proc/self/mountinfo")
         if text is None:
             self.note("filesystem unknown: findmnt failed and /proc/self/mountinfo is unreadable")
             return None

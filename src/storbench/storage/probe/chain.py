@@ -13,10 +13,10 @@ from ..mounts import MEMORY_FSTYPES, FindmntEntry, split_source
 from ..network import NETWORK_FSTYPES
 from ..zfs import ZFS_FSTYPES
 from . import zfs as zfs_probe
-from .base import _Probe
+from .base import Probe
 
 
-def chain(probe: _Probe, start: Sequence[str]) -> tuple[DeviceInfo, ...]:
+def chain(probe: Probe, start: Sequence[str]) -> tuple[DeviceInfo, ...]:
     """Breadth first from ``start`` down to the physical devices, each device once."""
     out: list[DeviceInfo] = []
     seen: set[str] = set()
@@ -43,7 +43,7 @@ def chain(probe: _Probe, start: Sequence[str]) -> tuple[DeviceInfo, ...]:
     return tuple(out)
 
 
-def loop_backing(probe: _Probe, dev: DeviceInfo) -> list[str]:
+def loop_backing(probe: Probe, dev: DeviceInfo) -> list[str]:
     """The device holding a loop device's backing file (as a parent kname)."""
     backing = dev.loop_backing_file
     if not backing:
@@ -60,7 +60,7 @@ def loop_backing(probe: _Probe, dev: DeviceInfo) -> list[str]:
     return fs_devices(probe, entry, where=f"backing file of {dev.kname}")
 
 
-def fs_devices(probe: _Probe, entry: FindmntEntry, *, where: str) -> list[str]:
+def fs_devices(probe: Probe, entry: FindmntEntry, *, where: str) -> list[str]:
     """Knames of the block devices a mounted filesystem sits on (empty, with a note, for none)."""
     source, _ = split_source(entry.source)
     if entry.fstype in MEMORY_FSTYPES:

@@ -10,10 +10,10 @@ from ..network import NETWORK_FSTYPES
 from ..records import FilesystemInfo
 from ..zfs import ZFS_FSTYPES
 from . import localfs, network, zfs
-from .base import _Probe
+from .base import Probe
 
 
-def describe_filesystem(probe: _Probe, entry: FindmntEntry, target: str) -> FilesystemInfo:
+def describe_filesystem(probe: Probe, entry: FindmntEntry, target: str) -> FilesystemInfo:
     source, fsroot = split_source(entry.source)
     fs = FilesystemInfo(mountpoint=entry.target, source=entry.source, fstype=entry.fstype, options=entry.options, fsroot=fsroot)
     kind = entry.fstype

@@ -6,7 +6,7 @@ import os
 import socket
 
 from ..host import HostInfo, parse_cpuinfo_model, parse_meminfo_total, parse_os_release
-from .base import _read
+from .base import read_text
 
 
 def describe_host(
@@ -16,18 +16,18 @@ def describe_host(
     notes = notes if notes is not None else []
     uname = os.uname()
     distribution = None
-    os_release = _read(os.path.join(etc_root, "os-release"))
+    os_release = read_text(os.path.join(etc_root, "os-release"))
     if os_release is None:
-        os_release = _read("/usr/lib/os-release") if etc_root == "/etc" else None
+        os_release = read_text("/usr/lib/os-release") if etc_root == "/etc" else None
     if os_release is None:
         notes.append("distribution unknown: /etc/os-release is unreadable")
     else:
         distribution = parse_os_release(os_release).get("PRETTY_NAME")
-    cpuinfo = _read(os.path.join(proc_root, "cpuinfo"))
+    cpuinfo = read_text(os.path.join(proc_root, "cpuinfo"))
     cpu_model = parse_cpuinfo_model(cpuinfo) if cpuinfo is not None else None
     if cpu_model is None:
         notes.append("CPU model unknown: /proc/cpuinfo has no model name")
-    meminfo = _read(os.path.join(proc_root, "meminfo"))
+    meminfo = read_text(os.path.join(proc_root, "meminfo"))
     mem = parse_meminfo_total(meminfo) if meminfo is not None else None
     if mem is None:
         notes.append("memory size unknown: /proc/meminfo is unreadable")

@@ -14,10 +14,10 @@ from ..localfs import (
     parse_xfs_info,
 )
 from ..mounts import FindmntEntry, split_source
-from .base import _Probe
+from .base import Probe
 
 
-def describe_btrfs(probe: _Probe, entry: FindmntEntry, target: str) -> BtrfsInfo:
+def describe_btrfs(probe: Probe, entry: FindmntEntry, target: str) -> BtrfsInfo:
     df = probe.run(["btrfs", "filesystem", "df", "-b", entry.target], f"btrfs profiles of {entry.target}")
     spaces = parse_btrfs_fi_df(df) if df else ()
     prop = None
@@ -30,7 +30,7 @@ def describe_btrfs(probe: _Probe, entry: FindmntEntry, target: str) -> BtrfsInfo
     return btrfs_info_from(entry.options, spaces, compression_property=prop, devices=parse_btrfs_fi_show(show) if show else ())
 
 
-def describe_xfs(probe: _Probe, entry: FindmntEntry) -> XfsInfo | None:
+def describe_xfs(probe: Probe, entry: FindmntEntry) -> XfsInfo | None:
     out = probe.run(["xfs_info", entry.target], f"xfs geometry of {entry.target}")
     if out:
         try:
@@ -40,7 +40,7 @@ def describe_xfs(probe: _Probe, entry: FindmntEntry) -> XfsInfo | None:
     return None
 
 
-def describe_ext(probe: _Probe, entry: FindmntEntry) -> Ext4Info | None:
+def describe_ext(probe: Probe, entry: FindmntEntry) -> Ext4Info | None:
     source, _ = split_source(entry.source)
     kind = entry.fstype
     if not source.startswith("/dev/"):

@@ -14,7 +14,7 @@ import socket
 from ..mounts import FindmntEntry
 from ..network import NetworkInfo, network_info_from_mount
 from ..zfs import ZFS_FSTYPES
-from .base import _Probe
+from .base import Probe
 
 #: The daemon program of each FUSE network filesystem type.
 FUSE_DAEMONS: dict[str, tuple[str, ...]] = {
@@ -74,7 +74,7 @@ def smbd_configs(proc_root: str = "/proc") -> tuple[str, ...]:
     return tuple(found)
 
 
-def samba_share_path(probe: _Probe, share: str) -> str | None:
+def samba_share_path(probe: Probe, share: str) -> str | None:
     """The directory a Samba share of this machine serves (``testparm`` over each running smbd's
     configuration), or None."""
     for conf in smbd_configs():
@@ -96,7 +96,7 @@ def is_this_machine(server: str | None) -> bool:
     return host in names
 
 
-def describe_network(probe: _Probe, entry: FindmntEntry, target: str, source: str) -> NetworkInfo:
+def describe_network(probe: Probe, entry: FindmntEntry, target: str, source: str) -> NetworkInfo:
     argv = fuse_daemon_argv(entry.target, entry.fstype)
     if entry.fstype in FUSE_DAEMONS and not argv:
         probe.note(f"{entry.fstype} at {entry.target}: its FUSE daemon was not found, so its own options are unknown")

@@ -24,7 +24,7 @@ from ..zfs import (
     zfs_info_from,
     zvol_dataset_from_path,
 )
-from .base import _Probe, _read
+from .base import Probe, read_text
 
 #: Where each implementation keeps the ARC's counters.
 OPENZFS_ARCSTATS = "/proc/spl/kstat/zfs/arcstats"
@@ -39,7 +39,7 @@ def implementation_of(fstype: str | None) -> str | None:
 
 def read_arcstats(openzfs_path: str = OPENZFS_ARCSTATS, fuse_dir: str = ZFS_FUSE_ARCSTATS_DIR) -> ArcStats | None:
     """The ARC's counters now, from whichever implementation is running; None when neither is."""
-    text = _read(openzfs_path)
+    text = read_text(openzfs_path)
     if text is not None:
         return parse_arcstats(text)
     try:
@@ -48,13 +48,13 @@ def read_arcstats(openzfs_path: str = OPENZFS_ARCSTATS, fuse_dir: str = ZFS_FUSE
         return None
     lines = []
     for name in names:
-        value = _read(os.path.join(fuse_dir, name))
+        value = read_text(os.path.join(fuse_dir, name))
         if value is not None:
             lines.append(f"{name} {value.strip()}")
     return parse_arcstats("\n".join(lines)) if lines else None
 
 
-def describe_dataset(probe: _Probe, dataset: str, *, implementation: str | None = None) -> ZfsInfo | None:
+def describe_dataset(probe: Probe, dataset: str, *, implementation: str | None = None) -> ZfsInfo | None:
     """Dataset and pool properties, the vdev layout and the ARC of ``dataset``."""
     pool = dataset.split("/", 1)[0]
     props_out = probe.run(["zfs", "get", "-Hp", "-o", "property,value", "all", dataset], f"zfs properties of {dataset}")
@@ -97,7 +97,7 @@ def leaf_path(name: str, dirs: tuple[str, ...] = LEAF_DIRS) -> str | None:
     return None
 
 
-def leaf_knames(probe: _Probe, zfs: ZfsInfo) -> list[str]:
+def leaf_knames(probe: Probe, zfs: ZfsInfo) -> list[str]:
     """Kernel names of the pool's leaf devices, data vdevs first."""
     knames: list[str] = []
     order = {"data": 0, "special": 1, "dedup": 2, "log": 3, "cache": 4, "spare": 5}
@@ -118,7 +118,7 @@ def leaf_knames(probe: _Probe, zfs: ZfsInfo) -> list[str]:
     return knames
 
 
-def describe_zvol(probe: _Probe, dev: DeviceInfo) -> tuple[ZfsInfo | None, list[str]]:
+def describe_zvol(probe: Probe, dev: DeviceInfo) -> tuple[ZfsInfo | None, list[str]]:
     """The dataset behind a zvol device (``zd*``) and the knames of its pool's devices."""
     dataset = probe.zvol_hints.get(dev.kname)
     for root, _dirs, files in [] if dataset else os.walk("/dev/zvol"):
