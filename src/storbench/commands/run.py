@@ -32,6 +32,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..run.runner import RunOutcome
+    from ..store import Store
 
 # --------------------------------------------------------------------------- run
 
@@ -489,9 +490,9 @@ class _PendingStore:
     any, is raised where the store is needed, and :meth:`failure` lets the executor stop the
     first workload as soon as it is known."""
 
-    def __init__(self, opener: Callable[[], tuple[Any, int]], on_opened: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, opener: Callable[[], tuple[Store, int]], on_opened: Callable[[], None] = lambda: None) -> None:
         self._on_opened = on_opened  #: called on the thread once the store is open
-        self._value: tuple[Any, int] | None = None
+        self._value: tuple[Store, int] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, args=(opener,), name="storbench-store-open", daemon=True)
         self._lock = threading.Lock()
@@ -503,7 +504,7 @@ class _PendingStore:
                 self._started = True
                 self._thread.start()
 
-    def _work(self, opener: Callable[[], tuple[Any, int]]) -> None:
+    def _work(self, opener: Callable[[], tuple[Store, int]]) -> None:
         try:
             self._value = opener()
         except BaseException as exc:  # handed to the main thread, raised there
@@ -521,7 +522,7 @@ class _PendingStore:
             self._thread.join()
         return self._error if self.ready() else None
 
-    def get(self) -> tuple[Any, int]:
+    def get(self) -> tuple[Store, int]:
         self._start()
         self._thread.join()
         if self._error is not None:
@@ -715,7 +716,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             stack.callback(_remove_remote_files, app, executor, specs, request.keep_files)
         overlap = resume_run is None and not request.until_steady and preflight is None and isinstance(executor, runner.SubprocessFio)
 
-        def open_and_create() -> tuple[Any, int]:
+        def open_and_create() -> tuple[Store, int]:
             store = app.open_store()
             try:
                 reconcile(app, store)

@@ -60,11 +60,15 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FioMissingError, FioParseError, UsageError
-from ..model import Finding, FioResult
+from ..model import Finding, FioResult, ResultRecord
 from ..process import proc, signals
+
+if TYPE_CHECKING:
+    from ..fio.progress import Status
+    from .fioexec import FioInvocation
 
 DEFAULT_PORT = 8765
 #: TCP connect timeout of the pre-flight reachability check
@@ -580,13 +584,13 @@ def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[st
     ]
 
 
-def format_host_lines(records: Sequence[Any]) -> list[str]:
+def format_host_lines(records: Sequence[ResultRecord]) -> list[str]:
     """Pure: per-host results beside the aggregate, one line each, per workload and repetition."""
     from ..metrics import direction_figures
     from ..units import fmt_bw, fmt_iops
 
     lines: list[str] = []
-    by_key: dict[tuple[str, int], list[Any]] = {}
+    by_key: dict[tuple[str, int], list[ResultRecord]] = {}
     for rec in records:
         if rec.host is not None:
             by_key.setdefault((rec.workload, rec.repetition), []).append(rec)
@@ -648,7 +652,7 @@ class ClientFio:
             argv += [host.client_option(), path]
         return argv + ["--output-format=json+", "--eta=never"]
 
-    def run(self, job_text: str, on_status: Callable[[Any], None], env: Mapping[str, str] | None = None) -> Any:
+    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation:
         from .fioexec import FioInvocation, stop_fio
 
         if env:  # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)

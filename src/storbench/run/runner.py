@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import __version__
 from ..errors import FioParseError, Interrupted, TargetError, UsageError
@@ -30,6 +30,9 @@ from ..jobs.jobfile import build_job
 from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, Repeat, ResultRecord, Target, Workload
 from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
+
+if TYPE_CHECKING:
+    from ..storage import StorageInfo
 
 # --------------------------------------------------------------------------- failure reasons
 
@@ -252,9 +255,9 @@ def plan_jobs(
 class Telemetry(Protocol):
     """What storbench records around each fio run besides fio's own output."""
 
-    def describe(self, target: Target, fio_version: str) -> Any: ...
+    def describe(self, target: Target, fio_version: str) -> StorageInfo | None: ...
 
-    def sampler(self, storage: Any) -> contextlib.AbstractContextManager: ...
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager: ...
 
 
 class NoTelemetry:
@@ -380,7 +383,7 @@ def execute(
     stored: list[int] = []
     failures: list[Failure] = []
     fio_version = executor.version()
-    storage_by_target: dict[str, Any] = {}
+    storage_by_target: dict[str, StorageInfo | None] = {}
     identity_by_target: dict[str, tuple[int, int] | None] = {}
     local = not getattr(executor, "remote", False)  # client/server: the target path is on other hosts
     current = "(before the first workload)"
@@ -476,7 +479,7 @@ def _layout_lost(reason: str) -> str | None:
     return next((words for words in _LAYOUT_LOST if words in reason), None)
 
 
-def _store(sink: Any, record: ResultRecord) -> int:
+def _store(sink: ResultSink, record: ResultRecord) -> int:
     """``sink.add_result(record)``; when the store refuses it (its disk full, its server gone), the
     error names the workload and where fio's output was saved so that nothing measured is lost."""
     from ..errors import StoreError
@@ -505,7 +508,8 @@ PREFILL_WORKLOAD = Workload(
 )
 
 
-def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: Any, reporter: Any) -> Any:
+def _prefill(specs: Sequence[JobSpec], target: Target, storage: StorageInfo | None, executor: FioExecutor,
+             reporter: Reporter) -> StorageInfo | None:  # fmt: skip
     """Run :data:`PREFILL_WORKLOAD` over the largest area the target's workloads use (its export
     or device where they name no size); one-line :class:`TargetError` when it fails."""
     sizes = [dict(s.options).get("size") for s in specs if s.target == target]
@@ -534,7 +538,7 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: Any, executor: A
     return dataclasses.replace(storage, notes=tuple(storage.notes) + (note,)) if storage is not None else storage
 
 
-def run_fio(executor: Any, spec: JobSpec, on_status: Callable[[Any], None]) -> Any:
+def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], None]) -> FioInvocation:
     """``executor.run`` of one job, with the environment its target needs (CEPH_CONF for an RBD
     image) when it needs one; an executor that cannot set an environment (fio client/server)
     cannot run such a job, and says so in one line."""
@@ -551,7 +555,8 @@ def _test_file_name(spec: JobSpec) -> str:
     return os.path.basename(spec.test_files[0]) if spec.test_files else DEFAULT_TEST_FILE_NAME
 
 
-def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage: Any, reporter: Any) -> Any:
+def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage: StorageInfo | None,
+                              reporter: Reporter) -> StorageInfo | None:  # fmt: skip
     """On a network filesystem that refuses to grow a file with ftruncate (smbnetfs), write the
     test file storbench shares across the run's workloads itself, as large as the largest needs
     (see :mod:`storbench.run.layout`); the storage description gets a note saying so."""
@@ -647,7 +652,7 @@ def _measure_once(
     spec: JobSpec,
     repetition: int,
     previous: Sequence[ResultRecord],
-    storage: Any,
+    storage: StorageInfo | None,
     *,
     executor: FioExecutor,
     telemetry: Telemetry,
@@ -833,7 +838,7 @@ INTERVAL_LOG_OPTIONS: tuple[tuple[str, str], ...] = (
 
 
 def _findings(
-    spec: JobSpec, record: ResultRecord, previous: Sequence[ResultRecord], telemetry: Any = None
+    spec: JobSpec, record: ResultRecord, previous: Sequence[ResultRecord], telemetry: Telemetry | None = None
 ) -> tuple[Finding, ...]:
     """The pitfall checks over this repetition and the ones before it."""
     try:
@@ -861,7 +866,7 @@ def _findings(
     return tuple(run_checks(ctx)) + _share_ceiling(record, telemetry)
 
 
-def _share_ceiling(record: ResultRecord, telemetry: Any) -> tuple[Finding, ...]:
+def _share_ceiling(record: ResultRecord, telemetry: Telemetry | None) -> tuple[Finding, ...]:
     """Hook: a network share measured at (or above) the network's ceiling.  The
     ceilings come from ``telemetry.net_ceilings`` (server -> bits/s, measured by
     ``storbench net``; the CLI attaches them), looked up by the share's server."""
@@ -939,7 +944,7 @@ CLEANUP_WORKLOAD = Workload(
 )
 
 
-def _remove_remote_test_files(specs: Sequence[JobSpec], executor: Any) -> None:
+def _remove_remote_test_files(specs: Sequence[JobSpec], executor: FioExecutor) -> None:
     from ..targets import kind_of
 
     done: set[str] = set()
@@ -975,7 +980,7 @@ PROBE_RUNTIME = "2s"
 PROBE_FILE_NAME = "storbench.probe"
 
 
-def probe_rate(executor: Any, spec: JobSpec) -> float | None:
+def probe_rate(executor: FioExecutor, spec: JobSpec) -> float | None:
     """Bytes per second (all jobs together) of ``spec``'s workload run for :data:`PROBE_RUNTIME`
     on :data:`PROBE_SIZE` of its target, time-based, without warm-up: the speed a size-based
     job's duration is estimated from.  Its own test file is removed; None when fio fails."""

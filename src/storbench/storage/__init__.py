@@ -74,7 +74,6 @@ from .network import (
     network_info_from_mount,
     parse_network_source,
 )
-from .probe import CommandRunner, SubprocessRunner, describe_host, describe_target
 from .records import FilesystemInfo, StorageInfo
 from .zfs import (
     ZFS_DATASET_PROPERTIES,
@@ -152,3 +151,19 @@ __all__ = [
     "zpool_layout",
     "zvol_dataset_from_path",
 ]
+
+#: the edge (:mod:`.probe`: findmnt, lsblk, zpool, smartctl, ...) is imported when one of its names
+#: is first used, so that the pure readers of the records (checks, compare, render) do not load it
+_PROBE_NAMES = frozenset({"CommandRunner", "SubprocessRunner", "describe_host", "describe_target"})
+
+
+def __getattr__(name: str):
+    if name in _PROBE_NAMES:
+        from . import probe
+
+        return getattr(probe, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PROBE_NAMES])
