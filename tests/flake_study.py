@@ -92,16 +92,21 @@ def main() -> int:
     parser.add_argument("-k", default=None, help="only the tests pytest -k selects among them")
     parser.add_argument("-m", default="not soak", help="pytest -m among them (default: not soak)")
     parser.add_argument("--list", action="store_true", help="list the tests and run nothing")
+    parser.add_argument("-n", "--jobs", default="0", help="pytest-xdist workers (default 0: one test at a time; "
+                        "only for tests that need no server, device or browser)")
+    parser.add_argument("--tests", nargs="*", help="these node ids (file::test) instead of the ones found")
     args = parser.parse_args()
-    tests = timing_tests()
+    tests = args.tests or timing_tests()
     if args.list:
         print("\n".join(tests))
         print(f"{len(tests)} tests")
         return 0
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "repeat", "--count", str(args.count),
-            "--repeat-scope", "function", "-m", args.m, *tests]  # fmt: skip
+            "--repeat-scope", "function", "--durations", "40", "-m", args.m, *tests]  # fmt: skip
     if args.k:
         argv += ["-k", args.k]
+    if args.jobs != "0":
+        argv += ["-n", args.jobs]
     hog = start_hog(args.hog)
     try:
         return subprocess.call(argv, cwd=ROOT)
