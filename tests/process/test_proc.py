@@ -59,6 +59,27 @@ def test_stop_group_climbs_the_ladder_for_a_child_that_ignores_sigterm():
     child.stdout.close()
 
 
+#: a child that forks a grandchild ignoring SIGTERM (as a fio server's connection and job processes
+#: outlive it), prints both pids, and exits on SIGTERM itself
+PARENT_AND_STUBBORN_CHILD = (
+    "import os, signal, sys, time\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(30); os._exit(0)\n"
+    "print(os.getpid(), pid, flush=True); time.sleep(30)\n"
+)
+
+
+def test_stop_group_until_the_group_is_gone_kills_what_outlives_the_child():
+    child, _ = proc.spawn([sys.executable, "-c", PARENT_AND_STUBBORN_CHILD], stdout=subprocess.PIPE, text=True)
+    parent_pid, grandchild_pid = map(int, child.stdout.readline().split())
+    assert parent_pid == child.pid and sorted(proc.group_members(child.pid)) == sorted([parent_pid, grandchild_pid])
+    proc.stop_group(child, ((signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0)), until_group_gone=True)
+    assert child.returncode == -signal.SIGTERM  # the child went on the first signal ...
+    assert proc.group_members(child.pid) == []  # ... and the grandchild that ignored it is gone too
+    child.stdout.close()
+
+
 def test_run_uses_the_c_locale_and_closes_stdin():
     done = proc.run([sys.executable, "-c", "import os, sys; print(os.environ.get('LC_ALL'), sys.stdin.read() == '')"], timeout_s=30)
     assert done.returncode == 0 and done.stdout.split() == ["C", "True"]
