@@ -50,7 +50,11 @@ def test_sshd_killed_mid_workload(cli, tmp_path: Path):
     with Sshfs(tmp_path / "ssh") as ssh:
         res, elapsed = _killed_mid_run(cli, ssh.mnt, ssh.kill_server)
     err = _check(cli, res, elapsed, ssh.mnt)
-    assert "Transport endpoint is not connected" in err or "Input/output error" in err or "Software caused connection abort" in err, err
+    # what fio meets depends on where it was when sshfs lost its server: the dead FUSE connection
+    # (ENOTCONN, EIO, ECONNABORTED) or, for a file looked up while the session was dying, ENOENT
+    # (seen once in 3 runs under a CPU hog); each is one line naming the share
+    assert any(words in err for words in ("Transport endpoint is not connected", "Input/output error",
+                                          "Software caused connection abort", "No such file or directory")), err
 
 
 @pytest.mark.skipif(shutil.which("smbd") is None or shutil.which("smbnetfs") is None, reason="needs samba and smbnetfs")

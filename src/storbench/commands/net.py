@@ -32,8 +32,11 @@ from ..process import proc as processes
 from ..run.hosts import parse_address
 from .common import App, pass_app, print_json
 
-#: how long a refused connection is retried after the first measurement (the server's gap between tests)
-REFUSED_RETRY_S = 3.0
+#: how long a refused (or reset) connection is retried after the first measurement: the server's gap
+#: between tests, which a busy server stretches (seen: a reset of the control connection under load)
+REFUSED_RETRY_S = 10.0
+#: what iperf3 says when its server is between tests or still busy with the last one
+BETWEEN_TESTS = ("Connection refused", "Connection reset by peer", "the server is busy running a test")
 #: extra seconds iperf3 may take beyond --time (connecting, the end exchange)
 IPERF3_GRACE_S = 30
 
@@ -71,8 +74,8 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
     measurements, raws = [], []
     for index, (streams, reverse) in enumerate(plan_measurements(parallel)):
         argv = iperf3_argv(address, port, seconds, streams, reverse, iperf3=iperf3)
-        # an iperf3 server refuses connections for a moment after each test it served: after
-        # the first measurement, a refusal is retried for up to REFUSED_RETRY_S
+        # an iperf3 server refuses (or resets) connections for a moment after each test it served:
+        # after the first measurement, that is retried for up to REFUSED_RETRY_S
         retry_until = time.monotonic() + (REFUSED_RETRY_S if index else 0.0)
         while True:
             try:
@@ -83,7 +86,8 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
                 m = parse_iperf3_json(proc.stdout, server=address, port=port)
                 break
             except NetError as exc:
-                if "Connection refused" in f"{exc} {proc.stderr}" and time.monotonic() < retry_until:
+                said = f"{exc} {proc.stderr}"
+                if any(words in said for words in BETWEEN_TESTS) and time.monotonic() < retry_until:
                     time.sleep(0.2)
                     continue
                 if proc.stderr.strip() and "printed nothing" in str(exc):
