@@ -28,14 +28,16 @@ run: install
 JOBS ?= auto
 FAST := not soak and not slow and not backend and not browser and not root
 check: install
-	@$(BIN)/python -m pytest -q -n $(JOBS) -m "$(FAST)"
+	@$(BIN)/python -m pytest -q -n $(JOBS) -m "$(FAST) and not serial"
+	@$(BIN)/python -m pytest -q -m "$(FAST) and serial"
 
 # everything, as CI runs it: the tests that need no server, device or browser on every core, then
-# the real servers, loop devices and Chromium one test at a time (each server once per session)
+# the real servers, loop devices, Chromium and the rate-capped runs one test at a time (each server
+# once per session)
 test: install
 	@bash tests/setup-system.sh
-	@$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root"
-	@$(BIN)/python -m pytest -q -m "not soak and (backend or browser or root)"
+	@$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root and not serial"
+	@$(BIN)/python -m pytest -q -m "not soak and (backend or browser or root or serial)"
 
 soak: install
 	@bash tests/setup-system.sh

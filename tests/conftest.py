@@ -154,6 +154,9 @@ BACKEND_MODULES = frozenset({
 BACKEND_FIXTURES = frozenset({"pg_server", "pg_url", "zfs_daemon", "zfs", "ceph", "iperf3_server", "agents", "netns"})
 BROWSER_MODULES = frozenset({"test_report_browser"})
 BROWSER_FIXTURES = frozenset({"browser"})
+#: fixtures whose fio runs must have the machine to themselves: fio's rate_iops caps (2000 vs 500
+#: IOPS, the regression gate's deterministic difference) are not held beside another test's fio
+SERIAL_FIXTURES = frozenset({"rates"})
 #: fixtures that attach loop devices, mount filesystems or switch users: root only
 ROOT_FIXTURES = frozenset({"ext4_loop", "loop_fs", "loop_image", "loop_kname", "btrfs_zstd_loop", "devices", "nobody_home",
                            "no_loop_left_behind"})  # fmt: skip
@@ -176,6 +179,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.backend)
         if module in BROWSER_MODULES or names & BROWSER_FIXTURES:
             item.add_marker(pytest.mark.browser)
+        if names & SERIAL_FIXTURES:
+            item.add_marker(pytest.mark.serial)
         needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         if needs_root_mark or names & ROOT_FIXTURES or "loop_mount(" in source:
             item.add_marker(pytest.mark.root)
