@@ -154,11 +154,25 @@ osd memory target = 939524096
             proc.wait()
 
     def ensure(self) -> None:
-        """The OSD running again (after :meth:`kill_osd`) and every PG active+clean."""
+        """The OSD running again (after :meth:`kill_osd`), every PG active+clean and no watch
+        left on the image (a client that died holding one keeps it until the OSD times it out,
+        30 s by default; storbench would rightly refuse to write an image in use)."""
         proc = self.procs.get("osd")
         if proc is None or proc.poll() is not None:
             self._start_osd()
         self._wait("HEALTH_OK with every PG active+clean", self._healthy)
+        self._wait("no watcher on the image", self._unwatched)
+
+    def _unwatched(self) -> bool:
+        status = self.cli("rbd", "status", "--format", "json", f"{self.POOL}/{self.IMAGE}").stdout
+        return not json.loads(status).get("watchers")
+
+    def fresh_image(self) -> None:
+        """The image made anew, never written (a test that reads an unwritten image may follow
+        one that wrote it, or itself in a repeated run)."""
+        self.ensure()
+        self.cli("rbd", "rm", "--no-progress", f"{self.POOL}/{self.IMAGE}")
+        self.cli("rbd", "create", "--size", self.image_size, f"{self.POOL}/{self.IMAGE}")
 
     def __exit__(self, *exc: object) -> None:
         for name in ("osd", "mgr", "mon"):

@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -292,9 +293,10 @@ def test_a_matrix_study_is_live_setup_by_setup_and_ends_on_its_compare_page(hist
     """storbench matrix in another process: each setup's run appears live with its study and
     setup, the live page of a finished setup goes on to the next, and the last ends on the
     compare page of the study's runs."""
+    label = f"fs2-{uuid.uuid4().hex[:8]}"  # a study label is taken once in a history (the flake study repeats this)
     with serving(history) as base:
         study = subprocess.Popen([*STORBENCH, "matrix", "--fs", "ext4,btrfs", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "300m",
-                                  "--workload", "rnd4k-q1t1-read", "--runtime", "3", "--size", "16m", "--repeat", "1", "--label", "fs2",
+                                  "--workload", "rnd4k-q1t1-read", "--runtime", "3", "--size", "16m", "--repeat", "1", "--label", label,
                                   "--no-report"], env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
         setups_seen: dict[str, int] = {}
         onward: dict[int, str] = {}
@@ -303,7 +305,7 @@ def test_a_matrix_study_is_live_setup_by_setup_and_ends_on_its_compare_page(hist
             while time.monotonic() < deadline:
                 for r in get_json(base + "/api/live")["runs"]:
                     st = r["state"].get("study") or {}
-                    if st.get("label") == "fs2":
+                    if st.get("label") == label:
                         setups_seen.setdefault(st["setup"], r["run_id"])
                 for rid in list(setups_seen.values()):
                     d = get_json(f"{base}/api/live/{rid}")
@@ -321,7 +323,7 @@ def test_a_matrix_study_is_live_setup_by_setup_and_ends_on_its_compare_page(hist
         final = get_json(f"{base}/api/live/{ext4}")["done_url"]
         assert final == f"/compare?run={ext4}&run={btrfs}" == get_json(f"{base}/api/live/{btrfs}")["done_url"]
         code, html, _ = get(base + final)
-        assert code == 200 and "fs2/ext4 (baseline)" in html
+        assert code == 200 and f"{label}/ext4 (baseline)" in html
 
 
 # --------------------------------------------------------------------------- pure parts

@@ -51,6 +51,7 @@ def _sparse(rec: dict) -> list[dict]:
 
 
 def test_rbd_image_guarded_described_prefilled_and_reported(cli, ceph, tmp_path: Path):
+    ceph.fresh_image()
     image = f"rbd:{ceph.POOL}/{ceph.IMAGE}"
     # writes need --destroy-data spelled as the target; nothing runs, nothing is stored
     res = cli("run", "--target", image, *_conf(ceph), "--workload", "rnd4k-q1t1-write", *RUNTIME)
