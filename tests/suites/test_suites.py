@@ -14,6 +14,7 @@ from storbench.suites import (
     DEFAULT_SUITE,
     Catalog,
     builtin_catalog,
+    builtin_suite_catalog,
     default_headline,
     fio_option_table,
     load_suite_file,
@@ -149,6 +150,26 @@ def test_builtin_suites_use_one_size_each():
     for suite in builtin_catalog().suites.values():
         sizes = {parse_size(w.option("size")) if w.has_option("size") else None for w in suite.workloads}
         assert len(sizes) == 1, (suite.name, sizes)
+
+
+def test_each_builtin_suite_reads_alone_from_its_own_file():
+    """A run of one built-in suite reads only that suite's file: each file defines every
+    workload its suite names, and gives exactly what the whole catalog gives."""
+    whole = builtin_catalog()
+    for name, suite in whole.suites.items():
+        alone = builtin_suite_catalog(name)
+        assert alone is not None, name
+        assert alone.suite(name) == suite and set(alone.suites) == {name}
+    assert builtin_suite_catalog("nosuch") is None and builtin_suite_catalog("../quick") is None
+
+
+def test_a_run_reads_one_suite_file_unless_it_needs_more(tmp_path):
+    from storbench.commands.common import load_catalog
+
+    assert set(load_catalog(None).suites) == {"quick"}
+    assert set(load_catalog(None, suite_name="share").suites) == {"share"}
+    assert set(load_catalog(None, suite_name="nosuch").suites) == set(builtin_catalog().suites)  # to say what is known
+    assert set(load_catalog(None, workload_names=("vm",)).suites) == set(builtin_catalog().suites)
 
 
 def test_builtin_catalog_is_immutable():

@@ -18,14 +18,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..storage.codec import decode_dataclass, encode_dataclasses
-from .ceph import CephActivity
-from .hardware import HardwareActivity
-from .nbd import NbdActivity
-from .zfs import PoolState, VdevIo, ZfsActivity
+
+if TYPE_CHECKING:  # each kind's records are imported where that kind is met (its sampler, the stored form)
+    from .ceph import CephActivity
+    from .hardware import HardwareActivity
+    from .nbd import NbdActivity
+    from .zfs import ZfsActivity
 
 #: Version of :func:`backend_to_dict`'s form.
 FORMAT_VERSION = 1
@@ -119,6 +121,8 @@ def _tuple(value: Any) -> tuple:
 
 
 def _zfs_from(data: Mapping[str, Any]) -> ZfsActivity:
+    from .zfs import PoolState, VdevIo, ZfsActivity
+
     def state(d: Any) -> PoolState | None:
         if d is None:
             return None
@@ -147,6 +151,10 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
     version = data.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise StoreError(f"stored back-end activity has format version {version!r}, this storbench reads up to {FORMAT_VERSION}")
+    from .ceph import CephActivity
+    from .hardware import HardwareActivity
+    from .nbd import NbdActivity
+
     try:
         zfs = _zfs_from(data["zfs"]) if data.get("zfs") is not None else None
         nbd = data.get("nbd")

@@ -248,7 +248,7 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     setups = setups_from_fs_list(fs_list) if fs_list else load_setups_file(setups_file)
     from .common import chosen_workloads
 
-    workloads, suite = chosen_workloads(load_catalog(suite_file), suite_name, workload_names)
+    workloads, suite = chosen_workloads(load_catalog(suite_file, suite_name=suite_name, workload_names=workload_names), suite_name, workload_names)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])

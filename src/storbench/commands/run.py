@@ -372,7 +372,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    workloads, suite_label = chosen_workloads(load_catalog(suite_file), suite_name, workload_names)
+    workloads, suite_label = chosen_workloads(load_catalog(suite_file, suite_name=suite_name, workload_names=workload_names), suite_name, workload_names)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
@@ -482,13 +482,40 @@ def _refuse_resuming_a_live_run(run_id: int, owner) -> None:
                          "which cannot be checked from here; resume it on that host")
 
 
+#: what the first workload needs once its fio has run (its findings, its result line, its live
+#: state, its interval logs): imported on the store's thread while that fio runs, not after it
+USED_AFTER_FIO = (
+    "storbench.checks",
+    "storbench.fio.logs",
+    "storbench.render.terminal",
+    "storbench.run.live",
+    "storbench.serialize",
+)
+
+
+def _warm_up(names: Sequence[str]) -> None:
+    """Import ``names`` and print one line through rich into nothing (its first line imports
+    and builds ~20 ms of rendering machinery)."""
+    try:
+        for name in names:
+            importlib.import_module(name)
+        import io
+
+        from rich.console import Console
+
+        Console(file=io.StringIO(), width=160, force_terminal=False, highlight=False).print("  done", markup=False)
+    except Exception:
+        return
+
+
 class _PendingStore:
     """The store opened (and the run's row created) on another thread: ``opener`` returns
     ``(store, run_id)``.  The thread starts when the fio executor first asks for
     :meth:`failure` (50 ms into the first fio, which then spends ~0.3 s starting up: the
     other core is idle) or when the store is needed, whichever comes first.  Its error, if
     any, is raised where the store is needed, and :meth:`failure` lets the executor stop the
-    first workload as soon as it is known."""
+    first workload as soon as it is known.  Once the store is open, a second thread imports
+    what the first workload needs after its fio (:data:`USED_AFTER_FIO`)."""
 
     def __init__(self, opener: Callable[[], tuple[Store, int]], on_opened: Callable[[], None] = lambda: None) -> None:
         self._on_opened = on_opened  #: called on the thread once the store is open
@@ -511,6 +538,7 @@ class _PendingStore:
             self._error = exc
         else:
             self._on_opened()
+            threading.Thread(target=_warm_up, args=(USED_AFTER_FIO,), name="storbench-warm-up", daemon=True).start()
 
     def ready(self) -> bool:
         return self._started and not self._thread.is_alive()

@@ -40,8 +40,6 @@ from .block import (
     parse_scheduler,
 )
 from .codec import FORMAT_VERSION, storage_from_dict, storage_to_dict
-from .diff import differences
-from .format import format_chain, format_storage
 from .host import HostInfo, parse_cpuinfo_model, parse_meminfo_total, parse_os_release
 from .localfs import (
     EXT_FSTYPES,
@@ -60,6 +58,7 @@ from .localfs import (
 )
 from .mounts import (
     MEMORY_FSTYPES,
+    NETWORK_FSTYPES,
     FindmntEntry,
     mount_for_path,
     mount_option,
@@ -68,26 +67,7 @@ from .mounts import (
     split_mount_options,
     split_source,
 )
-from .network import (
-    NETWORK_FSTYPES,
-    NetworkInfo,
-    network_info_from_mount,
-    parse_network_source,
-)
 from .records import FilesystemInfo, StorageInfo
-from .zfs import (
-    ZFS_DATASET_PROPERTIES,
-    ZPOOL_PROPERTIES,
-    ZfsInfo,
-    ZfsProperty,
-    ZfsVdev,
-    ZpoolStatus,
-    parse_zfs_get,
-    parse_zpool_status,
-    zfs_info_from,
-    zpool_layout,
-    zvol_dataset_from_path,
-)
 
 __all__ = [
     "EXT_FSTYPES",
@@ -152,18 +132,27 @@ __all__ = [
     "zvol_dataset_from_path",
 ]
 
-#: the edge (:mod:`.probe`: findmnt, lsblk, zpool, smartctl, ...) is imported when one of its names
-#: is first used, so that the pure readers of the records (checks, compare, render) do not load it
-_PROBE_NAMES = frozenset({"CommandRunner", "SubprocessRunner", "describe_host", "describe_target"})
+#: names whose module is imported when one of them is first used: the edge (:mod:`.probe`:
+#: findmnt, lsblk, zpool, smartctl, ...), so that the pure readers of the records (checks,
+#: compare, render) do not load it; the families a target may not have (ZFS, network shares)
+#: and the text and difference of descriptions, so that a run on ext4 does not load them
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("CommandRunner", "SubprocessRunner", "describe_host", "describe_target"), "probe"),
+    **dict.fromkeys(("NetworkInfo", "network_info_from_mount", "parse_network_source"), "network"),
+    **dict.fromkeys(("ZFS_DATASET_PROPERTIES", "ZPOOL_PROPERTIES", "ZfsInfo", "ZfsProperty", "ZfsVdev", "ZpoolStatus",
+                     "parse_zfs_get", "parse_zpool_status", "zfs_info_from", "zpool_layout", "zvol_dataset_from_path"), "zfs"),
+    **dict.fromkeys(("format_chain", "format_storage"), "format"),
+    "differences": "diff",
+}  # fmt: skip
 
 
 def __getattr__(name: str):
-    if name in _PROBE_NAMES:
-        from . import probe
+    if name in _LAZY:
+        import importlib
 
-        return getattr(probe, name)
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_PROBE_NAMES])
+    return sorted([*globals(), *_LAZY])

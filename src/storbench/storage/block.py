@@ -7,10 +7,12 @@ import json
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._util import to_bool, to_int, to_str
-from .zfs import ZfsInfo
+
+if TYPE_CHECKING:
+    from .zfs import ZfsInfo
 
 
 @dataclass(frozen=True)

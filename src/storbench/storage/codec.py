@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -10,7 +11,7 @@ from typing import Any
 
 from storbench.errors import StoreError
 
-from .records import StorageInfo
+from .records import StorageInfo, record_types
 
 #: Version of :func:`storage_to_dict`'s form.  Bump when a key is renamed, removed or changes meaning.
 FORMAT_VERSION = 1
@@ -34,7 +35,9 @@ _HINTS: dict[type, dict[str, Any]] = {}
 
 def _hints(cls: type) -> dict[str, Any]:
     if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
+        # the families a record names only in its annotations are imported here, not with it;
+        # the record's own module has the last word on a name
+        _HINTS[cls] = typing.get_type_hints(cls, localns={**record_types(), **vars(sys.modules[cls.__module__])})
     return _HINTS[cls]
 
 

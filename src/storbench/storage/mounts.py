@@ -9,6 +9,14 @@ from dataclasses import dataclass
 
 #: Filesystems that live in memory: there is no device under them.
 MEMORY_FSTYPES: frozenset[str] = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"})
+#: The two ZFS implementations storbench knows: kernel OpenZFS (``zfs`` mounts) and the
+#: FUSE daemon zfs-fuse (``fuse.zfs`` mounts; pool version 23, fewer properties and options).
+ZFS_FSTYPES: frozenset[str] = frozenset({"zfs", "fuse.zfs"})
+#: Filesystems whose data lives on another machine; their mount source names the server.
+NETWORK_FSTYPES: frozenset[str] = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "sshfs", "9p", "ceph", "glusterfs", "fuse.glusterfs",
+     "fuse.smbnetfs", "fuse.ceph-fuse", "fuse.rclone"}
+)
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,15 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._util import to_int
+from .mounts import NETWORK_FSTYPES as NETWORK_FSTYPES  # the fstype set lives with the others
 from .mounts import mount_option
-from .zfs import ZfsInfo
 
-#: Filesystems whose data lives on another machine; their mount source names the server.
-NETWORK_FSTYPES: frozenset[str] = frozenset(
-    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "sshfs", "9p", "ceph", "glusterfs", "fuse.glusterfs",
-     "fuse.smbnetfs", "fuse.ceph-fuse", "fuse.rclone"}
-)
+if TYPE_CHECKING:
+    from .zfs import ZfsInfo
+
 #: (protocol, client) of each network filesystem type.
 PROTOCOLS: dict[str, tuple[str, str]] = {
     "nfs": ("nfs", "kernel"),

@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .block import DeviceInfo
-from .ceph import CephInfo
-from .health import DriveHealth
 from .host import HostInfo
 from .localfs import BtrfsInfo, Ext4Info, XfsInfo
 from .mounts import mount_option
-from .network import ExportInfo, NetworkInfo
-from .raid import RaidController
-from .zfs import ZfsInfo
+
+if TYPE_CHECKING:  # the families a target may not have: imported where they are met (record_types)
+    from .ceph import CephInfo
+    from .health import DriveHealth
+    from .network import ExportInfo, NetworkInfo
+    from .raid import RaidController
+    from .zfs import ZfsInfo
+
+
+@functools.cache
+def record_types() -> dict[str, Any]:
+    """Every record class a description may hold, by name: what its annotations name (the
+    stored form's reader resolves them here; the families are imported on first call)."""
+    from . import block, ceph, health, host, localfs, network, raid, zfs
+
+    names: dict[str, Any] = {}
+    for module in (block, ceph, health, host, localfs, network, raid, zfs):
+        names.update({k: v for k, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__})
+    names.update(FilesystemInfo=FilesystemInfo, StorageInfo=StorageInfo)
+    return names
 
 
 @dataclass(frozen=True)

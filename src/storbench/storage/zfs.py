@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..units import read_size
 from ._util import to_int
+from .mounts import ZFS_FSTYPES as ZFS_FSTYPES  # the fstype set lives with the others
 
 #: ZFS dataset properties storbench records (``zfs get``); all but ``type`` are settings.
 ZFS_DATASET_PROPERTIES: tuple[str, ...] = (
@@ -39,9 +40,6 @@ ZFS_FILESYSTEM_ONLY: frozenset[str] = frozenset({"recordsize", "atime", "relatim
 #: ZFS pool properties storbench records (``zpool get``).
 ZPOOL_PROPERTIES: tuple[str, ...] = ("ashift", "health", "size", "autotrim", "version")
 
-#: The two ZFS implementations storbench knows: kernel OpenZFS (``zfs`` mounts) and the
-#: FUSE daemon zfs-fuse (``fuse.zfs`` mounts; pool version 23, fewer properties and options).
-ZFS_FSTYPES: frozenset[str] = frozenset({"zfs", "fuse.zfs"})
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,6 @@ May import: jobs, model, units and errors; never run or commands.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import math
@@ -229,6 +228,8 @@ def _unknown(kind: str, name: str, known: Mapping[str, Any]) -> str:
 
 
 def _did_you_mean(name: str, candidates: Any) -> str:
+    import difflib  # only for a mistake: 10 ms of import a run's start-up does not need
+
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -699,6 +700,19 @@ def builtin_catalog() -> Catalog:
     return catalog
 
 
+@functools.cache
+def builtin_suite_catalog(name: str) -> Catalog | None:
+    """The built-in suite ``name`` read from its own file (``<name>.toml``, which defines its
+    workloads itself) without the other built-in files: what a run of one built-in suite needs
+    (a fifth of the parse).  None when there is no such file or it does not define that suite:
+    then :func:`builtin_catalog` is what to read."""
+    path = _HERE / f"{name}.toml"
+    if name.startswith(".") or "/" in name or not path.is_file():
+        return None
+    catalog = parse_suite_text(path.read_text(encoding="utf-8"), path.name, empty_catalog(), origin=BUILTIN_ORIGIN)
+    return catalog if name in catalog.suites else None
+
+
 def validate_extra_options(
     pairs: tuple[tuple[str, str | None], ...] | list[tuple[str, str | None]], label: str = "--fio-option"
 ) -> tuple[tuple[str, str | None], ...]:
@@ -722,6 +736,7 @@ __all__ = [
     "FioOption",
     "FioOptionTable",
     "builtin_catalog",
+    "builtin_suite_catalog",
     "default_headline",
     "empty_catalog",
     "fio_option_table",

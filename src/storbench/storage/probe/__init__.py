@@ -18,8 +18,6 @@ import stat
 
 from ..block import lsblk_mountpoints
 from ..records import StorageInfo
-from ..zfs import zvol_dataset_from_path
-from . import zfs as zfs_probe
 from .base import CommandRunner, Probe, SubprocessRunner
 from .chain import chain, fs_devices
 from .filesystems import describe_filesystem
@@ -59,6 +57,8 @@ def describe_target(
 
     if stat.S_ISBLK(st.st_mode):
         kname = probe.kname_of(probe_path)
+        from ..zfs import zvol_dataset_from_path
+
         if kname and (dataset := zvol_dataset_from_path(probe_path)):
             probe.zvol_hints[kname] = dataset
         devices = chain(probe, [kname]) if kname else ()
@@ -81,6 +81,8 @@ def describe_target(
         return StorageInfo(target=target, target_kind=kind, filesystem=None, devices=(), host=host, notes=tuple(probe.notes))
     fs = describe_filesystem(probe, entry, probe_path)
     if fs.zfs is not None:
+        from . import zfs as zfs_probe
+
         start = zfs_probe.leaf_knames(probe, fs.zfs)
     elif fs.btrfs is not None and fs.btrfs.devices:
         start = [k for k in (probe.kname_of(p) for p in fs.btrfs.devices) if k]

@@ -9,10 +9,7 @@ from collections.abc import Sequence
 
 from ..block import DeviceInfo
 from ..localfs import parse_btrfs_fi_show
-from ..mounts import MEMORY_FSTYPES, FindmntEntry, split_source
-from ..network import NETWORK_FSTYPES
-from ..zfs import ZFS_FSTYPES
-from . import zfs as zfs_probe
+from ..mounts import MEMORY_FSTYPES, NETWORK_FSTYPES, ZFS_FSTYPES, FindmntEntry, split_source
 from .base import Probe
 
 
@@ -33,6 +30,8 @@ def chain(probe: Probe, start: Sequence[str]) -> tuple[DeviceInfo, ...]:
         if dev.type == "loop" or kname.startswith("loop"):
             extra = loop_backing(probe, dev)
         elif kname.startswith("zd"):
+            from . import zfs as zfs_probe
+
             zvol, extra = zfs_probe.describe_zvol(probe, dev)
             if zvol is not None:
                 dev = dataclasses.replace(dev, zvol=zvol)
@@ -70,6 +69,8 @@ def fs_devices(probe: Probe, entry: FindmntEntry, *, where: str) -> list[str]:
         probe.note(f"{where}: {entry.fstype} at {entry.target} is on another machine ({source})")
         return []
     if entry.fstype in ZFS_FSTYPES:
+        from . import zfs as zfs_probe
+
         zfs = zfs_probe.describe_dataset(probe, source, implementation=zfs_probe.implementation_of(entry.fstype))
         return zfs_probe.leaf_knames(probe, zfs) if zfs is not None else []
     if entry.fstype == "btrfs":

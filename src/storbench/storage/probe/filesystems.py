@@ -5,11 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from ..localfs import EXT_FSTYPES
-from ..mounts import FindmntEntry, split_source
-from ..network import NETWORK_FSTYPES
+from ..mounts import NETWORK_FSTYPES, ZFS_FSTYPES, FindmntEntry, split_source
 from ..records import FilesystemInfo
-from ..zfs import ZFS_FSTYPES
-from . import localfs, network, zfs
+from . import localfs
 from .base import Probe
 
 
@@ -23,8 +21,12 @@ def describe_filesystem(probe: Probe, entry: FindmntEntry, target: str) -> Files
         fs = dataclasses.replace(fs, xfs=localfs.describe_xfs(probe, entry))
     elif kind in EXT_FSTYPES:
         fs = dataclasses.replace(fs, ext4=localfs.describe_ext(probe, entry))
-    elif kind in ZFS_FSTYPES:
+    elif kind in ZFS_FSTYPES:  # the families a target may not have: imported where met
+        from . import zfs
+
         fs = dataclasses.replace(fs, zfs=zfs.describe_dataset(probe, source, implementation=zfs.implementation_of(kind)))
     elif kind in NETWORK_FSTYPES:
+        from . import network
+
         fs = dataclasses.replace(fs, network=network.describe_network(probe, entry, target, source))
     return fs

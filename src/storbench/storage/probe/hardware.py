@@ -13,19 +13,14 @@ import dataclasses
 import re
 import shutil
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..block import DeviceInfo
-from ..health import DriveHealth, HealthParseError, parse_smartctl_json
-from ..raid import (
-    RaidController,
-    RaidParseError,
-    parse_megacli_bbu,
-    parse_megacli_ldinfo,
-    parse_ssacli,
-    parse_storcli_vall,
-    with_batteries,
-)
 from .base import CommandRunner
+
+if TYPE_CHECKING:  # the readers are imported when a drive or a controller tool is there to read
+    from ..health import DriveHealth
+    from ..raid import RaidController
 
 #: kernel names of block devices that are never a physical drive with SMART
 _VIRTUAL = re.compile(r"^(loop|nbd|zram|ram|rbd|zd|dm-|md|sr|fd|nullb|pmem)")
@@ -53,6 +48,8 @@ def read_drive(runner: CommandRunner, path: str) -> DriveHealth | str | None:
         return f"smartctl could not run for {path}: {exc}"
     if rc == 127:
         return None
+    from ..health import HealthParseError, parse_smartctl_json
+
     # smartctl's exit status is a bit mask: bits 0-1 mean it could not read the device at all;
     # the higher bits report the drive's state (failing, errors logged) and still come with data
     try:
@@ -88,6 +85,18 @@ def _first(which: Which, names: Sequence[str]) -> str | None:
 
 def read_controllers(runner: CommandRunner, notes: list[str], which: Which = shutil.which) -> tuple[RaidController, ...]:
     """Every RAID controller the installed tools report (none when no tool is installed)."""
+    storcli, megacli, ssacli = _first(which, _STORCLI), _first(which, _MEGACLI), _first(which, _SSACLI)
+    if not (storcli or megacli or ssacli):
+        return ()
+    from ..raid import (
+        RaidParseError,
+        parse_megacli_bbu,
+        parse_megacli_ldinfo,
+        parse_ssacli,
+        parse_storcli_vall,
+        with_batteries,
+    )
+
     out: list[RaidController] = []
 
     def ask(argv: list[str], parse: Callable[[str], object], what: str) -> object | None:
@@ -105,15 +114,15 @@ def read_controllers(runner: CommandRunner, notes: list[str], which: Which = shu
             notes.append(f"{what} not read: {exc}")
             return None
 
-    if tool := _first(which, _STORCLI):
+    if tool := storcli:
         got = ask([tool, "/call/vall", "show", "all", "J"], parse_storcli_vall, "RAID controller cache policy")
         out.extend(got or ())  # type: ignore[arg-type]
-    if tool := _first(which, _MEGACLI):
+    if tool := megacli:
         got = ask([tool, "-LDInfo", "-Lall", "-aALL", "-NoLog"], parse_megacli_ldinfo, "RAID controller cache policy")
         if got:
             bbu = ask([tool, "-AdpBbuCmd", "-GetBbuStatus", "-aALL", "-NoLog"], parse_megacli_bbu, "RAID controller battery")
             out.extend(with_batteries(got, bbu) if isinstance(bbu, dict) else got)  # type: ignore[arg-type]
-    if tool := _first(which, _SSACLI):
+    if tool := ssacli:
         got = ask([tool, "ctrl", "all", "show", "config", "detail"], parse_ssacli, "Smart Array controller")
         out.extend(got or ())  # type: ignore[arg-type]
     return tuple(out)

@@ -11,9 +11,8 @@ import dataclasses
 import os
 import socket
 
-from ..mounts import FindmntEntry
+from ..mounts import ZFS_FSTYPES, FindmntEntry
 from ..network import NetworkInfo, network_info_from_mount
-from ..zfs import ZFS_FSTYPES
 from .base import Probe
 
 #: The daemon program of each FUSE network filesystem type.
