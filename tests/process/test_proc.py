@@ -30,6 +30,28 @@ def test_no_process_is_started_anywhere_else():
     assert offenders == []
 
 
+def test_spawn_execs_the_program_itself_and_refuses_a_missing_one_as_popen_would(tmp_path):
+    """The parent-death signal is set by setpriv exec'ing the program (vfork: no Python between
+    fork and exec): the child is the program, under the same pid; a program that is not there
+    is the same error Popen gives, not setpriv's exit status."""
+    child, _ = proc.spawn(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while (cmdline := Path(f"/proc/{child.pid}/cmdline").read_bytes().split(b"\0")[:2]) != [b"sleep", b"30"]:
+            assert time.monotonic() < deadline, cmdline  # setpriv execs it at once
+            time.sleep(0.01)
+    finally:
+        proc.stop_group(child)
+    with pytest.raises(FileNotFoundError) as missing:
+        proc.spawn(["storbench-no-such-program"])
+    assert missing.value.filename == "storbench-no-such-program"
+    (tmp_path / "not-executable").write_text("#!/bin/sh\n")
+    with pytest.raises(PermissionError):
+        proc.spawn(["./not-executable"], cwd=tmp_path)
+    with pytest.raises(FileNotFoundError):
+        proc.spawn(["./absent"], cwd=tmp_path)
+
+
 ASK_PDEATHSIG = ("import ctypes, time; s = ctypes.c_int(); ctypes.CDLL('libc.so.6').prctl(2, ctypes.byref(s)); "
                  "print(s.value, flush=True); time.sleep(30)")  # PR_GET_PDEATHSIG
 

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -33,7 +36,8 @@ PR_SET_PDEATHSIG = 1
 
 
 def set_parent_death_signal() -> None:
-    """Runs in the child between fork and exec: SIGTERM when storbench dies (even by SIGKILL)."""
+    """Runs in the child between fork and exec: SIGTERM when storbench dies (even by SIGKILL).
+    Only where util-linux's ``setpriv`` is missing (see :func:`spawn`)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -51,16 +55,44 @@ def _environment(env_extra: Mapping[str, str] | None, c_locale: bool) -> dict[st
     return env
 
 
+@functools.cache
+def _setpriv() -> str | None:
+    return shutil.which("setpriv")
+
+
+def _must_exist(program: str, cwd: Any, env: Mapping[str, str] | None) -> None:
+    """The error Popen would raise for ``program``, raised here: through ``setpriv`` a missing
+    program would only be setpriv's exit status 127."""
+    if "/" in program:
+        path = os.path.join(os.fspath(cwd), program) if cwd is not None else program
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    elif shutil.which(program, path=(env if env is not None else os.environ).get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 def spawn(argv: Sequence[str], *, env_extra: Mapping[str, str] | None = None, c_locale: bool = False,
           stdin: Any = subprocess.DEVNULL, **popen: Any) -> tuple[subprocess.Popen, list[str]]:  # fmt: skip
     """Start ``argv`` as storbench starts every child (see the module doc); returns the process and
     the stop requests noted while it was forked (raise them with :func:`signals.raise_noted` once
-    the caller is ready to stop the child).  ``popen``: stdout, stderr, cwd, text, bufsize."""
+    the caller is ready to stop the child).  ``popen``: stdout, stderr, cwd, text, bufsize.
+
+    The parent-death signal is set by util-linux's ``setpriv --pdeathsig`` exec'ing the program
+    (the same process: its pid, session and group), so that no Python runs between fork and exec
+    and the child is started by ``vfork`` (no copy of storbench's page tables: ~4 ms less per
+    workload); without ``setpriv``, by a ``preexec_fn`` in a forked child."""
+    env = _environment(env_extra, c_locale)
+    argv = list(argv)
+    preexec = None
+    if setpriv := _setpriv():
+        _must_exist(argv[0], popen.get("cwd"), env)
+        argv = [setpriv, "--pdeathsig", "TERM", "--", *argv]
+    else:
+        preexec = set_parent_death_signal
     with signals.spawning() as noted:
-        proc = subprocess.Popen(
-            list(argv), stdin=stdin, start_new_session=True, preexec_fn=set_parent_death_signal,
-            env=_environment(env_extra, c_locale), **popen,
-        )  # fmt: skip
+        proc = subprocess.Popen(argv, stdin=stdin, start_new_session=True, preexec_fn=preexec, env=env, **popen)
     return proc, noted
 
 
