@@ -620,3 +620,39 @@ def test_database_made_at_schema_0001_is_backed_up_and_migrated(db: Path) -> Non
     assert {"storage_json", "activity_json", "findings_json", "space_json"} <= {
         r[1] for r in sql(db, "PRAGMA table_info(results)")
     }
+
+
+_SYNC_CHILD = textwrap.dedent("""
+    import sys
+    from storbench.store import Store
+    from test_store import make_record
+    live, results = int(sys.argv[2]), int(sys.argv[3])
+    with Store.open(sys.argv[1]) as store:
+        run = store.create_run("x", "run")
+        for n in range(results):
+            store.add_result(make_record(run, repetition=n))
+        for n in range(live):
+            store.publish_live(run, {"index": n})
+""")
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_live_state_writes_add_no_flush_and_results_each_have_theirs(tmp_path: Path) -> None:
+    """A run rewrites its live state three times a workload: those commits are not flushed on
+    their own (SQLite WAL, synchronous=NORMAL for them); every result's commit still is."""
+
+    def syncs(name: str, live: int, results: int) -> int:
+        db, trace = tmp_path / f"{name}.db", tmp_path / f"{name}.trace"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(Path(__file__).parents[1]), *sys.path])}
+        subprocess.run(["strace", "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", str(trace), sys.executable, "-c", _SYNC_CHILD,
+                        url(db), str(live), str(results)], check=True, env=env, capture_output=True, timeout=120)  # fmt: skip
+        return sum(1 for line in trace.read_text().splitlines() if f"{name}.db-wal>" in line)
+
+    base = syncs("base", live=0, results=1)
+    assert base >= 2  # the run's row and the result, each flushed
+    assert syncs("live", live=10, results=1) == base
+    assert syncs("results", live=0, results=11) >= base + 10
+    with Store.open(url(tmp_path / "live.db")) as store:
+        store.publish_live(store.create_run("y", "run"), {"index": 0})
+        with store._engine.connect() as conn:  # the pool's one connection, FULL again for what comes next
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2
