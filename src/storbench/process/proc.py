@@ -18,7 +18,6 @@ anywhere else (``tests/process/test_proc.py`` greps for them).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import functools
 import os
@@ -38,6 +37,8 @@ PR_SET_PDEATHSIG = 1
 def set_parent_death_signal() -> None:
     """Runs in the child between fork and exec: SIGTERM when storbench dies (even by SIGKILL).
     Only where util-linux's ``setpriv`` is missing (see :func:`spawn`)."""
+    import ctypes
+
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

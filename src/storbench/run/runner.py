@@ -9,13 +9,11 @@ later loses nothing already measured.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import os
 import platform
 import shutil
 import signal
-import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -157,6 +155,8 @@ def scratch_target(parent: str) -> Iterator[Target]:
 
 
 def host_facts(fio_version: str) -> dict:
+    import socket  # on the store's thread, while the first fio starts
+
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
@@ -322,6 +322,8 @@ def _syncfs(path: str) -> None:
     except OSError:
         return
     try:
+        import ctypes
+
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         if libc.syncfs(fd) != 0:
             os.sync()

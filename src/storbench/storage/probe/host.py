@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 
 from ..host import HostInfo, parse_cpuinfo_model, parse_meminfo_total, parse_os_release
 from .base import read_text
@@ -32,7 +31,7 @@ def describe_host(
     if mem is None:
         notes.append("memory size unknown: /proc/meminfo is unreadable")
     return HostInfo(
-        hostname=socket.gethostname() or uname.nodename,
+        hostname=uname.nodename,  # what gethostname() returns on Linux, without importing socket
         kernel=uname.release,
         distribution=distribution,
         cpu_model=cpu_model,
