@@ -333,6 +333,18 @@ def _syncfs(path: str) -> None:
         os.close(fd)
 
 
+#: filesystems whose used space (statvfs) and file blocks (st_blocks) count what was written the
+#: moment it is written, delayed allocations included: read after a workload without a flush
+#: (btrfs and ZFS count space when they commit a transaction; a share, when its server does)
+ACCOUNTS_AT_WRITE = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs", "ramfs"})
+
+
+def needs_flush(storage: StorageInfo | None) -> bool:
+    """Whether the used space under ``storage`` is final only after a flush (see :data:`ACCOUNTS_AT_WRITE`)."""
+    fs = storage.filesystem if storage is not None else None
+    return fs is None or fs.fstype not in ACCOUNTS_AT_WRITE
+
+
 def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
     paths = _space_paths(spec)
     if paths is None:  # a block device, a remote export: no local filesystem to measure
@@ -678,7 +690,7 @@ def _measure_once(
         inv = run_fio(executor, spec, on_status)
     activity = sampler.series() if sampler is not None else None
     backend = backend_box.activity() if backend_box is not None else None
-    after = measure_space(spec, flush=True) if not remote else None
+    after = measure_space(spec, flush=needs_flush(storage)) if not remote else None
     result: FioResult | None = None
     parse_problem = None
     try:

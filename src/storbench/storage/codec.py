@@ -30,15 +30,24 @@ def _encode(value: Any) -> Any:
     return value
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+_HINTS: dict[tuple[type, str], Any] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        # the families a record names only in its annotations are imported here, not with it;
-        # the record's own module has the last word on a name
-        _HINTS[cls] = typing.get_type_hints(cls, localns={**record_types(), **vars(sys.modules[cls.__module__])})
-    return _HINTS[cls]
+def _hint(cls: type, f: dataclasses.Field) -> Any:
+    """The type of field ``f`` of record ``cls`` (its annotation is text: ``from __future__ import
+    annotations``), read in the record's module; a family the module names only for type checkers
+    (ZFS, Ceph, RAID, ...) is imported here, the first time a stored value of it is read."""
+    key = (cls, f.name)
+    if key not in _HINTS:
+        tp = f.type
+        if isinstance(tp, str):
+            module = vars(sys.modules[cls.__module__])
+            try:
+                tp = eval(tp, module)  # the record's own annotation text, read as typing.get_type_hints reads it
+            except NameError:
+                tp = eval(tp, {**record_types(), **module})
+        _HINTS[key] = tp
+    return _HINTS[key]
 
 
 def _decode(tp: Any, value: Any, where: str) -> Any:
@@ -59,11 +68,14 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
             raise StoreError(f"stored storage description is malformed: {where} should be an object")
-        hints = _hints(tp)
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(tp):
             if f.name in value:
-                kwargs[f.name] = _decode(hints[f.name], value[f.name], f"{where}.{f.name}")
+                got = value[f.name]
+                if (got is None and f.default is None) or (got == [] and f.default == ()):
+                    kwargs[f.name] = f.default  # no ZFS, no drives: no need to know their record types
+                else:
+                    kwargs[f.name] = _decode(_hint(tp, f), got, f"{where}.{f.name}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise StoreError(f"stored storage description is malformed: {where} lacks {f.name!r}")
         return tp(**kwargs)
