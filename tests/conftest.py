@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from storbench.cli import main
 from storbench.context import Env
+
+#: property tests judge what a function returns, never how fast: no per-example deadline (200 ms
+#: by default) and no "too slow" health check, which a busy machine fails (seen under the CPU hog
+#: of the flake study: test_prop_repeat_decision_is_consistent, DeadlineExceeded); a test's own
+#: @settings still sets its example count
+settings.register_profile("storbench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("storbench")
 
 TESTS = Path(__file__).parent
 DATA = TESTS / "data"
