@@ -504,7 +504,7 @@ def _warm_up(names: Sequence[str]) -> None:
         from rich.console import Console
 
         Console(file=io.StringIO(), width=160, force_terminal=False, highlight=False).print("  done", markup=False)
-    except Exception:
+    except Exception:  # a warm-up only: what fails here fails again where it is used, and is said there
         return
 
 
