@@ -164,12 +164,15 @@ def test_each_builtin_suite_reads_alone_from_its_own_file():
 
 
 def test_a_run_reads_one_suite_file_unless_it_needs_more(tmp_path):
-    from storbench.commands.common import load_catalog
+    from storbench.commands.common import load_catalog, run_catalog
 
-    assert set(load_catalog(None).suites) == {"quick"}
-    assert set(load_catalog(None, suite_name="share").suites) == {"share"}
-    assert set(load_catalog(None, suite_name="nosuch").suites) == set(builtin_catalog().suites)  # to say what is known
-    assert set(load_catalog(None, workload_names=("vm",)).suites) == set(builtin_catalog().suites)
+    everything = set(builtin_catalog().suites)
+    assert set(run_catalog(None, None, ()).suites) == {"quick"}
+    assert set(run_catalog(None, "share", ()).suites) == {"share"}
+    assert set(run_catalog(None, "nosuch", ()).suites) == everything  # to say what is known
+    assert set(run_catalog(None, None, ("vm",)).suites) == everything
+    assert set(load_catalog(None).suites) == everything  # curve, doctor, suites: every built-in one
+    assert set(load_catalog(None).workloads) == set(builtin_catalog().workloads)
 
 
 def test_builtin_catalog_is_immutable():

@@ -19,6 +19,8 @@ from ..model import Overrides, ResultRecord
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..suites import Catalog
+
 # --------------------------------------------------------------------------- shared state
 
 
@@ -73,15 +75,22 @@ pass_app = click.make_pass_decorator(App)
 # --------------------------------------------------------------------------- helpers
 
 
-def load_catalog(suite_file: str | None, *, suite_name: str | None = None, workload_names=()):
-    """The built-in suites and workloads, with ``suite_file``'s added.  Given the ``--suite``
-    and ``--workload`` of a run: a built-in suite alone (its own file) when that is all it names."""
-    from ..suites import DEFAULT_SUITE, builtin_catalog, builtin_suite_catalog, load_suite_file
+def run_catalog(suite_file: str | None, suite_name: str | None, workload_names) -> Catalog:
+    """What a run of ``--suite``/``--workload`` needs: a built-in suite alone, read from its own
+    file, when that is all it names (a fifth of the parse); else :func:`load_catalog`."""
+    from ..suites import DEFAULT_SUITE, builtin_suite_catalog
 
     if not suite_file and not workload_names:
         alone = builtin_suite_catalog(suite_name or DEFAULT_SUITE)
         if alone is not None:
             return alone
+    return load_catalog(suite_file)
+
+
+def load_catalog(suite_file: str | None) -> Catalog:
+    """Every built-in suite and workload, with ``suite_file``'s added."""
+    from ..suites import builtin_catalog, load_suite_file
+
     catalog = builtin_catalog()
     if suite_file:
         catalog = load_suite_file(suite_file, catalog)

@@ -16,7 +16,7 @@ import sys
 import click
 
 from ..errors import StorbenchError, UsageError
-from .common import App, load_catalog, overrides_from, print_json, public_records, reconcile
+from .common import App, overrides_from, print_json, public_records, reconcile, run_catalog
 from .run import CliReporter
 
 
@@ -248,7 +248,7 @@ def _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file
     setups = setups_from_fs_list(fs_list) if fs_list else load_setups_file(setups_file)
     from .common import chosen_workloads
 
-    workloads, suite = chosen_workloads(load_catalog(suite_file, suite_name=suite_name, workload_names=workload_names), suite_name, workload_names)
+    workloads, suite = chosen_workloads(run_catalog(suite_file, suite_name, workload_names), suite_name, workload_names)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])

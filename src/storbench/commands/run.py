@@ -22,12 +22,12 @@ from .common import (
     chosen_workloads,
     default_repeat,
     headlines_of,
-    load_catalog,
     overrides_from,
     print_json,
     public_records,
     reconcile,
     resolve_runs,
+    run_catalog,
 )
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    workloads, suite_label = chosen_workloads(load_catalog(suite_file, suite_name=suite_name, workload_names=workload_names), suite_name, workload_names)
+    workloads, suite_label = chosen_workloads(run_catalog(suite_file, suite_name, workload_names), suite_name, workload_names)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
