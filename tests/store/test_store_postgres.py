@@ -312,3 +312,56 @@ def test_a_postgresql_restart_during_a_run_is_waited_for(cli, tmp_path, pg_serve
     assert res.code == 0, res.err
     assert rows(pg_url, "SELECT status FROM runs") == [("complete",)]
     assert sorted(rows(pg_url, "SELECT workload FROM results")) == [("rnd4k-q1t1-read",), ("seq1m-q1t1-read",)]
+
+
+def _filtered_history(url: str) -> dict[str, int]:
+    """Four runs that the runs page's filters tell apart: targets, hosts (a result's and the run's
+    host name), a finding's check id, a curve's metadata."""
+    from storbench.model import Finding
+
+    ids = {}
+    with Store.open(url) as store:
+        for name, target, host, run_host, check, meta in (
+            ("a", "/srv/pool0/data", "10.0.0.1:8765", "node00", "page-cache", {}),
+            ("b", "/mnt/ssd", None, "node01", None, {"curve_result": {"workload": "curve-randread-4k"}}),
+            ("c", "/srv/pool1", "10.0.0.2:8765", "node01", "duration-short", {}),
+            ("d", "rbd:rbd/img", None, "node02", None, {"curve": {"workload": "x"}, "note": "curve_result"}),
+        ):
+            run = store.create_run(f"filter-{name}", "run", suite="quick", meta={"host": {"hostname": run_host}, **meta})
+            found = (Finding(check=check, severity="warning", message="m", fix="f", workload="randread-4k"),) if check else ()
+            store.add_result(make_record(run, target=target, host=host, label=f"filter-{name}", findings=found))
+            store.finish_run(run, "complete")
+            ids[name] = run
+    return ids
+
+
+def _answers(url: str, ids: dict[str, int]) -> dict[str, list[str]]:
+    name_of = {v: k for k, v in ids.items()}
+    with Store.open(url) as store:
+        def names(**kw) -> list[str]:
+            found, total = store.query_runs(**kw)
+            assert total == len(found)
+            return [name_of[r.run_id] for r in found]
+
+        return {
+            "target /srv/pool": names(target="/srv/pool"),
+            "target ssd": names(target="ssd"),
+            "target SSD (case-sensitive)": names(target="SSD"),
+            "target % (no wildcard)": names(target="%"),
+            "host node01": names(host="node01"),
+            "host 10.0.0.2": names(host="10.0.0.2"),
+            "check duration-short": names(check="duration-short"),
+            "check page-cache + target": names(check="page-cache", target="/srv"),
+            "curves": [name_of[info.run_id] for info, _meta in store.runs_with_meta_key("curve_result")],
+        }
+
+
+def test_runs_page_filters_and_curves_answer_as_on_sqlite(pg_url: str, tmp_path) -> None:
+    """The filters of serve's runs page and its curves page are the same queries on both stores
+    (PostgreSQL has no instr(): they used to fail there with 'function instr does not exist')."""
+    sqlite_url = f"sqlite:///{tmp_path / 'same.sqlite'}"
+    expected = {"target /srv/pool": ["c", "a"], "target ssd": ["b"], "target SSD (case-sensitive)": [],
+                "target % (no wildcard)": [], "host node01": ["c", "b"], "host 10.0.0.2": ["c"],
+                "check duration-short": ["c"], "check page-cache + target": ["a"], "curves": ["b"]}  # fmt: skip
+    assert _answers(sqlite_url, _filtered_history(sqlite_url)) == expected
+    assert _answers(pg_url, _filtered_history(pg_url)) == expected

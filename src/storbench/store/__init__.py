@@ -266,6 +266,9 @@ class Store:
         postgres = engine.dialect.name == "postgresql"
         self._enc: Callable[[str | None], str | None] = _nul_escape if postgres else _same
         self._dec: Callable[[str | None], str | None] = _nul_unescape if postgres else _same
+        # where a text occurs in a column (1-based, 0 when it does not), case-sensitively and with no
+        # wildcards: SQLite's instr(), PostgreSQL's strpos() (PostgreSQL has no instr)
+        self._position: Callable[[Any, str], Any] = func.strpos if postgres else func.instr
 
     # ----------------------------------------------------------------- opening
 
@@ -637,11 +640,12 @@ class Store:
             return select(results.c.id).where(results.c.run_id == runs.c.id, *where).correlate(runs).exists()
 
         if target:
-            conds.append(has_result(func.instr(results.c.target, self._enc(target)) > 0))
+            conds.append(has_result(self._position(results.c.target, self._enc(target)) > 0))
         if host:
-            conds.append(has_result(func.instr(results.c.host, self._enc(host)) > 0) | (func.instr(runs.c.meta_json, self._enc(host)) > 0))
+            conds.append(has_result(self._position(results.c.host, self._enc(host)) > 0)
+                         | (self._position(runs.c.meta_json, self._enc(host)) > 0))
         if check:
-            conds.append(has_result(func.instr(results.c.findings_json, json.dumps(check)) > 0))
+            conds.append(has_result(self._position(results.c.findings_json, json.dumps(check)) > 0))
         base = self._run_query().where(*conds).order_by(runs.c.id.desc()).offset(max(0, offset)).limit(max(1, limit))
         counted = select(func.count()).select_from(runs).where(*conds)
 
@@ -707,7 +711,7 @@ class Store:
 
     def runs_with_meta_key(self, key: str, limit: int = 200) -> list[tuple[RunInfo, dict[str, Any]]]:
         """The newest runs whose metadata has ``key`` (a curve, a steady-state window), with their metadata."""
-        query = self._run_query().where(func.instr(runs.c.meta_json, json.dumps(key) + ":") > 0).order_by(runs.c.id.desc()).limit(limit)
+        query = self._run_query().where(self._position(runs.c.meta_json, json.dumps(key) + ":") > 0).order_by(runs.c.id.desc()).limit(limit)
         rows = self._read(lambda conn: list(conn.execute(query)))
         out = []
         for r in rows:
