@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
@@ -27,6 +28,7 @@ from storbench.run.live import LivePublisher, parse_iops_text, parse_rate_text
 from storbench.serve import prometheus, views
 
 from conftest import DATA, needs_fio, needs_root
+from pg import pg_server, pg_url  # noqa: F401 - fixtures
 
 STORBENCH = [sys.executable, "-m", "storbench"]
 
@@ -400,3 +402,40 @@ def test_prometheus_text_escapes_labels():
     assert sample.labels["workload"] == 'we"ird\\name' and sample.labels["target"] == "/mnt/a\nb" and sample.value == 1234.5
     assert [s.value for s in fams["storbench_live_workload_percent"].samples] == [50.0]
     assert [s.value for s in fams["storbench_live_eta_seconds"].samples] == [12.0]
+
+
+@pytest.mark.slow  # real fio runs into a real PostgreSQL server
+def test_serve_over_postgresql(pg_url, tmp_path):
+    """The same pages over a PostgreSQL store: real runs and a real curve written there by the CLI,
+    the runs page's filters, a run, a compare, the curves page and /metrics (the filters and the
+    curves page used to fail there: PostgreSQL has no instr())."""
+    for name in ("a", "b"):
+        target = tmp_path / f"t-{name}"
+        target.mkdir()
+        proc = subprocess.run([*STORBENCH, "--db", pg_url, "run", "--target", str(target), "--size", "8m", "--runtime", "1",
+                               "--repeat", "2", "--workload", "rnd4k-q1t1-read", "--label", f"pg/{name}", "--no-report"],
+                              env=_env(pg_url), cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    curve = subprocess.run([*STORBENCH, "--db", pg_url, "curve", "--target", str(tmp_path / "t-a"), "--load", "iodepth=1,4",
+                            "--size", "8m", "--runtime", "300ms", "--label", "pg/curve", "--no-report"],
+                           env=_env(pg_url), cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert curve.returncode == 0, curve.stderr
+    with serving(pg_url) as base:
+        everything = get_json(base + "/api/runs")
+        assert [r["label"] for r in everything["runs"]] == ["pg/curve", "pg/b", "pg/a"]
+        assert [r["label"] for r in get_json(base + "/api/runs?target=t-b")["runs"]] == ["pg/b"]
+        short = get_json(base + "/api/runs?finding=short-run")["runs"]  # sub-second workloads: every run has it
+        assert [r["label"] for r in short] == ["pg/curve", "pg/b", "pg/a"] and all("short-run" in r["warnings"] for r in short)
+        assert get_json(base + "/api/runs?finding=no-such-check")["total"] == 0
+        host = everything["runs"][-1]["hosts"][0] if everything["runs"][-1].get("hosts") else os.uname().nodename
+        assert get_json(base + "/api/runs?host=" + urllib.parse.quote(host))["total"] == 3
+        assert get_json(base + "/api/runs?target=no-such-target")["total"] == 0
+        ids = sorted(r["id"] for r in everything["runs"] if r["label"] in ("pg/a", "pg/b"))
+        data = get_json(f"{base}/api/compare?run={ids[0]}&run={ids[1]}")
+        assert [c["name"] for c in data["configs"]] == ["pg/a", "pg/b"] and data["verdicts"]
+        code, html, _ = get(f"{base}/runs/{ids[0]}")
+        assert code == 200 and "rw=randread" in html
+        code, html, _ = get(base + "/curves")
+        assert code == 200 and "pg/curve" in html
+        code, text, _ = get(base + "/metrics")
+        assert code == 200 and 'label="pg/b"' in text
