@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -184,6 +186,45 @@ def test_value_on_the_fence_is_not_an_outlier():
 def test_no_outliers_below_four_values():
     assert summarize([1.0, 1.0, 1000.0]).outliers == ()
     assert summarize([1.0, 1.0, 1.0, 1000.0]).outliers == (3,)
+
+
+def _numpy_outliers(values):
+    """Tukey's fences from numpy's own (type 7) quartiles: what the module computed before it
+    computed them in Python."""
+    q1, q3 = (float(q) for q in np.quantile(np.sort(np.asarray(values, dtype=float)), [0.25, 0.75]))
+    lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    return tuple(i for i, x in enumerate(values) if x < lo or x > hi)
+
+
+@given(st.lists(st.floats(min_value=-1e12, max_value=1e12, allow_nan=False), min_size=4, max_size=40))
+def test_prop_outliers_are_numpys_quartile_fences(values):
+    assert summarize(values).outliers == _numpy_outliers(values)
+
+
+def test_outliers_on_the_fence_as_numpy_puts_it():
+    # quartiles that fall between order statistics at t < 0.5, t = 0.5 and t > 0.5 (n = 5, 7, 6, 8)
+    for values in ([0, 1, 2, 3, 6], [0, 1, 2, 3, 6.5], [0.1, 0.2, 0.3, 0.7, 2.0, 0.4, 0.5], [1, 2, 3, 4, 5, 40],
+                   [1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 1.0], [5.0] * 6 + [5.0000001]):
+        assert summarize(values).outliers == _numpy_outliers(values), values
+
+
+def test_t_quantile_for_every_repetition_count_up_to_101():
+    # the confidence interval's factor is scipy's t.ppf(0.975, n - 1) for n = 2 .. 101 (a table of
+    # scipy's figures in the module) and beyond (scipy itself)
+    for n in (*range(2, 102), 150):
+        values = [float(i % 3) for i in range(n)]
+        s = summarize(values)
+        half = scipy.stats.t.ppf(0.975, n - 1) * s.stderr
+        assert s.ci95 == (approx(s.mean - half, rel=1e-15), approx(s.mean + half, rel=1e-15)), n
+
+
+def test_summaries_import_neither_numpy_nor_scipy():
+    # show and the end of a repeated run summarise results: ~0.25 s of imports they no longer pay
+    code = ("import sys; from storbench.stats.core import summarize; "
+            "s = summarize([1.0, 2.0, 3.0, 4.0, 50.0] * 4); assert s.outliers and s.ci95; "
+            "print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf")], [1.0, -math.inf]])
