@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ._util import format_bytes
 from .block import DeviceInfo
-from .ceph import CephInfo
-from .health import DriveHealth
-from .raid import RaidController
 from .records import FilesystemInfo, StorageInfo
-from .zfs import ZfsInfo
+
+if TYPE_CHECKING:  # the families' records are met only in descriptions that have them (imported there)
+    from .ceph import CephInfo
+    from .health import DriveHealth
+    from .raid import RaidController
+    from .zfs import ZfsInfo
 
 
 def _onoff(value: bool | None) -> str:
