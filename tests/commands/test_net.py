@@ -238,7 +238,7 @@ def test_database_at_0002_gains_net_ceilings(tmp_path) -> None:
     from alembic import command
     from sqlalchemy import create_engine
 
-    import storbench.store as store_mod
+    import storbench.store.database as store_mod
 
     db = tmp_path / "old.sqlite"
     engine = create_engine(f"sqlite:///{db}")

@@ -19,7 +19,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
 
-import storbench.store as store_mod
+import storbench.store.database as store_mod
 from storbench.errors import StoreError, UsageError
 from storbench.model import DirectionStats, FioResult, JobResult, ResultRecord
 from storbench.store import Store, default_db_url
@@ -529,7 +529,7 @@ def test_batch_reads_match_the_one_run_reads(filled, db: Path) -> None:
 
 
 def test_batch_reads_cross_the_in_chunk(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import storbench.store as store_mod
+    import storbench.store.database as store_mod
 
     monkeypatch.setattr(store_mod, "IN_CHUNK", 2)
     with Store.open(url(db)) as store:

@@ -20,7 +20,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
-import storbench.store as store_mod
+import storbench.store.database as store_mod
 from storbench.errors import StoreError
 from storbench.store import Store
 from storbench.store.tables import metadata

@@ -703,7 +703,7 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
     # until then; else the store module (SQLAlchemy: a quarter of a second) is imported on
     # another thread while this one waits for fio (--version, the ioengine probe).
     if resume_run is not None or request.until_steady or request.hosts:
-        threading.Thread(target=importlib.import_module, args=("storbench.store",), daemon=True).start()
+        threading.Thread(target=importlib.import_module, args=("storbench.store.database",), daemon=True).start()
     preflight = None
     if request.hosts:
         executor, preflight = _prepare_hosts(app, request)
