@@ -365,3 +365,26 @@ def test_runs_page_filters_and_curves_answer_as_on_sqlite(pg_url: str, tmp_path)
                 "check duration-short": ["c"], "check page-cache + target": ["a"], "curves": ["b"]}  # fmt: skip
     assert _answers(sqlite_url, _filtered_history(sqlite_url)) == expected
     assert _answers(pg_url, _filtered_history(pg_url)) == expected
+
+
+def test_reader_answers_as_the_store_on_postgres(pg_url: str) -> None:
+    """show's and list's reads through psycopg alone (store.reader) are the store's, NUL-escaped
+    labels and reasons, an interrupted run and the errors included; the database is named alike."""
+    from test_reader import answers, build_history
+
+    from storbench.store.reader import Reader, open_reader
+
+    ids = build_history(pg_url)
+    for url in (pg_url, pg_url.replace("postgres@", "postgres:secret@")):  # a password (trust ignores it) is hidden
+        with Store.open(url) as store:
+            expected = answers(store, ids)
+            display = store.display
+        reader = open_reader(url)
+        assert isinstance(reader, Reader) and reader.display == display
+        with reader:
+            assert answers(reader, ids) == expected
+    assert "secret" not in display and ":***@" in display
+    assert expected[f"run {ids[4]}"][1].label == "odd\x00label é" and expected[f"run {ids[-1]}"][1].status == "interrupted"
+    closed = pg_url.rsplit(":", 1)[0] + ":1/" + pg_url.rsplit("/", 1)[1]  # nothing listens on port 1
+    assert open_reader(closed) is None  # the store says why it cannot connect
+    assert open_reader(pg_url.replace("+psycopg", "")) is None  # postgresql:// is psycopg2's to SQLAlchemy

@@ -48,6 +48,13 @@ class App:
 
         return Store.open(self.db_url)
 
+    def open_reader(self):
+        """For a command that only reads (show, list): the store's reads without SQLAlchemy when the
+        database is at this storbench's schema (:mod:`storbench.store.reader`), else the store."""
+        from ..store.reader import open_reader
+
+        return open_reader(self.db_url) or self.open_store()
+
     def console(self, err: bool = False, *, width: int = 160) -> Console:
         """A console on stdout (or stderr): the terminal's width on a terminal, else ``width``."""
         from rich.console import Console  # here: 30 ms of import a run's start-up does not need

@@ -27,7 +27,7 @@ def list_(app: App, limit, label_prefix, as_json):
     from ..render.terminal import format_run_list
     from ..serialize import run_info_to_public
 
-    with contextlib.closing(app.open_store()) as store:
+    with contextlib.closing(app.open_reader()) as store:
         runs = store.list_runs(limit=limit, label_prefix=label_prefix)
     if as_json:
         print_json(app, [run_info_to_public(r) for r in runs])

@@ -22,7 +22,7 @@ def show(app: App, run_ref, as_json, raw):
     """Show one run (an id or a label) with every result."""
     from ..render.terminal import format_results_table, format_run_header
 
-    with contextlib.closing(app.open_store()) as store:
+    with contextlib.closing(app.open_reader()) as store:
         run_ids = resolve_runs(store, [run_ref])
         run_id = run_ids[0]
         info = store.get_run(run_id)
