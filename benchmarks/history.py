@@ -239,6 +239,46 @@ def postgres(keep: Path | None):
         server.run(str(bin_dir / "pg_ctl"), "-D", str(server.data_dir), "-m", "fast", "-w", "stop", timeout=120)
 
 
+def query_plans(db: Path | str, made: dict) -> list[str]:
+    """How the database answers the queries behind list, show, compare/report and the runs page's
+    filters: SQLite's ``EXPLAIN QUERY PLAN``, PostgreSQL's ``EXPLAIN (ANALYZE)`` (docs/performance.md
+    quotes them).  The SQL is what the store and its reader send (store/reader.py writes it out)."""
+    span = made["last"] - made["first"]
+    middle = made["first"] + span // 2
+    ids20 = ", ".join(str(made["first"] + TEMPLATES + i * max(1, (span - TEMPLATES) // 20)) for i in range(20))
+    runs_page = "SELECT runs.*, (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS result_count FROM runs"
+    sqlite = isinstance(db, Path)
+    position = "instr(results.target, '/srv/pool3')" if sqlite else "strpos(results.target, '/srv/pool3')"
+    queries = {
+        "list (newest 50)": f"{runs_page} ORDER BY runs.id DESC LIMIT 50",
+        "list --label-prefix": f"{runs_page} WHERE substr(runs.label, 1, 12) = 'nightly-0400' ORDER BY runs.id DESC LIMIT 50",
+        "show: a run by label": "SELECT id FROM runs WHERE label = 'nightly-04000' ORDER BY id DESC",
+        "show: its results": f"SELECT * FROM results WHERE run_id = {middle} ORDER BY id",
+        "compare/report: the results of 20 runs": f"SELECT * FROM results WHERE run_id IN ({ids20}) ORDER BY id",
+        "serve: runs with a result on a target (count)": (
+            f"SELECT count(*) FROM runs WHERE EXISTS (SELECT results.id FROM results WHERE results.run_id = runs.id AND {position} > 0)"),
+    }
+    lines = []
+    if sqlite:
+        import sqlite3
+
+        conn = sqlite3.connect(db)
+        try:
+            for name, sql in queries.items():
+                lines.append(f"  {name}:")
+                lines += [f"    {'  ' * (r[1] != 0)}{r[3]}" for r in conn.execute("EXPLAIN QUERY PLAN " + sql)]
+        finally:
+            conn.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(str(db).replace("postgresql+psycopg://", "postgresql://")) as conn:
+            for name, sql in queries.items():
+                lines.append(f"  {name}:")
+                lines += [f"    {r[0]}" for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql)]
+    return lines
+
+
 def serve_figures(db: Path, env: dict, made: dict, work: Path) -> list[Figure]:
     """``storbench serve`` over the same history: the runs page, a run page and a compare of 20
     runs, each timed from request to the last byte (the median of 5, after one to warm up)."""
@@ -258,6 +298,7 @@ def serve_figures(db: Path, env: dict, made: dict, work: Path) -> list[Figure]:
     pages = {
         "runs page (newest 50)": ("/", "<= 0.3"),
         "runs page, label filter": ("/?label=nightly-04", "<= 0.3"),
+        "runs page, target filter": ("/?target=/srv/pool3", ""),  # a result's target contains it: every run looked at
         "run page": (f"/runs/{made['first'] + span // 2}", "<= 0.5"),
         "compare of 20 runs": ("/compare?" + "&".join(f"run={i}" for i in ids20), "<= 1.0"),
     }
@@ -380,6 +421,9 @@ def main() -> int:
             if big:
                 figures.append(Figure("history", f"storbench {name}: peak memory ({made['runs']:,} runs, {args.store})",
                                       t.maxrss_bytes / 1e6 if ok else None, "<= 300", unit=" MB", detail="peak RSS of the child"))
+        print("  query plans:", flush=True)
+        for line in query_plans(db, made):
+            print(line, flush=True)
         figures.extend(serve_figures(db, env, made, work))
         report = work / "report.html"
         size = report.stat().st_size if report.exists() else None
