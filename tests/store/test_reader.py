@@ -153,3 +153,17 @@ def test_records_equal_field_for_field(tmp_path: Path) -> None:
     with Store.open(url) as store, open_reader(url) as reader:
         for a, b in zip(store.results(ids[2]), reader.results(ids[2]), strict=True):
             assert dataclasses.asdict(a) == dataclasses.asdict(b)
+
+
+def test_postgres_urls_are_named_as_sqlalchemy_names_them() -> None:
+    from urllib.parse import urlsplit
+
+    from sqlalchemy.engine import make_url
+
+    from storbench.store.reader import postgres_display
+
+    for url in ("postgresql+psycopg://u:secret@db.example:5433/results", "postgresql+psycopg://db/results",
+                "postgresql+psycopg://u@10.0.0.1/r_1", "postgresql+psycopg://:pw@h:5/x"):
+        p = urlsplit(url)
+        mine = postgres_display(p.username, p.password is not None, p.hostname, p.port, p.path[1:])
+        assert mine == make_url(url).render_as_string(hide_password=True), url

@@ -198,6 +198,12 @@ def _sqlite(parts: SplitResult, head: str) -> Reader | None:
     return Reader(conn, str(path), postgres=False)
 
 
+def postgres_display(user: str | None, has_password: bool, host: str, port: int | None, database: str) -> str:
+    """The URL as SQLAlchemy's ``render_as_string(hide_password=True)`` names it in messages."""
+    at = "@" if user or has_password else ""
+    return f"postgresql+psycopg://{user or ''}{':***' if has_password else ''}{at}{host}{f':{port}' if port else ''}/{database}"
+
+
 def _postgres(parts: SplitResult, head: str) -> Reader | None:
     try:
         host, port = parts.hostname, parts.port
@@ -209,8 +215,7 @@ def _postgres(parts: SplitResult, head: str) -> Reader | None:
             or not all(_PLAIN.fullmatch(p or "") for p in (host, user, database))):  # fmt: skip
         return None  # the store reads it (and names it) as SQLAlchemy does
     password = unquote(parts.password) if parts.password is not None else None
-    display = f"postgresql+psycopg://{user or ''}{':***' if password is not None else ''}{'@' if user else ''}{host}"
-    display += f"{f':{port}' if port else ''}/{database}"
+    display = postgres_display(user, password is not None, host, port, database)
     try:
         import psycopg
         from psycopg.rows import namedtuple_row
