@@ -58,7 +58,8 @@ def answers(store, ids: list[int]) -> dict:
     for limit in (None, 1, 3):
         for prefix in (None, "", "nightly-1", "nightly-10", "odd\x00", "zzz"):
             out[f"list {limit} {prefix!r}"] = store.list_runs(limit=limit, label_prefix=prefix)
-    for ref in (str(ids[0]), " nightly-1 ", "7", str(ids[3]), "odd\x00label é", "none", str(missing)):
+    for ref in (str(ids[0]), " nightly-1 ", "7", str(ids[3]), "odd\x00label é", "none", str(missing), str(2**31 - 1),
+                str(2**31), str(2**63 - 1), str(2**63), "9" * 23):  # a number no run id can be: a label, not an error binding it
         out[f"find {ref!r}"] = store.find_runs(ref)
     for rid in (*ids, missing):
         out[f"run {rid}"] = _outcome(lambda rid=rid: store.get_run(rid))
@@ -127,6 +128,9 @@ def test_show_and_list_import_no_sqlalchemy(tmp_path: Path) -> None:
     said = [line for line in gone.stderr.splitlines() if not line.startswith("import time:")]
     assert gone.returncode == 2 and said == [
         f"storbench: error: no run matches '{max(ids) + 5}' (give a run id, a label or 'last'; see 'storbench list')"]
+    huge = _cli(db, "show", "9" * 23)
+    assert huge.returncode == 2 and [line for line in huge.stderr.splitlines() if not line.startswith("import time:")] == [
+        f"storbench: error: no run matches '{'9' * 23}' (give a run id, a label or 'last'; see 'storbench list')"]
     # a database at an older schema is upgraded by the store, as before
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE alembic_version SET version_num = '0004'")

@@ -56,6 +56,7 @@ from storbench.model import FioResult, ResultRecord, RunInfo
 from storbench.serialize import fio_result_to_dict
 from storbench.store.rows import (
     gone_reason,
+    max_run_id,
     meta_of,
     nul_escape,
     nul_unescape,
@@ -686,7 +687,7 @@ class Store:
         ref = ref.strip()
 
         def work(conn: Connection) -> list[int]:
-            if re.fullmatch(r"[0-9]+", ref):
+            if re.fullmatch(r"[0-9]+", ref) and int(ref) <= max_run_id(self._engine.dialect.name == "postgresql"):
                 found = conn.execute(select(runs.c.id).where(runs.c.id == int(ref))).first()
                 if found is not None:
                     return [int(found[0])]

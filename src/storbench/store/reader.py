@@ -28,7 +28,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from storbench.errors import StoreError, UsageError
 from storbench.model import ResultRecord, RunInfo
 
-from .rows import nul_escape, nul_unescape, plain_revisions, record_from_row, run_info_from_row, same_text
+from .rows import max_run_id, nul_escape, nul_unescape, plain_revisions, record_from_row, run_info_from_row, same_text
 
 __all__ = ["Reader", "open_reader"]
 
@@ -110,7 +110,7 @@ class Reader:
 
     def find_runs(self, ref: str) -> list[int]:
         ref = ref.strip()
-        if re.fullmatch(r"[0-9]+", ref):
+        if re.fullmatch(r"[0-9]+", ref) and int(ref) <= max_run_id(self._postgres):
             found = self._rows("SELECT id FROM runs WHERE id = ?", int(ref))
             if found:
                 return [int(found[0][0])]

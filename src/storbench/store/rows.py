@@ -28,6 +28,14 @@ _NUL_DECODE = re.compile("\uf8ff(\uf8ff|0)")
 Decode = Callable[[str | None], str | None]
 
 
+
+def max_run_id(postgres: bool) -> int:
+    """The largest id a run can have (``runs.id`` is an INTEGER: 32 bits on PostgreSQL, 64 on
+    SQLite): a larger number given for a run is only ever a label ("no run matches"), never an
+    id the database refuses to compare ("integer out of range")."""
+    return 2**31 - 1 if postgres else 2**63 - 1
+
+
 def nul_escape(value: str | None) -> str | None:
     """Text PostgreSQL can store: NUL -> U+F8FF "0", U+F8FF -> U+F8FF U+F8FF (reversible, prefix-preserving)."""
     if value is None or ("\x00" not in value and _NUL_ESCAPE not in value):
