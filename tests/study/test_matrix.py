@@ -1126,7 +1126,13 @@ def test_matrix_curve_on_a_filesystem_and_an_nbd_image(cli, tmp_path, private_tm
         assert "compared step by step" not in res.out
     else:
         assert "compared step by step: 2 load step(s) every setup ran" in res.out
-    assert "curve-randread-4k@iodepth=4" in res.out and "curve-randread-4k@sla_repeat=iodepth:4,iodepth=4" in res.out
+    # the compare table names every workload all setups ran: both load steps, and the SLA ceiling's repeat
+    # only where every setup's best step was the same one (which step does most IOPS is the machine's to say:
+    # on a busy machine ext4 on a loop device can do more at iodepth=1 than at 4)
+    common = set.intersection(*names.values())
+    assert {"curve-randread-4k@iodepth=1", "curve-randread-4k@iodepth=4"} <= common
+    for workload in common:
+        assert workload in res.out, workload
     (iso,) = [ln for ln in res.out.splitlines() if ln.startswith("at the same p99 (10.00 s): ")]
     first, second = sorted(last_iops, key=lambda k: -last_iops[k])
     assert iso.index(first) < iso.index(second)
