@@ -343,13 +343,13 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
     of them at once; each host's result and the aggregate are stored.
     """
-    from ..run import runner
-
     app: App = ctx.obj
     if not (dry_run or show_plan or host_values or hosts_file):
         from ..run.fioexec import start_version
 
-        start_version(app.env.fio_path)  # answered while the suites are read
+        start_version(app.env.fio_path)  # answered while the runner is imported and the suites are read
+    from ..run import runner
+
     if resume is not None and (host_values or hosts_file):
         raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
     if resume is not None:
@@ -709,7 +709,6 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
         executor, preflight = _prepare_hosts(app, request)
     else:
         executor = runner.SubprocessFio(app.env.fio_path)
-    fio_version = executor.version()
     show_progress = app.env.show_progress if progress is None else progress
     resolved = _resolve_targets(app, request)
     label = request.label
@@ -738,6 +737,9 @@ def _execute(app: App, request: _Request, *, as_json: bool, progress, resume_run
             app.err(format_total(estimates))
         if request.repeat.count == 1 and request.repeat.until_rse_pct is None and resume_run is None:
             app.err("note: one run per workload (--repeat 1): no spread or confidence interval can be given")
+        # asked for only now: ``fio --version``, started before the suites were read, has answered
+        # while the run was planned (waiting for it first put its 25 ms before the first fio)
+        fio_version = executor.version()
         if preflight is None:  # client runs: the targets are on the hosts
             runner.check_free_space(specs)
         else:
