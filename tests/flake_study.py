@@ -3,6 +3,7 @@ times in a row while a CPU hog takes every core; a test that fails once here is 
 what it asserts holds under load.
 
     .venv/bin/python tests/flake_study.py [--count 20] [--hog stress-ng|python|none] [-k EXPR] [--list]
+    .venv/bin/python tests/flake_study.py --all [--count 1] [--hog ...]   # the wider net
 
 Which tests: those whose body (read with ``ast``) sleeps, reads a monotonic clock, has a
 deadline or a timeout, sends SIGINT/SIGTERM/SIGKILL, throttles fio (``rate``), repeats until a
@@ -10,6 +11,12 @@ relative standard error, starts an NBD server or follows a live run: the tests w
 could depend on how fast the machine is.  They run in one pytest session (``pytest-repeat``:
 each test ``--count`` times in a row; servers start once), one test at a time, every tier
 (the back-ends', root and browser tests too, where this machine has them).
+
+The wider net (``--all``): every test, as ``make test`` runs them (its two sessions: the
+parallel one with ``-n JOBS``, then the back-ends', browser, root and serial tests one at a
+time), ``--count`` times each (default 1) under the hog.  It finds what the selection above
+cannot see: a test asserting on a figure the machine decides (which load step does most IOPS,
+whether fio measured 1 s or 1.1 s).
 
 The hog: ``stress-ng --cpu NCPU`` (Debian's stress-ng), else as many Python busy loops as cores.
 It is stopped when the study ends, however it ends.  Exit status: pytest's.
@@ -85,9 +92,38 @@ def stop_hog(hog: subprocess.Popen | None) -> None:
             continue
 
 
+#: ``make test``'s two sessions: (pytest -m, run in parallel)
+MAKE_TEST_SESSIONS = (
+    ("not backend and not browser and not root and not serial", True),
+    ("backend or browser or root or serial", False),
+)
+
+
+def whole_suite(args: argparse.Namespace) -> int:
+    """Every test under the hog, in ``make test``'s two sessions; pytest's first failing status."""
+    count = str(args.count or 1)
+    jobs = "2" if args.jobs == "0" else args.jobs
+    hog = start_hog(args.hog)
+    status = 0
+    try:
+        for marks, parallel in MAKE_TEST_SESSIONS:
+            argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations", "20",
+                    "-m", f"({args.m}) and ({marks})"]  # fmt: skip
+            if count != "1":
+                argv += ["-p", "repeat", "--count", count, "--repeat-scope", "function"]
+            if parallel:
+                argv += ["-n", jobs]
+            if args.k:
+                argv += ["-k", args.k]
+            status = status or subprocess.call(argv, cwd=ROOT)
+    finally:
+        stop_hog(hog)
+    return status
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=20, help="runs of each test in a row (default 20)")
+    parser.add_argument("--count", type=int, default=None, help="runs of each test in a row (default 20; --all: 1)")
     parser.add_argument("--hog", choices=("stress-ng", "python", "none"), default="stress-ng")
     parser.add_argument("-k", default=None, help="only the tests pytest -k selects among them")
     parser.add_argument("-m", default="not soak", help="pytest -m among them (default: not soak)")
@@ -95,13 +131,17 @@ def main() -> int:
     parser.add_argument("-n", "--jobs", default="0", help="pytest-xdist workers (default 0: one test at a time; "
                         "only for tests that need no server, device or browser)")
     parser.add_argument("--tests", nargs="*", help="these node ids (file::test) instead of the ones found")
+    parser.add_argument("--all", action="store_true", help="every test, as make test runs them (-n JOBS for its "
+                        "parallel part, default 2), --count times each (default 1)")
     args = parser.parse_args()
+    if args.all:
+        return whole_suite(args)
     tests = args.tests or timing_tests()
     if args.list:
         print("\n".join(tests))
         print(f"{len(tests)} tests")
         return 0
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "repeat", "--count", str(args.count),
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "repeat", "--count", str(args.count or 20),
             "--repeat-scope", "function", "--durations", "40", "-m", args.m, *tests]  # fmt: skip
     if args.k:
         argv += ["-k", args.k]
