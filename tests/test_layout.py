@@ -157,7 +157,7 @@ def test_the_longest_import_chain_is_at_most_12_modules():
 def test_at_most_12_modules_sit_flat_at_the_top():
     flat = sorted(p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert len(flat) <= MAX_FLAT, flat
-    assert "model.py" in flat
+    assert "cli.py" in flat  # the glob reads the right folder
 
 
 PACKAGES = sorted(name for name, mod in MODULES.items() if mod.is_package and name != "storbench")

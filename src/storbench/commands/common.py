@@ -14,11 +14,12 @@ import click
 
 from ..context import Env
 from ..errors import UsageError
-from ..model import Overrides, ResultRecord
+from ..model import Overrides
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..model import ResultRecord
     from ..suites import Catalog
 
 # --------------------------------------------------------------------------- shared state

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import Interrupted, StorbenchError, UsageError
-from ..model import JobSpec, Overrides, ResultRecord, Target
+from ..model import JobSpec, Overrides, Target
 from .common import (
     App,
     DescribeOnce,
@@ -31,6 +31,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..model import ResultRecord
     from ..run.runner import RunOutcome
     from ..store import Store
 
@@ -486,6 +487,7 @@ def _refuse_resuming_a_live_run(run_id: int, owner) -> None:
 #: state, its interval logs): imported on the store's thread while that fio runs, not after it
 USED_AFTER_FIO = (
     "storbench.checks",
+    "storbench.fio.json",
     "storbench.fio.logs",
     "storbench.render.terminal",
     "storbench.run.live",
@@ -944,14 +946,11 @@ def _telemetry(request: _Request, store, *, remote: bool):
     """What the runner learns about the storage: nothing here for client runs (the
     storage is on the hosts); else the local description, with the network ceilings
     ``storbench net`` measured, for the share-ceiling check."""
-    from ..net import CeilingLookup
     from ..run import runner
 
     if remote or not request.telemetry:
         return runner.NoTelemetry()
-    telemetry = runner.SystemTelemetry()
-    telemetry.net_ceilings = CeilingLookup(store.last_net_ceiling)
-    return telemetry
+    return runner.SystemTelemetry(net_ceiling_of=store.last_net_ceiling)
 
 
 def _remove_remote_files(app: App, executor, specs, keep_files: bool) -> None:

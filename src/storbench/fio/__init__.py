@@ -5,8 +5,12 @@ May import: model and errors only (pure); every stage above reads fio's output t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import FioParseError
-from ..model import FioResult
+
+if TYPE_CHECKING:
+    from ..model import FioResult
 
 
 def parse_output(text: str) -> FioResult:

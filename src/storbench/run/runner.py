@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import __version__
 from ..errors import FioParseError, Interrupted, TargetError, UsageError
-from ..fio.json import parse_fio_json
 from ..fio.progress import Status
 from ..jobs.jobfile import build_job
-from ..model import Finding, FioResult, JobResult, JobSpec, Overrides, Repeat, ResultRecord, Target, Workload
+from ..model import JobSpec, Overrides, Repeat, Target, Workload
 from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
 
 if TYPE_CHECKING:
+    from ..model import Finding, FioResult, JobResult, ResultRecord
+    from ..net import CeilingLookup, NetCeiling
     from ..storage import StorageInfo
 
 # --------------------------------------------------------------------------- failure reasons
@@ -271,8 +272,21 @@ class NoTelemetry:
 class SystemTelemetry:
     """The real thing: storage description (findmnt, lsblk, /sys) and /proc/diskstats sampling."""
 
-    def __init__(self, interval_s: float = 1.0) -> None:
+    def __init__(self, interval_s: float = 1.0, net_ceiling_of: Callable[[str], NetCeiling | None] | None = None) -> None:
         self.interval_s = interval_s
+        #: ``Store.last_net_ceiling``: what ``storbench net`` measured towards a server, for the share-ceiling check
+        self.net_ceiling_of = net_ceiling_of
+        self._net_ceilings: CeilingLookup | None = None
+
+    @property
+    def net_ceilings(self) -> CeilingLookup | None:
+        """``server -> bits/s`` over :attr:`net_ceiling_of`, made on first use (after the first fio:
+        a run that meets no network share never imports :mod:`storbench.net`); None without it."""
+        if self._net_ceilings is None and self.net_ceiling_of is not None:
+            from ..net import CeilingLookup
+
+            self._net_ceilings = CeilingLookup(self.net_ceiling_of)
+        return self._net_ceilings
 
     def describe(self, target: Target, fio_version: str):
         from ..targets import kind_of
@@ -529,7 +543,7 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: StorageInfo | No
     sizes = [dict(s.options).get("size") for s in specs if s.target == target]
     known = [s for s in sizes if s and not s.endswith("%")]
     first = next(s for s in specs if s.target == target)
-    from ..model import Overrides
+    from ..fio.json import parse_fio_json
     from ..units import parse_size
 
     size = max(known, key=parse_size) if known else None  # None: the whole file, device or export
@@ -648,6 +662,8 @@ def _next_step(repeat: Repeat, results: Sequence[FioResult], headline: str):
 
 
 def _not_converged(workload: str, reason: str, repeat: Repeat) -> Finding:
+    from ..model import Finding
+
     return Finding(
         check="repeat-not-converged",
         severity="warning",
@@ -689,6 +705,10 @@ def _measure_once(
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
         inv = run_fio(executor, spec, on_status)
     activity = sampler.series() if sampler is not None else None
+    # imported once the first fio has run: nothing before it needs the result records
+    from ..fio.json import parse_fio_json
+    from ..model import ResultRecord
+
     backend = backend_box.activity() if backend_box is not None else None
     after = measure_space(spec, flush=needs_flush(storage)) if not remote else None
     result: FioResult | None = None
@@ -998,7 +1018,7 @@ def probe_rate(executor: FioExecutor, spec: JobSpec) -> float | None:
     """Bytes per second (all jobs together) of ``spec``'s workload run for :data:`PROBE_RUNTIME`
     on :data:`PROBE_SIZE` of its target, time-based, without warm-up: the speed a size-based
     job's duration is estimated from.  Its own test file is removed; None when fio fails."""
-    from ..model import Overrides
+    from ..fio.json import parse_fio_json
 
     opts = dict(spec.options)
     extra = (("time_based", "1"), ("ramp_time", "0"), ("startdelay", "0"))

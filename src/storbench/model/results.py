@@ -1,34 +1,21 @@
-"""Frozen, typed records for every stage of the data flow.
+"""The records of a result: what fio measured (:class:`FioResult` and its parts), what
+storbench stored (:class:`ResultRecord`, :class:`RunInfo`) and what the checks found
+(:class:`Finding`).
 
-workload definition -> fio job -> run -> parsed result -> stored record -> comparison -> report
+Their names are :mod:`storbench.model`'s too (``from storbench.model import FioResult`` works as
+it always did); they live in a module of their own so that a run imports them only once its first
+fio has started: creating a frozen dataclass costs about half a millisecond to a millisecond on
+Python 3.11 (its methods are compiled one by one), and a run's start-up is short enough for ten of
+them to count (docs/performance.md, section 2e).
 
-Units are in the names: ``*_ns`` nanoseconds, ``*_ms`` milliseconds, ``*_bytes``
-bytes, ``bw_bytes`` bytes per second, ``*_pct`` percent (0-100).
-
-``None`` always means "not measured" (for example latency under gtod_reduce=1);
-zero means a measured zero.  Parsers never fill in zeros for what fio did not
-measure.
+May import: the standard library only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-#: Directions fio reports, in report order.  ``mixed`` appears under
-#: ``unified_rw_reporting``.
-DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
-
-Direction = Literal["read", "write", "trim", "mixed"]
-Headline = Literal["iops", "bw", "lat"]
-TargetKind = Literal["dir", "file", "block", "nbd"]
-
-
-def pct_key(p: float | str) -> str:
-    """Canonical percentile key: ``"99.000000"`` / ``99`` -> ``"99.0"``, ``"99.990000"`` -> ``"99.99"``."""
-    return repr(round(float(p), 6))
-
+from typing import Any
 
 # --------------------------------------------------------------------------- fio results
 
@@ -192,105 +179,6 @@ class FioResult:
         return 0
 
 
-# --------------------------------------------------------------------------- definitions
-
-
-@dataclass(frozen=True)
-class Workload:
-    """A named set of fio job options plus what it models.
-
-    ``options`` keeps file order; a value of ``None`` is a valueless fio flag
-    (``time_based``).  ``headline`` is the metric a person judges this workload by.
-    """
-
-    name: str
-    description: str
-    options: tuple[tuple[str, str | None], ...]
-    headline: str = "iops"  # one of "iops", "bw", "lat"
-    origin: str = "built-in"  # "built-in" or the suite file's path
-
-    def option(self, key: str, default: str | None = None) -> str | None:
-        for k, v in self.options:
-            if k == key:
-                return v
-        return default
-
-    def has_option(self, key: str) -> bool:
-        return any(k == key for k, _ in self.options)
-
-
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    description: str
-    workloads: tuple[Workload, ...]
-    origin: str = "built-in"
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a workload's I/O goes.
-
-    ``dir``: a directory, storbench creates its test file inside.
-    ``file``: an existing regular file, used as is (never deleted).
-    ``block``: a block device (guarded by storbench.targets.guard).
-    ``nbd``: an NBD export (a URI, or the Unix socket of a VM image storbench serves).
-    ``gluster``, ``rbd``, ``rados``: a GlusterFS volume, an RBD image, a RADOS pool.
-    ``scratch``: storbench created the directory and removes it afterwards.
-    ``params``: what the kind needs besides the path (a Ceph kind's ``conf`` and ``client``).
-    """
-
-    kind: str  # a storbench.targets kind name
-    path: str
-    scratch: bool = False
-    params: tuple[tuple[str, str], ...] = ()
-    #: what the target is called where its path is storbench's random choice (a scratch directory,
-    #: a study's mountpoint), so that a resumed run is the same configuration: its stored name
-    role: str | None = None
-
-    def param(self, name: str) -> str | None:
-        return next((v for k, v in self.params if k == name), None)
-
-    @property
-    def display(self) -> str:
-        if self.role is not None:
-            return self.role
-        if self.scratch:  # ".storbench-scratch-k3j2h1" is new each time: stored by its role
-            return self.path.rsplit("/", 1)[0] + "/" + SCRATCH_ROLE
-        return self.path
-
-
-#: how a run's own scratch directory (``.storbench-scratch-XXXXXX`` in the current directory) is stored
-SCRATCH_ROLE = ".storbench-scratch"
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """Run-wide scaling of every workload (``--size``, ``--runtime``).
-
-    ``size`` and ``runtime`` replace the workload's own values; ``default_size``
-    is used only where a workload names no size and the target needs one.
-    """
-
-    size: str | None = None
-    runtime: str | None = None
-    default_size: str = "1g"
-    extra: tuple[tuple[str, str | None], ...] = ()
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    """A workload made concrete for one target: the exact fio job text."""
-
-    workload: Workload
-    target: Target
-    job_text: str
-    test_files: tuple[str, ...]  # files this job creates/uses that storbench must remove
-    options: tuple[tuple[str, str | None], ...]  # the effective options in the job section
-    #: environment fio needs for this target (CEPH_CONF for an RBD image's cluster)
-    env: tuple[tuple[str, str], ...] = ()
-
-
 # --------------------------------------------------------------------------- stored records
 
 
@@ -332,7 +220,9 @@ class RunInfo:
     run_id: int
     label: str | None
     kind: str  # "run" or "import"
-    status: str  # "running", "complete", "incomplete", "failed"; "interrupted" (never stored): running, its process gone
+    status: (
+        str  # "running", "complete", "incomplete", "failed"; "interrupted" (never stored): running, its process gone
+    )
     created_at: str
     finished_at: str | None = None
     suite: str | None = None
@@ -342,10 +232,6 @@ class RunInfo:
 
 
 # --------------------------------------------------------------------------- findings
-
-#: Finding severities, mildest first.  "invalid" means the number must not be used
-#: as a measurement of the target (it measured something else, or is impossible).
-SEVERITIES: tuple[str, ...] = ("info", "warning", "invalid")
 
 
 @dataclass(frozen=True)
@@ -357,15 +243,3 @@ class Finding:
     message: str  # what happened, in a plain sentence with the evidence
     fix: str  # the one-line fix
     workload: str | None = None
-
-
-@dataclass(frozen=True)
-class Repeat:
-    """How often each workload runs: ``count`` times, or until the relative standard
-    error of its headline metric is below ``until_rse_pct`` (between ``min_runs``
-    and ``max_runs`` runs)."""
-
-    count: int = 1
-    until_rse_pct: float | None = None
-    min_runs: int = 3
-    max_runs: int = 10
