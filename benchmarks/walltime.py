@@ -23,7 +23,9 @@ creates) runs 8 time-based 2-second runs on a 64 MiB file in the same run.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -99,6 +101,9 @@ def storbench(suite: str, target: Path, env: dict, work: Path) -> float:
 
 #: the own-time figure (issue 24): 8 workloads of 1 s on one laid-out file
 OWN_RUNTIME_S, OWN_BRACKETS = 1, 3
+#: start-up samples: exec to the first workload's fio exec varies by 50-70 ms from run to run on a
+#: 2-core machine (a median of 3 moved by 40 ms between two runs of one tree; session 16)
+STARTUP_SAMPLES = 11
 
 #: a fio that notes when it is started with a job file (bash's clock: no fork), then is fio
 _EXEC_LOGGER = """#!/bin/bash
@@ -107,14 +112,49 @@ exec {fio} "$@"
 """
 
 
+def startup_times(argv: list[str], target: Path, env: dict, work: Path, samples: int = STARTUP_SAMPLES) -> list[float]:
+    """From the ``storbench run`` exec to fio's exec for the first workload, ``samples`` times: a
+    fio wrapper writes the time it was started with a job file (bash's clock, no fork; the
+    wrapper's own bash start, ~3 ms, counts against storbench), and once it has, storbench is
+    stopped (SIGTERM: it stops its fio, marks the run incomplete and exits 130) rather than left
+    to run its 8 workloads: only its start is measured, so eleven samples cost seconds."""
+    import shutil
+    import signal
+    import time
+
+    logger = work / "fio-exec-logger"
+    logger.write_text(_EXEC_LOGGER.format(fio=shutil.which("fio")))
+    logger.chmod(0o755)
+    log = work / "exec.log"
+    startups = []
+    for _ in range(samples):
+        log.write_text("")
+        env_s = {**env, "STORBENCH_FIO": str(logger), "STORBENCH_BENCH_EXEC_LOG": str(log)}
+        t0 = time.time()
+        child = subprocess.Popen(argv, env=env_s, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not log.read_text().strip() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        started = log.read_text().split()
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+        try:
+            _, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            _, err = child.communicate()
+        if not started:
+            raise SystemExit(f"walltime: storbench started no fio ({child.returncode}): {err.decode(errors='replace')[-500:]}")
+        startups.append(float(started[0]) - t0)
+    return startups
+
+
 def own_time(target: Path, env: dict, work: Path, brackets: int = OWN_BRACKETS) -> tuple[list[float], list[float], list[float]]:
     """storbench's own time per workload, start-up included, in brackets of bare fio /
     storbench / bare fio (``quick``, 8 x 1 s, the test file laid out once beforehand and kept):
     (storbench - the mean of the bare fio runs either side) / 8, once per bracket.  Then the
-    start-up: from the ``storbench run`` exec to fio's exec for the first workload, read by a
-    fio wrapper that writes the time it was started (the wrapper's bash start, ~3 ms, counts
-    against storbench).  Returns (own per workload, start-up, bare fio wall) lists."""
-    import shutil
+    start-up (:func:`startup_times`).  Returns (own per workload, start-up, bare fio wall) lists."""
     import time
 
     argv = [*storbench_argv(), "run", "--suite", "quick", "--size", SIZE, "--runtime", str(OWN_RUNTIME_S),
@@ -139,16 +179,7 @@ def own_time(target: Path, env: dict, work: Path, brackets: int = OWN_BRACKETS) 
         after = bare()
         bares += [before, after]
         own.append((sb - (before + after) / 2) / len(jobs))
-    logger = work / "fio-exec-logger"
-    logger.write_text(_EXEC_LOGGER.format(fio=shutil.which("fio")))
-    logger.chmod(0o755)
-    log = work / "exec.log"
-    startups = []
-    for _ in range(brackets):
-        log.write_text("")
-        t0 = time.time()
-        run_timed(argv, env={**env, "STORBENCH_FIO": str(logger), "STORBENCH_BENCH_EXEC_LOG": str(log)}, cwd=work).check()
-        startups.append(float(log.read_text().split()[0]) - t0)
+    startups = startup_times(argv, target, env, work)
     for p in target.iterdir():
         p.unlink()
     return own, startups, bares
