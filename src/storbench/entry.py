@@ -34,27 +34,28 @@ _GLOBAL_VALUED = ("--db",)
 _NO_LOCAL_FIO = ("--dry-run", "--show-plan", "--host", "--hosts", "-h", "--help")
 
 
-def _start_fio_version(argv: list[str]) -> None:
-    """For ``storbench run``: start ``fio --version`` before the CLI is imported, so that fio's
-    own start-up (~10-25 ms: it loads every engine's libraries) overlaps click's import instead
-    of being waited for after it (docs/performance.md, section 2e).  Read from the words alone,
-    before click parses them: a guess that is wrong costs one unused ``fio --version`` (or its
-    absence: the runner then asks fio itself, as it always did)."""
+def runs_fio_here(argv: list[str]) -> bool:
+    """Whether ``storbench ARGV`` looks like a ``storbench run`` that starts fio on this machine,
+    read from the words alone, before click parses them (``--db`` may come first; not with
+    ``--dry-run``, ``--show-plan``, ``--host``, ``--hosts`` or ``--help``)."""
     words = iter(argv)
     for word in words:
         if word in _GLOBAL_VALUED:
             next(words, None)
         elif word.startswith("-"):
             if not word.startswith(tuple(f"{o}=" for o in _GLOBAL_VALUED)):
-                return  # --help, --version, or what click will refuse
-        elif word != "run":
-            return
+                return False  # --help, --version, or what click will refuse
         else:
-            break
-    else:
-        return
-    rest = list(words)
-    if any(w.split("=", 1)[0] in _NO_LOCAL_FIO for w in rest):
+            return word == "run" and not any(w.split("=", 1)[0] in _NO_LOCAL_FIO for w in words)
+    return False
+
+
+def _start_fio_version(argv: list[str]) -> None:
+    """For ``storbench run``: start ``fio --version`` before the CLI is imported, so that fio's
+    own start-up (~10-25 ms: it loads every engine's libraries) overlaps click's import instead
+    of being waited for after it (docs/performance.md, section 2e).  A wrong guess costs one
+    unused ``fio --version``, or none started (the runner then asks fio itself, as it always did)."""
+    if not runs_fio_here(argv):
         return
     import os
 

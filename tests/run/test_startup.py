@@ -13,7 +13,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import storbench.model as model
+from storbench.entry import runs_fio_here
 from storbench.model import results
 
 from conftest import needs_fio
@@ -24,15 +27,20 @@ PROBE = textwrap.dedent(
     import json, subprocess, sys
 
     seen = []
+    versions = []  # for each fio --version started: was the CLI imported by then?
     real_init = subprocess.Popen.__init__
 
     def init(self, args, *a, **k):
         argv = [str(x) for x in args] if not isinstance(args, (str, bytes)) else [str(args)]
-        # fio, maybe behind setpriv --pdeathsig; its first job (a job file), not its --version
-        if not seen and any(x.endswith("/fio") or x == "fio" for x in argv) and argv[-1].endswith(".fio"):
+        is_fio = any(x.endswith("/fio") or x == "fio" for x in argv)  # maybe behind setpriv --pdeathsig
+        if is_fio and argv[-1] == "--version":
+            versions.append("storbench.cli" in sys.modules)
+        # its first job (a job file)
+        if not seen and is_fio and argv[-1].endswith(".fio"):
             seen.append(argv)
             with open(OUT, "w") as f:  # storbench leaves with os._exit: written here, not after main()
-                json.dump({"argv": argv, "modules": sorted(m for m in sys.modules if m.startswith("storbench"))}, f)
+                modules = sorted(m for m in sys.modules if m.startswith("storbench"))
+                json.dump({"argv": argv, "modules": modules, "versions": versions}, f)
         return real_init(self, args, *a, **k)
 
     subprocess.Popen.__init__ = init
@@ -61,6 +69,28 @@ def test_result_records_keep_their_public_names():
         raise AssertionError("an unknown name must raise AttributeError")
 
 
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "--suite", "quick", "--target", "/mnt"], True),
+        (["--db", "/tmp/r.sqlite", "run", "--workload", "x"], True),
+        (["--db=postgresql://h/db", "run"], True),
+        (["run", "--dry-run", "--target", "/mnt"], False),
+        (["run", "--show-plan"], False),
+        (["run", "--host", "a", "--host", "b"], False),
+        (["run", "--hosts=hosts.txt"], False),
+        (["run", "--help"], False),
+        (["list"], False),
+        (["--db", "run"], False),  # "run" is --db's value here; no command follows
+        (["--version"], False),
+        (["--no-such-option", "run"], False),
+        ([], False),
+    ],
+)
+def test_which_words_start_fio_version_before_the_cli(argv, expected):
+    assert runs_fio_here(argv) is expected
+
+
 @needs_fio
 def test_a_run_starts_its_first_fio_before_importing_what_comes_after_it(tmp_path: Path):
     target = tmp_path / "t"
@@ -77,6 +107,7 @@ def test_a_run_starts_its_first_fio_before_importing_what_comes_after_it(tmp_pat
     assert proc.returncode == 0, proc.stderr
     probe = json.loads(out.read_text())
     assert probe["argv"][-1].endswith("job.fio"), probe["argv"]  # the workload's own fio
+    assert probe["versions"] == [False]  # one fio --version, started before the CLI was imported
     modules = set(probe["modules"] or ())
     assert "storbench.run.runner" in modules  # the snapshot is the run's, taken at its first fio job
     # the result records, parsing fio's JSON, network ceilings, the checks, the store, the renderers:
