@@ -29,7 +29,6 @@ DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
 
 Direction = Literal["read", "write", "trim", "mixed"]
 Headline = Literal["iops", "bw", "lat"]
-TargetKind = Literal["dir", "file", "block", "nbd"]
 
 #: the names of :mod:`storbench.model.results`, loaded on first use (:func:`__getattr__`)
 RESULT_NAMES = frozenset({
