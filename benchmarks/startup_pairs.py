@@ -36,7 +36,7 @@ def main() -> int:
         for i in range(args.samples):
             for tree in trees if i % 2 == 0 else trees[::-1]:
                 env = {**bench_env(work / "startup.sqlite"), "PYTHONPATH": tree}
-                times[tree] += startup_times(argv, target, env, work, samples=1)
+                times[tree] += startup_times(argv, env, work, samples=1)
     for tree, values in times.items():
         print(f"{tree}: median {median(values) * 1000:.1f} ms ({min(values) * 1000:.1f}-{max(values) * 1000:.1f}), "
               f"{len(values)} samples: " + " ".join(f"{v * 1000:.0f}" for v in values))

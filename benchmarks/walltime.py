@@ -112,7 +112,7 @@ exec {fio} "$@"
 """
 
 
-def startup_times(argv: list[str], target: Path, env: dict, work: Path, samples: int = STARTUP_SAMPLES) -> list[float]:
+def startup_times(argv: list[str], env: dict, work: Path, samples: int = STARTUP_SAMPLES) -> list[float]:
     """From the ``storbench run`` exec to fio's exec for the first workload, ``samples`` times: a
     fio wrapper writes the time it was started with a job file (bash's clock, no fork; the
     wrapper's own bash start, ~3 ms, counts against storbench), and once it has, storbench is
@@ -179,7 +179,7 @@ def own_time(target: Path, env: dict, work: Path, brackets: int = OWN_BRACKETS) 
         after = bare()
         bares += [before, after]
         own.append((sb - (before + after) / 2) / len(jobs))
-    startups = startup_times(argv, target, env, work)
+    startups = startup_times(argv, env, work)
     for p in target.iterdir():
         p.unlink()
     return own, startups, bares
