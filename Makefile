@@ -34,10 +34,17 @@ check: install
 # everything, as CI runs it: the tests that need no server, device or browser on every core, then
 # the real servers, loop devices, Chromium and the rate-capped runs one test at a time (each server
 # once per session)
+# (the second session runs even when the first fails, so that one red test does not hide the rest;
+# make still fails with the first failing session's status)
 test: install
 	@bash tests/setup-system.sh
-	@$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root and not serial"
-	@$(BIN)/python -m pytest -q -m "not soak and (backend or browser or root or serial)"
+	@first=0; second=0; \
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root and not serial" || first=$$?; \
+	$(BIN)/python -m pytest -q -m "not soak and (backend or browser or root or serial)" || second=$$?; \
+	if [ $$first -ne 0 ] || [ $$second -ne 0 ]; then \
+	  echo "make test: the parallel session exited $$first, the servers/browser/root/serial session $$second" >&2; \
+	  if [ $$first -ne 0 ]; then exit $$first; else exit $$second; fi; \
+	fi
 
 soak: install
 	@bash tests/setup-system.sh

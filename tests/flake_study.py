@@ -18,20 +18,26 @@ time), ``--count`` times each (default 1) under the hog.  It finds what the sele
 cannot see: a test asserting on a figure the machine decides (which load step does most IOPS,
 whether fio measured 1 s or 1.1 s).
 
-The hog: ``stress-ng --cpu NCPU`` (Debian's stress-ng), else as many Python busy loops as cores.
-It is stopped when the study ends, however it ends.  Exit status: pytest's.
+The hogs: ``stress-ng --cpu NCPU`` (Debian's stress-ng), else as many Python busy loops as cores;
+and the disk hog (``--no-disk-hog`` leaves it out) on the temporary directory's filesystem: fio's
+70/30 random 4 KiB mix capped at 2,000 + 1,000 IOPS and a buffered writer flushing a gigabyte
+at a time, the neighbours that change what fio measures second to second.  They are stopped when
+the study ends, however it ends.  Exit status: pytest's.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -77,6 +83,35 @@ def start_hog(kind: str) -> subprocess.Popen | None:
     return subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL)
 
 
+#: the disk hog's buffered writer: a gigabyte written through the page cache, flushed at once,
+#: removed, again (the writeback storm a busy neighbour makes), until killed
+_FLUSHER = """
+import os, sys
+path = os.path.join(sys.argv[1], "flake-hog.flush")
+chunk = b"\\xa5" * (1 << 20)
+while True:
+    with open(path, "wb") as f:
+        for _ in range(1024):
+            f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
+    os.unlink(path)
+"""
+
+
+def start_disk_hog(directory: str) -> list[subprocess.Popen]:
+    """A busy neighbour on the filesystem the tests write to: fio's 70/30 random 4 KiB mix, direct,
+    capped at 2,000 reads and 1,000 writes per second (a shared disk, not a saturated one), and a
+    buffered writer flushing a gigabyte at a time.  Both in ``directory``; stop with
+    :func:`stop_hog` (their files go with the directory the caller removes)."""
+    fio = ["fio", "--name=flake-hog", f"--directory={directory}", "--rw=randrw", "--rwmixread=70",
+           "--bs=4k", "--size=256m", "--direct=1", "--ioengine=psync", "--rate_iops=2000,1000",
+           "--time_based", "--runtime=86400", "--output=/dev/null"]  # fmt: skip
+    flush = [sys.executable, "-c", _FLUSHER, directory]
+    return [subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            for argv in (fio, flush)]  # fmt: skip
+
+
 def stop_hog(hog: subprocess.Popen | None) -> None:
     if hog is None:
         return
@@ -99,13 +134,31 @@ MAKE_TEST_SESSIONS = (
 )
 
 
+@contextlib.contextmanager
+def hogs(args: argparse.Namespace) -> Iterator[None]:
+    """The CPU hog (``--hog``) and, unless ``--no-disk-hog``, the disk hog in a directory of the
+    temporary filesystem the tests use; all stopped and the directory removed however it ends."""
+    started = [start_hog(args.hog)]
+    scratch = None
+    try:
+        if args.disk_hog:
+            scratch = tempfile.mkdtemp(prefix="flake-disk-hog-")
+            started += start_disk_hog(scratch)
+        yield
+    finally:
+        for hog in started:
+            stop_hog(hog)
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
 def whole_suite(args: argparse.Namespace) -> int:
-    """Every test under the hog, in ``make test``'s two sessions; pytest's first failing status."""
+    """Every test under the hogs, in ``make test``'s two sessions; pytest's first failing status
+    (the second session runs even when the first fails)."""
     count = str(args.count or 1)
     jobs = "2" if args.jobs == "0" else args.jobs
-    hog = start_hog(args.hog)
     status = 0
-    try:
+    with hogs(args):
         for marks, parallel in MAKE_TEST_SESSIONS:
             argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations", "20",
                     "-m", f"({args.m}) and ({marks})"]  # fmt: skip
@@ -116,8 +169,6 @@ def whole_suite(args: argparse.Namespace) -> int:
             if args.k:
                 argv += ["-k", args.k]
             status = status or subprocess.call(argv, cwd=ROOT)
-    finally:
-        stop_hog(hog)
     return status
 
 
@@ -125,6 +176,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=None, help="runs of each test in a row (default 20; --all: 1)")
     parser.add_argument("--hog", choices=("stress-ng", "python", "none"), default="stress-ng")
+    parser.add_argument("--disk-hog", action=argparse.BooleanOptionalAction, default=True,
+                        help="a rate-capped fio random mix and a gigabyte flusher beside the tests (default: on)")
     parser.add_argument("-k", default=None, help="only the tests pytest -k selects among them")
     parser.add_argument("-m", default="not soak", help="pytest -m among them (default: not soak)")
     parser.add_argument("--list", action="store_true", help="list the tests and run nothing")
@@ -147,11 +200,8 @@ def main() -> int:
         argv += ["-k", args.k]
     if args.jobs != "0":
         argv += ["-n", args.jobs]
-    hog = start_hog(args.hog)
-    try:
+    with hogs(args):
         return subprocess.call(argv, cwd=ROOT)
-    finally:
-        stop_hog(hog)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compare import Comparison, metric_label
 from ..model import ResultRecord
@@ -28,6 +28,9 @@ from .html import (
     job_files,
     pool_activity,
 )
+
+if TYPE_CHECKING:
+    from .png import Panel
 
 _MD_SPECIAL = "\\`*_[]|#"
 
@@ -147,10 +150,13 @@ def percentile_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[Resul
     return _png(fig)
 
 
-def series_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str) -> bytes | None:
-    """IOPS and bandwidth per second of every repetition (fio's interval logs), drawn by
-    :mod:`storbench.render.png`: every second is drawn (each pixel column keeps its extremes)."""
-    from .png import Panel, Series, line_chart_png
+def series_chart_panels(
+    cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str
+) -> tuple[str, tuple[Panel, ...]] | None:
+    """What the per-second chart of ``workload`` draws (pure): its title and panels, IOPS and
+    bandwidth per second of every repetition (fio's interval logs), each series the stored
+    points scaled to the panel's unit; ``None`` where no record has a series."""
+    from .png import Panel, Series
 
     drawn = {c.key for c in charts.charted_configs(cmp, workload)}
     groups: dict[tuple[int, str], int] = {}
@@ -182,7 +188,19 @@ def series_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRec
     if not panels:
         return None
     shown = "" if len(drawn) == len(cmp.configs) else f" ({len(drawn)} of {len(cmp.configs)} configurations)"
-    return line_chart_png(panels, title=f"{workload}: over time{shown}", plot_height_px=150)
+    return f"{workload}: over time{shown}", tuple(panels)
+
+
+def series_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str) -> bytes | None:
+    """The per-second chart of :func:`series_chart_panels`, drawn by :mod:`storbench.render.png`:
+    every second is drawn (each pixel column keeps its extremes)."""
+    from .png import line_chart_png
+
+    chart = series_chart_panels(cmp, by_config, workload)
+    if chart is None:
+        return None
+    title, panels = chart
+    return line_chart_png(panels, title=title, plot_height_px=150)
 
 
 # --------------------------------------------------------------------------- text

@@ -210,8 +210,8 @@ def run_study(
     system = system or System()
     observe = observe or no_observer
     say = say or (lambda text: None)
+    check_scratch_plan(study.setups, scratch)  # the command line's own mistakes first, then this machine's
     check_tools(study.setups, scratch, system.which)
-    check_scratch_plan(study.setups, scratch)
     check_zfs(study.setups, system)
     existing = study_runs(store, study.label)
     if existing and not resume:
