@@ -275,6 +275,11 @@ def _raid_write_through() -> CheckContext:
     return clean(storage=st, options={**CLEAN_OPTIONS, "rw": "randwrite"})
 
 
+def _raid_degraded() -> CheckContext:
+    st = dataclasses.replace(storage(), controllers=_raid_controllers(("megacli", "blog-elatov-MegaCli-LDInfo-L0-a0-raid1-degraded.txt")))
+    return clean(storage=st)
+
+
 def _raid_battery_failed() -> CheckContext:
     st = dataclasses.replace(storage(), controllers=_raid_controllers(("ssacli", "wiki-hpacucli-ctrl-all-show-status-P400.txt")))
     return clean(storage=st)
@@ -473,7 +478,8 @@ CASES: dict[str, Case] = {
     "drive-hot": Case(_ata_hot, "warning", ("/dev/sda at 71 °C (its limit 70 °C)",), "cool the drive"),
     "drive-errors-grew": Case(_errors_grew, "warning", ("/dev/nvme0: media errors 7 -> 9 during the run", "64.0 MiB to /dev/nvme0 written meanwhile"), "smartctl -x"),
     "drive-failing": Case(_drive_failing, "warning", ("/dev/sdc (Hitachi HDS721050DLE630): its SMART verdict is FAILED; 8 sectors pending reallocation",), "replace the drive"),
-    "raid-cache-fallback": Case(_raid_write_through, "warning", ("a0/v24 on adapter 0 runs WriteThrough where WriteBack was configured",), "storcli /c0/vall show"),
+    "raid-cache-fallback": Case(_raid_write_through, "warning", ("a0/v24 on adapter 0 runs WriteThrough where WriteBack was configured",), "MegaCli64 -LDGetProp -Cache -LAll -aALL"),
+    "raid-degraded": Case(_raid_degraded, "warning", ("a0/v0 on adapter 0 is Degraded", "the figures describe a degraded array"), "MegaCli64 -LdPdInfo -aALL"),
     "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
 }
 

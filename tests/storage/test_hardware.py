@@ -30,6 +30,9 @@ from storbench.storage.format import format_storage
 from storbench.storage.health import HealthParseError, health_changes, parse_smartctl_json
 from storbench.storage.probe.hardware import describe_hardware, read_drive, smart_devices
 from storbench.storage.raid import (
+    array_problems,
+    megacli_raid_level,
+    raid_level_words,
     RaidParseError,
     battery_problems,
     cache_fallbacks,
@@ -123,9 +126,9 @@ def test_storcli_vall_golden() -> None:
     assert ctl.tool == "storcli" and ctl.name == "controller 0"
     got = [(d.name, d.raid_level, d.os_device, d.write_policy_configured, d.write_policy_current, d.read_policy) for d in ctl.logical_drives]
     assert got[:3] == [
-        ("c0/v0", "RAID1", "/dev/sda", "WriteBack", "WriteBack", "ReadAhead"),
-        ("c0/v1", "RAID1", "/dev/sdb", "WriteBack", "WriteBack", "ReadAhead"),
-        ("c0/v2", "RAID0", "/dev/sdc", "WriteThrough", "WriteThrough", "NoReadAhead"),
+        ("c0/v0", "RAID 1", "/dev/sda", "WriteBack", "WriteBack", "ReadAhead"),
+        ("c0/v1", "RAID 1", "/dev/sdb", "WriteBack", "WriteBack", "ReadAhead"),
+        ("c0/v2", "RAID 0", "/dev/sdc", "WriteThrough", "WriteThrough", "NoReadAhead"),
     ]
     assert len(got) == 7
     assert cache_fallbacks((ctl,)) == ()  # every VD runs as configured: nothing to say
@@ -174,12 +177,85 @@ def test_ssacli() -> None:
         ("Smart Array P800 in Slot 1", "OK", "OK", "OK", "Disabled"),
     ]
     (ld,) = ctls[0].logical_drives
-    assert (ld.name, ld.raid_level, ld.state, ld.size, ld.os_device, ld.caching) == ("logicaldrive 1", "RAID 1+0", "OK", "410.1 GB", "/dev/cciss/c0d0", "Enabled")
+    assert (ld.name, ld.raid_level, ld.state, ld.size, ld.os_device, ld.caching) == ("logicaldrive 1", "RAID 10", "OK", "410.1 GB", "/dev/cciss/c0d0", "Enabled")
     assert cache_fallbacks(ctls) == () and battery_problems(ctls) == ()
     assert [c.name for c in parse_ssacli(text("percona-hpaculi-003.txt"))] == ["Smart Array P410i in Slot 0 (Embedded)", "Smart Array P800 in Slot 1"]
     failed = parse_ssacli(text("wiki-hpacucli-ctrl-all-show-status-P400.txt"))
     assert battery_problems(failed) == (("Smart Array P400 in Slot 1", "Failed (Replace Batteries/Capacitors)"),)
     assert [f.current for f in cache_fallbacks(failed)] == ["cache Temporarily Disabled"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "span_depth", "words"),
+    [
+        ("Primary-0, Secondary-0, RAID Level Qualifier-0", 1, "RAID 0"),
+        ("Primary-1, Secondary-0, RAID Level Qualifier-0", 1, "RAID 1"),
+        ("Primary-1, Secondary-0, RAID Level Qualifier-0", 2, "RAID 10"),  # spans striped (newer firmware)
+        ("Primary-1, Secondary-3, RAID Level Qualifier-0", 2, "RAID 10"),  # older firmware says it in Secondary
+        ("Primary-5, Secondary-0, RAID Level Qualifier-3", 1, "RAID 5"),
+        ("Primary-5, Secondary-0, RAID Level Qualifier-3", 3, "RAID 50"),
+        ("Primary-6, Secondary-0, RAID Level Qualifier-3", 1, "RAID 6"),
+        ("Primary-6, Secondary-3, RAID Level Qualifier-3", 2, "RAID 60"),
+        ("Primary-0, Secondary-0, RAID Level Qualifier-0", 4, "RAID 00"),
+        ("Primary-17, Secondary-0, RAID Level Qualifier-0", 1, "RAID 1E"),
+        ("something else", 1, "something else"),
+    ],
+)
+def test_megacli_raid_levels_in_words(raw: str, span_depth: int, words: str) -> None:
+    assert megacli_raid_level(raw, span_depth) == words
+
+
+def test_raid_levels_in_one_vocabulary_whichever_tool() -> None:
+    assert [raid_level_words(t) for t in ("RAID1", "RAID10", "RAID 1+0", "1+0", "RAID 6 (ADG)", "5", "JBOD", " ")] == [
+        "RAID 1", "RAID 10", "RAID 10", "RAID 10", "RAID 6", "RAID 5", "JBOD", None]  # fmt: skip
+
+
+def test_megacli_levels_and_states_of_published_outputs() -> None:
+    """Published outputs: the levels in words, the degraded arrays and the failing member found."""
+    levels = {name: [(d.raid_level, d.state) for c in parse_megacli_ldinfo(text(name)) for d in c.logical_drives] for name in (
+        "percona-MegaCli64_LdPdInfo_aALL_886223.txt", "blog-proxmox-MegaCli64_LDInfo_Lall_aAll.txt",
+        "blog-elatov-MegaCli-LDInfo-L0-a0-raid1-degraded.txt", "blog-megacli-LDInfo-Lall-Aall-raid1-degraded.txt",
+        "go-snapshot-MegaCli-LDInfo-Lall-aALL-raid5-degraded.txt")}  # fmt: skip
+    assert levels == {
+        "percona-MegaCli64_LdPdInfo_aALL_886223.txt": [("RAID 10", "Optimal")],
+        "blog-proxmox-MegaCli64_LDInfo_Lall_aAll.txt": [("RAID 0", "Optimal")],
+        "blog-elatov-MegaCli-LDInfo-L0-a0-raid1-degraded.txt": [("RAID 1", "Degraded")],
+        "blog-megacli-LDInfo-Lall-Aall-raid1-degraded.txt": [("RAID 1", "Degraded")],
+        "go-snapshot-MegaCli-LDInfo-Lall-aALL-raid5-degraded.txt": [("RAID 5", "Degraded")],
+    }
+    for name in ("percona-MegaCli64_LdPdInfo_aALL_886223.txt", "blog-proxmox-MegaCli64_LDInfo_Lall_aAll.txt"):
+        assert array_problems(parse_megacli_ldinfo(text(name))) == ()
+    (raid5,) = array_problems(parse_megacli_ldinfo(text("go-snapshot-MegaCli-LDInfo-Lall-aALL-raid5-degraded.txt")))
+    assert (raid5.controller, raid5.tool, raid5.drive, raid5.what, raid5.logical) == ("adapter 0", "megacli", "a0/v0", "Degraded", True)
+    # -LdPdInfo lists the members: an Optimal RAID 1 whose first drive predicts its failure
+    (ctl,) = parse_megacli_ldinfo(text("blog-megacli-LdPdInfo-Aall-raid1-predictive-failure.txt"))
+    assert [(p.name, p.state, p.model, p.media_errors, p.predictive_failures, p.smart_alert) for p in ctl.physical_drives] == [
+        ("[1:0]", "Online, Spun Up", "SEAGATE ST3300657SS", 72605, 107, True),
+        ("[1:1]", "Online, Spun Up", "SEAGATE ST3300657SS", 0, 0, False),
+    ]
+    (member,) = array_problems((ctl,))
+    assert (member.drive, member.what, member.logical) == ("[1:0]", "predictive failure count 107, SMART alert flagged, 72605 media errors", False)
+    (percona,) = parse_megacli_ldinfo(text("percona-MegaCli64_LdPdInfo_aALL_886223.txt"))
+    assert len(percona.physical_drives) == 4 and {p.state for p in percona.physical_drives} == {"Online, Spun Up"}
+
+
+def test_member_drives_of_storcli_and_ssacli() -> None:
+    (ctl,) = parse_storcli_vall(text("cloudpods-storcli-c0-vall-show-all-J.json"))
+    assert ctl.physical_drives[0] == dataclasses.replace(ctl.physical_drives[0], name="[8:0]", state="Onln", model="SAMSUNG MZ7LH480HAHQ-00005")
+    assert array_problems((ctl,)) == ()
+    doc = json.loads(text("cloudpods-storcli-c0-vall-show-all-J.json"))
+    data = doc["Controllers"][0]["Response Data"]
+    data["/c0/v0"][0]["State"], data["PDs for VD 0"][0]["State"] = "Dgrd", "Rbld"  # storcli's words for a rebuilding RAID 1
+    found = array_problems(parse_storcli_vall(json.dumps(doc)))
+    assert [(p.drive, p.what, p.logical) for p in found] == [("c0/v0", "Dgrd", True), ("[8:0]", "Rbld", False)]
+    p410i, p800 = parse_ssacli(text("percona-hpaculi-002.txt"))
+    assert len(p410i.physical_drives) == 6 and {p.state for p in p410i.physical_drives} == {"OK"}
+    assert p410i.physical_drives[0].model == "HP EH0146FAWJB"
+    # the same drive as ssacli shows a failing one: in the array's list and in its own block
+    failing = text("percona-hpaculi-002.txt").replace("physicaldrive 1I:1:2 (port 1I:box 1:bay 2, SAS, 146 GB, OK)",
+                                                       "physicaldrive 1I:1:2 (port 1I:box 1:bay 2, SAS, 146 GB, Predictive Failure)", 1)  # fmt: skip
+    failing = failing.replace("Bay: 2\n         Status: OK", "Bay: 2\n         Status: Predictive Failure", 1)
+    assert [(p.drive, p.what) for p in array_problems(parse_ssacli(failing))] == [("physicaldrive 1I:1:2", "Predictive Failure")]
 
 
 @pytest.mark.parametrize(
@@ -292,7 +368,7 @@ def test_storage_description_with_hardware_round_trips_and_reads() -> None:
     assert storage_from_dict(json.loads(json.dumps(storage_to_dict(info)))) == info
     lines = format_storage(info)
     assert "drive /dev/sdc (ATA, Hitachi HDS721050DLE630, fw MS1OA650): SMART FAILED, 25 °C, CRC errors 0, reallocated 1975, pending 8, 65592 h powered on" in lines
-    assert "  a0/v24: Primary-0, Secondary-0, RAID Level Qualifier-0, 1.817 TB, Optimal, write WriteThrough (configured WriteBack), ReadAhead, disk cache Disk's Default" in lines
+    assert "  a0/v24: RAID 0, 1.817 TB, Optimal, write WriteThrough (configured WriteBack), ReadAhead, disk cache Disk's Default" in lines
     assert "RAID controller Smart Array P400 in Slot 1 (ssacli): status OK, cache Temporarily Disabled, battery Failed (Replace Batteries/Capacitors)" in lines
     # before the run the target's findings are said once, not once per workload
     found = preflight(PreflightContext(options_by_workload={"a": {"rw": "write"}, "b": {"rw": "randwrite"}}, storage=info))
@@ -319,6 +395,26 @@ def _stand_ins(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def test_doctor_judges_a_degraded_array_from_a_megacli_stand_in(tmp_path: Path) -> None:
+    """A MegaCli64 that prints a published Degraded RAID 5: doctor says RAID 5 (not MegaCli's
+    Primary/Secondary/Qualifier), finds the degraded array and names MegaCli's commands."""
+    env = _stand_ins(tmp_path)
+    (tmp_path / "bin" / "ssacli").unlink()
+    degraded = DATA / "go-snapshot-MegaCli-LDInfo-Lall-aALL-raid5-degraded.txt"
+    (tmp_path / "bin" / "MegaCli64").write_text(
+        f"""#!/bin/sh\ncase "$1" in -LDInfo) cat {degraded};; -AdpBbuCmd) cat {DATA / "percona-MegaCli64_AdpBbuCmd_GetBbuStatus.txt"};; *) exit 1;; esac\n""")
+    target = tmp_path / "t"
+    target.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "storbench", "doctor", "--target", str(target)], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "  a0/v0: RAID 5, 50.937 TB, Degraded, write WriteBack, ReadAhead, disk cache Enabled" in out
+    assert "Primary-5" not in out and "no pitfalls found" not in out
+    assert out.count("[raid-degraded]") == 1
+    assert "a0/v0 on adapter 0 is Degraded: the figures describe a degraded array" in out
+    assert "MegaCli64 -LdPdInfo -aALL" in out and "storcli" not in out
+
+
 def test_doctor_shows_controllers_and_their_findings_once(tmp_path: Path) -> None:
     env = _stand_ins(tmp_path)
     target = tmp_path / "t"
@@ -327,7 +423,7 @@ def test_doctor_shows_controllers_and_their_findings_once(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "RAID controller adapter 0 (megacli): battery Optimal" in out
-    assert "  a0/v24: Primary-0, Secondary-0, RAID Level Qualifier-0, 1.817 TB, Optimal, write WriteThrough (configured WriteBack)" in out
+    assert "  a0/v24: RAID 0, 1.817 TB, Optimal, write WriteThrough (configured WriteBack)" in out
     assert "RAID controller Smart Array P400 in Slot 1 (ssacli): status OK, cache Temporarily Disabled, battery Failed (Replace Batteries/Capacitors)" in out
     assert out.count("[raid-cache-fallback]") == 1 and out.count("[raid-battery]") == 1
     assert "a0/v24 on adapter 0 runs WriteThrough where WriteBack was configured" in out

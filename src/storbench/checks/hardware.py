@@ -16,6 +16,11 @@ Checks (ids):
   charging or learning), or a Smart Array's cache is disabled: every write waits for the drives.
 * ``raid-battery`` -- the controller's battery or capacitor is failed, missing, charging or in a
   learn cycle: the write cache is (or may at any moment be) off.
+* ``raid-degraded`` -- a logical drive is degraded, partially degraded, offline or rebuilding, or a
+  member drive failed, is rebuilding or predicts its own failure: the figures describe a degraded
+  array (reads reconstructed from parity or one mirror, a rebuild competing for the drives).
+
+Fix texts name the tool that was found (storcli, MegaCli64 or ssacli), not another vendor's.
 
 The readings come from ``smartctl -j -a``, ``storcli /call/vall show all J``, MegaCli and ssacli
 (:mod:`storbench.storage.health`, :mod:`storbench.storage.raid`), where those tools are installed.
@@ -23,12 +28,12 @@ The readings come from ``smartctl -j -a``, ``storcli /call/vall show all J``, Me
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 from storbench.storage import StorageInfo
 from storbench.storage.health import DriveHealth
-from storbench.storage.raid import battery_problems, cache_fallbacks
+from storbench.storage.raid import RaidController, array_problems, battery_problems, cache_fallbacks
 
 from ._common import CheckInfo, Options, finding, format_bytes, join, writes
 
@@ -74,6 +79,14 @@ INFO = {
         severities=("warning",),
         preflight=True,
     ),
+    "raid-degraded": CheckInfo(
+        title="The RAID array is degraded or rebuilding",
+        explanation="A logical drive runs without its full redundancy (Degraded, Partially Degraded, Offline, Interim Recovery) or is rebuilding, or a member drive failed, is rebuilding or predicts its own failure: reads are reconstructed from parity or served by one side of a mirror, and a rebuild competes with the workload for the drives. The figures describe a degraded array, not the array.",
+        evidence="storcli /call/vall show all J (VD State Dgrd/Pdgd/OfLn/Rec, member State Rbld/Offln/UBad), MegaCli -LDInfo/-LdPdInfo (State, Firmware state, Predictive Failure Count, S.M.A.R.T alert), ssacli (logical drive and physicaldrive Status).",
+        fix="Replace the failed or failing drive and let the rebuild finish (the controller's tool shows its progress), then run again; compare only figures of arrays in the same state.",
+        severities=("warning",),
+        preflight=True,
+    ),
     "raid-battery": CheckInfo(
         title="The RAID controller's battery is not ready",
         explanation="The controller's battery or capacitor is failed, missing, charging or in a learn cycle: its write cache is off or may switch off during the run.",
@@ -115,7 +128,21 @@ def _state_findings(drives: tuple[DriveHealth, ...]) -> list[Finding]:
     return out
 
 
-def _controller_findings(controllers: tuple[Any, ...], options: Options | None) -> list[Finding]:
+#: per tool: (see the battery, see the current cache policy, see the arrays and a rebuild's progress)
+_TOOL_COMMANDS = {
+    "storcli": ("storcli /c0/bbu show all (or /c0/cv show all)", "storcli /c0/vall show", "storcli /c0/vall show and storcli /c0/eall/sall show rebuild"),
+    "megacli": ("MegaCli64 -AdpBbuCmd -GetBbuStatus -aALL", "MegaCli64 -LDGetProp -Cache -LAll -aALL", "MegaCli64 -LdPdInfo -aALL and MegaCli64 -PDRbld -ShowProg -PhysDrv [E:S] -aALL"),
+    "ssacli": ("ssacli ctrl all show status", "ssacli ctrl all show config detail", "ssacli ctrl all show config"),
+}
+
+
+def _commands(controllers: tuple[RaidController, ...], which: int) -> str:
+    """The command (``which``: 0 battery, 1 cache policy, 2 arrays) of every tool among ``controllers``."""
+    tools = dict.fromkeys(c.tool for c in controllers if c.tool in _TOOL_COMMANDS)
+    return "; ".join(_TOOL_COMMANDS[t][which] for t in tools) or "the controller's tool"
+
+
+def _controller_findings(controllers: tuple[RaidController, ...], options: Options | None) -> list[Finding]:
     out: list[Finding] = []
     if options is not None and not writes(options):
         fallbacks = ()
@@ -127,12 +154,24 @@ def _controller_findings(controllers: tuple[Any, ...], options: Options | None) 
             if f.configured != "controller cache" else f"{f.controller}'s {f.current}"
             for f in fallbacks
         )
+        fell = tuple(c for c in controllers if c.name in {f.controller for f in fallbacks})
         out.append(finding("raid-cache-fallback", "warning", f"{what}: every write waits for the drives, so write figures are the drives' without the controller's cache",
-                           "fix or recharge the battery/capacitor (storcli /c0/bbu show all), check the current policy (storcli /c0/vall show), then run again"))  # fmt: skip
+                           f"fix or recharge the battery/capacitor ({_commands(fell, 0)}), check the current policy ({_commands(fell, 1)}), then run again"))  # fmt: skip
     bad = battery_problems(controllers)
     if bad:
+        flat = tuple(c for c in controllers if c.name in {name for name, _ in bad})
         out.append(finding("raid-battery", "warning", f"the battery of {join(f'{c} is {state}' for c, state in bad)}: the write cache is off or may switch off during the run",
-                           "replace a failed battery, or wait for its charge or learn cycle to end, then run again"))  # fmt: skip
+                           f"replace a failed battery, or wait for its charge or learn cycle to end ({_commands(flat, 0)}), then run again"))  # fmt: skip
+    problems = array_problems(controllers)
+    if problems:
+        what = join(
+            (f"{p.drive}{f' ({p.os_device})' if p.os_device else ''} on {p.controller} is {p.what}" if p.logical
+             else f"member drive {p.drive} on {p.controller}: {p.what}")
+            for p in problems
+        )  # fmt: skip
+        hurt = tuple(c for c in controllers if c.name in {p.controller for p in problems})
+        out.append(finding("raid-degraded", "warning", f"{what}: the figures describe a degraded array, not the array",
+                           f"replace the failed or failing drive and let the rebuild finish ({_commands(hurt, 2)}), then run again"))  # fmt: skip
     return out
 
 

@@ -281,6 +281,13 @@ def format_controller(c: RaidController) -> list[str]:
         dbits = [x for x in (d.raid_level, d.size, d.state, policy, d.read_policy, f"disk cache {d.disk_cache}" if d.disk_cache else None,
                              f"caching {d.caching}" if d.caching else None) if x]  # fmt: skip
         lines.append(f"  {d.name}" + (f" = {d.os_device}" if d.os_device else "") + ": " + ", ".join(dbits))
+    if c.physical_drives:
+        from .raid import array_problems
+
+        bad = [p for p in array_problems((c,)) if not p.logical]
+        n = len(c.physical_drives)
+        lines.append(f"  {n} member drive{'s' if n != 1 else ''}: "
+                     + ("; ".join(f"{p.drive} {p.what}" for p in bad) if bad else "none reports a problem"))  # fmt: skip
     return lines
 
 

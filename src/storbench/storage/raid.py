@@ -48,6 +48,18 @@ class LogicalDrive:
 
 
 @dataclass(frozen=True)
+class PhysicalDrive:
+    """One member drive of a controller's arrays, as its tool reported it."""
+
+    name: str  # MegaCli/storcli "[enclosure:slot]", ssacli "physicaldrive 1I:1:1"
+    state: str | None = None  # MegaCli "Online, Spun Up", "Rebuild", "Failed"; storcli "Onln", "Rbld"; ssacli "OK", "Predictive Failure"
+    model: str | None = None
+    media_errors: int | None = None
+    predictive_failures: int | None = None  # MegaCli's "Predictive Failure Count"
+    smart_alert: bool | None = None  # MegaCli's "Drive has flagged a S.M.A.R.T alert"
+
+
+@dataclass(frozen=True)
 class RaidController:
     """One RAID controller as its tool reported it."""
 
@@ -59,10 +71,53 @@ class RaidController:
     battery: str | None = None  # as the tool says it: "OK", "Optimal", "Failed (Replace ...)", "Learning"
     drive_write_cache: str | None = None  # ssacli's controller-wide "Drive Write Cache"
     logical_drives: tuple[LogicalDrive, ...] = ()
+    physical_drives: tuple[PhysicalDrive, ...] = ()
+
+    @property
+    def tool_command(self) -> str:
+        """The command a person types for this controller's tool (fix texts name the tool that was found)."""
+        return {"storcli": "storcli", "megacli": "MegaCli64", "ssacli": "ssacli"}.get(self.tool, self.tool)
 
 
 class RaidParseError(ValueError):
     """A controller tool's output storbench cannot read; the message says what was wrong."""
+
+
+# --------------------------------------------------------------------------- RAID levels in words
+
+_MEGACLI_LEVEL = re.compile(r"Primary-(\d+),\s*Secondary-(\d+),\s*RAID Level Qualifier-(\d+)", re.I)
+
+
+def megacli_raid_level(text: str | None, span_depth: int | None = None) -> str | None:
+    """MegaCli's ``Primary-P, Secondary-S, RAID Level Qualifier-Q`` (and the span depth) in words,
+    as check_lsi_raid and LSI's manuals read them: P is the level within a span; a second level
+    (``Secondary-3``, older firmware) or more than one span stripes the spans, so Primary-1 over
+    two spans is RAID 10, Primary-5 RAID 50, Primary-6 RAID 60, Primary-0 RAID 00.  Text that is
+    not in that form is returned as it is."""
+    if text is None:
+        return None
+    m = _MEGACLI_LEVEL.search(text)
+    if not m:
+        return text.strip() or None
+    primary, secondary = int(m.group(1)), int(m.group(2))
+    spanned = secondary == 3 or (span_depth or 1) > 1
+    if spanned and primary in (0, 1, 5, 6):
+        return f"RAID {primary}0"
+    if primary == 17:  # MegaCli's RAID 1E (an odd number of mirrored drives)
+        return "RAID 1E"
+    return f"RAID {primary}"
+
+
+def raid_level_words(text: str | None) -> str | None:
+    """storcli's ``RAID1``/``RAID10`` and ssacli's ``1+0``/``RAID 1+0``/``RAID 6 (ADG)`` as
+    ``RAID 1``, ``RAID 10``, ``RAID 6``: one vocabulary whichever tool was found."""
+    if text is None or not text.strip():
+        return None
+    t = text.strip()
+    m = re.fullmatch(r"(?:RAID\s*)?(\d+)(?:\s*\+\s*(0))?(?:\s*\(ADG\))?", t, re.I)
+    if not m:
+        return t
+    return f"RAID {m.group(1)}{m.group(2) or ''}"
 
 
 # --------------------------------------------------------------------------- storcli / perccli JSON
@@ -111,7 +166,14 @@ def parse_storcli_vall(text: str) -> tuple[RaidController, ...]:
         if status.get("Status") not in (None, "Success") or not isinstance(data, Mapping):
             raise RaidParseError(f"storcli controller {number}: {status.get('Description') or status.get('Status')}")
         drives: list[LogicalDrive] = []
+        members: dict[str, PhysicalDrive] = {}
         for key, rows in data.items():
+            if re.fullmatch(r"PDs for VD \d+", key) and isinstance(rows, list):
+                for pd in rows:
+                    if isinstance(pd, Mapping) and pd.get("EID:Slt"):
+                        name = f"[{pd['EID:Slt']}]"
+                        members[name] = PhysicalDrive(name=name, state=pd.get("State"), model=(pd.get("Model") or "").strip() or None)
+                continue
             m = re.fullmatch(r"/c(\d+)/v(\d+)", key)
             if not m or not isinstance(rows, list) or not rows or not isinstance(rows[0], Mapping):
                 continue
@@ -122,7 +184,7 @@ def parse_storcli_vall(text: str) -> tuple[RaidController, ...]:
             drives.append(
                 LogicalDrive(
                     name=f"c{m.group(1)}/v{m.group(2)}",
-                    raid_level=row.get("TYPE"),
+                    raid_level=raid_level_words(row.get("TYPE")),
                     state=row.get("State"),
                     size=row.get("Size"),
                     os_device=props.get("OS Drive Name"),
@@ -132,7 +194,8 @@ def parse_storcli_vall(text: str) -> tuple[RaidController, ...]:
                     disk_cache=props.get("Disk Cache Policy"),
                 )
             )
-        out.append(RaidController(tool="storcli", name=f"controller {number}", logical_drives=tuple(drives)))
+        out.append(RaidController(tool="storcli", name=f"controller {number}", logical_drives=tuple(drives),
+                                  physical_drives=tuple(members.values())))  # fmt: skip
     return tuple(out)
 
 
@@ -141,19 +204,49 @@ def parse_storcli_vall(text: str) -> tuple[RaidController, ...]:
 _KV = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 
 
+def _count(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().isdigit() else None
+
+
+def _megacli_pd(fields: Mapping[str, str]) -> PhysicalDrive:
+    enclosure, slot = fields.get("Enclosure Device ID", "?"), fields.get("Slot Number", "?")
+    alert = fields.get("Drive has flagged a S.M.A.R.T alert", "").strip().lower()
+    inquiry = " ".join(fields.get("Inquiry Data", "").split()[:2]) or None
+    return PhysicalDrive(
+        name=f"[{enclosure}:{slot}]",
+        state=fields.get("Firmware state"),
+        model=inquiry,
+        media_errors=_count(fields.get("Media Error Count")),
+        predictive_failures=_count(fields.get("Predictive Failure Count")),
+        smart_alert=True if alert == "yes" else False if alert == "no" else None,
+    )
+
+
 def parse_megacli_ldinfo(text: str) -> tuple[RaidController, ...]:
-    """Controllers from ``MegaCli64 -LDInfo -Lall -aALL`` or ``-LdPdInfo -aALL`` text."""
+    """Controllers from ``MegaCli64 -LDInfo -Lall -aALL`` or ``-LdPdInfo -aALL`` text (the latter
+    with each array's member drives: firmware state, media errors, predictive failures)."""
     controllers: dict[str, list[LogicalDrive]] = {}
+    members: dict[str, dict[str, PhysicalDrive]] = {}
     adapter = "0"
     current: dict[str, str] | None = None
+    pd: dict[str, str] | None = None
     name = ""
 
+    def close_pd() -> None:
+        nonlocal pd
+        if pd is not None:
+            drive = _megacli_pd(pd)
+            members.setdefault(adapter, {})[drive.name] = drive
+        pd = None
+
     def close() -> None:
+        close_pd()
         if current is not None:
+            span_depth = _count(current.get("Span Depth"))
             controllers.setdefault(adapter, []).append(
                 LogicalDrive(
                     name=name,
-                    raid_level=current.get("RAID Level"),
+                    raid_level=megacli_raid_level(current.get("RAID Level"), span_depth),
                     state=current.get("State"),
                     size=current.get("Size"),
                     write_policy_configured=_policy_word(current.get("Default Cache Policy", "").split(",")[0]),
@@ -173,17 +266,24 @@ def parse_megacli_ldinfo(text: str) -> tuple[RaidController, ...]:
             close()
             current, name = {}, f"a{adapter}/v{m.group(1)}"
             continue
-        if re.match(r"^\s*(PD: \d+ Information|Exit Code)", line):
+        if re.match(r"^\s*PD: \d+ Information", line):
+            close()  # the array's own fields end where its first drive begins
+            current, pd = None, {}
+            continue
+        if re.match(r"^\s*Exit Code", line):
             close()
             current = None
             continue
-        if current is not None and (m := _KV.match(line)) and m.group(1) not in current:
-            current[m.group(1)] = m.group(2)
+        fields = pd if pd is not None else current
+        if fields is not None and (m := _KV.match(line)) and m.group(1) not in fields:
+            fields[m.group(1)] = m.group(2)
     close()
     drives = [d for ds in controllers.values() for d in ds]
     if not drives:
         raise RaidParseError("MegaCli output shows no 'Virtual Drive:' block")
-    return tuple(RaidController(tool="megacli", name=f"adapter {a}", logical_drives=tuple(ds)) for a, ds in controllers.items())
+    return tuple(RaidController(tool="megacli", name=f"adapter {a}", logical_drives=tuple(ds),
+                                physical_drives=tuple(members.get(a, {}).values()))
+                 for a, ds in controllers.items())  # fmt: skip
 
 
 def parse_megacli_bbu(text: str) -> dict[str, str]:
@@ -246,6 +346,9 @@ def parse_ssacli(text: str) -> tuple[RaidController, ...]:
     drives: list[LogicalDrive] = []
     ld: dict[str, str] | None = None
     ld_name = ""
+    pds: dict[str, PhysicalDrive] = {}
+    pd: dict[str, str] | None = None
+    pd_name = ""
 
     def close_ld() -> None:
         nonlocal ld
@@ -253,7 +356,7 @@ def parse_ssacli(text: str) -> tuple[RaidController, ...]:
             drives.append(
                 LogicalDrive(
                     name=f"logicaldrive {ld_name}",
-                    raid_level=ld.get("Fault Tolerance"),
+                    raid_level=raid_level_words(ld.get("Fault Tolerance")),
                     state=ld.get("Status"),
                     size=ld.get("Size"),
                     os_device=ld.get("Disk Name"),
@@ -262,9 +365,16 @@ def parse_ssacli(text: str) -> tuple[RaidController, ...]:
             )
         ld = None
 
+    def close_pd() -> None:
+        nonlocal pd
+        if pd is not None:
+            pds[pd_name] = PhysicalDrive(name=pd_name, state=pd.get("Status"), model=" ".join(pd.get("Model", "").split()) or None)
+        pd = None
+
     def close_ctl() -> None:
-        nonlocal ctl, drives
+        nonlocal ctl, drives, pds
         close_ld()
+        close_pd()
         if ctl is not None:
             battery = ctl.get("Battery/Capacitor Status")
             if battery is None and ctl.get("Cache Board Present", "").lower() == "true" and "Battery/Capacitor Count" in ctl:
@@ -279,9 +389,10 @@ def parse_ssacli(text: str) -> tuple[RaidController, ...]:
                     battery=battery,
                     drive_write_cache=ctl.get("Drive Write Cache"),
                     logical_drives=tuple(drives),
+                    physical_drives=tuple(pds.values()),
                 )
             )
-        ctl, drives = None, []
+        ctl, drives, pds = None, [], {}
 
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
@@ -295,14 +406,26 @@ def parse_ssacli(text: str) -> tuple[RaidController, ...]:
         stripped = line.strip()
         if m := re.match(r"^Logical Drive:\s*(\S+)", stripped):
             close_ld()
+            close_pd()
             ld, ld_name = {}, m.group(1)
             continue
-        if re.match(r"^(physicaldrive|Array:|Mirror Group|Enclosure|Expander|SEP|Port Name|unassigned)", stripped, re.I):
+        if m := re.match(r"^physicaldrive\s+(\S+)\s*(?:\((.*)\))?$", stripped, re.I):
             close_ld()
+            close_pd()
+            pd_name = f"physicaldrive {m.group(1)}"
+            if m.group(2):  # "physicaldrive 1I:1:1 (port 1I:box 1:bay 1, SAS, 146 GB, OK)": its status last
+                status = m.group(2).rsplit(",", 1)[-1].strip()
+                pds.setdefault(pd_name, PhysicalDrive(name=pd_name, state=status))
+            else:  # the drive's own block of fields follows
+                pd = {}
+            continue
+        if re.match(r"^(Array:|Mirror Group|Enclosure|Expander|SEP|Port Name|unassigned)", stripped, re.I):
+            close_ld()
+            close_pd()
             continue
         if (m := _KV.match(line)) is not None:
             key, value = m.group(1), m.group(2)
-            target = ld if ld is not None else ctl
+            target = pd if pd is not None else ld if ld is not None else ctl
             target.setdefault(key, value)
     close_ctl()
     if not out:
@@ -338,6 +461,48 @@ def cache_fallbacks(controllers: tuple[RaidController, ...]) -> tuple[CacheFallb
 
 
 _BATTERY_OK = ("ok", "optimal", "charged", "present")
+
+#: logical-drive states that mean the array runs without its full redundancy or is rebuilding, in each
+#: tool's words (MegaCli: Degraded, Partially Degraded, Offline; storcli: Dgrd, Pdgd, OfLn, Rec;
+#: ssacli: Failed, Interim Recovery Mode, Ready for Rebuild, Rebuilding, Recovering)
+_VD_DEGRADED = re.compile(r"degrad|^dgrd$|^pdgd$|offline|^ofln$|^rec$|fail|interim recovery|rebuil|recover", re.I)
+#: member-drive states that are not a healthy member (MegaCli Firmware state, storcli State, ssacli Status)
+_PD_BAD = re.compile(r"fail|rebuil|^rbld$|offline|^offln$|unconfigured\(bad\)|^ubad$|missing|predictive", re.I)
+
+
+@dataclass(frozen=True)
+class ArrayProblem:
+    """A logical drive that is degraded or rebuilding, or a member drive that failed, is
+    rebuilding or predicts its own failure."""
+
+    controller: str
+    tool: str
+    drive: str  # "a0/v0", "logicaldrive 1", or a member "[1:0]"
+    os_device: str | None
+    what: str  # "Degraded", "Rebuild", "predictive failure count 107, SMART alert"
+    logical: bool
+
+
+def array_problems(controllers: tuple[RaidController, ...]) -> tuple[ArrayProblem, ...]:
+    """Every logical drive not at full redundancy and every member drive that is not healthy."""
+    out: list[ArrayProblem] = []
+    for c in controllers:
+        for d in c.logical_drives:
+            if d.state and _VD_DEGRADED.search(d.state.strip()):
+                out.append(ArrayProblem(c.name, c.tool, d.name, d.os_device, d.state.strip(), True))
+        for pd in c.physical_drives:
+            why = []
+            if pd.state and _PD_BAD.search(pd.state.strip()):
+                why.append(pd.state.strip())
+            if pd.predictive_failures:
+                why.append(f"predictive failure count {pd.predictive_failures}")
+            if pd.smart_alert:
+                why.append("SMART alert flagged")
+            if why:
+                if pd.media_errors:
+                    why.append(f"{pd.media_errors} media errors")
+                out.append(ArrayProblem(c.name, c.tool, pd.name, None, ", ".join(why), False))
+    return tuple(out)
 
 
 def battery_problems(controllers: tuple[RaidController, ...]) -> tuple[tuple[str, str], ...]:
