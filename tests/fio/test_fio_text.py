@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -800,3 +801,49 @@ def test_damaged_fixtures_parse_or_raise_fio_parse_error(index: int, data: st.Da
             parse_fio_text(text)
         except FioParseError:
             pass
+
+
+# --------------------------------------------------------------------------- cut anywhere
+
+
+_CUT_OUTPUTS = sorted((DATA / "public").glob("*.txt")) + sorted(DATA.glob("seed000-*.txt"))
+
+
+def _cut_exempt(text: str, cut: int) -> bool:
+    """A cut no reader can tell from a whole, shorter output: at a line's end (or in the blanks
+    before the next line; the lines after it are gone, each whole one before it is read), or
+    inside a line's last number (``dev=2`` of ``dev=2.700``)."""
+    before, after = text[:cut], text[cut:]
+    if not before.strip() or re.match(r"[ \t]*(\r?\n|$)", after) or re.match(r"\s*$", before.rsplit("\n", 1)[-1]):
+        return True
+    return bool(re.match(r"[\d.]*\d[%]?[ \t]*(\r?\n|$)", after) and re.search(r"[\d.]$", before))
+
+
+@pytest.mark.parametrize("path", _CUT_OUTPUTS, ids=[p.name for p in _CUT_OUTPUTS])
+def test_an_output_cut_at_any_of_its_last_200_bytes_is_refused_or_whole(path):
+    """Every cut in the last 200 bytes of a real output: refused in one line (FioParseError), or
+    read with every job figure the whole output has, or a cut no reader can see (a line's end,
+    a line's last number).  A cut inside a label or a line (``write: IO``, ``lat (u``,
+    ``clat perc``, ``issued rwts: tot``) is never read as a whole output."""
+    text = path.read_text(errors="replace")
+    whole = parse_fio_text(text).jobs
+    refused = 0
+    for cut in range(max(0, len(text) - 200), len(text)):
+        try:
+            got = parse_fio_text(text[:cut]).jobs
+        except FioParseError as exc:
+            assert "\n" not in str(exc)
+            refused += 1
+            continue
+        assert got == whole or _cut_exempt(text, cut), (cut, text[max(0, cut - 60):cut])
+    assert refused > 0  # every one of these outputs has a line inside its last 200 bytes that a cut can break
+
+
+@pytest.mark.parametrize("tail", ["write: IO", "read: I", "write:", "lat (u", "clat perc", "clat percentiles (us", "issued rwts: tot",
+                                  "cpu          : usr=1.2%, sys", "|  1.00th=[   12],  5.00th=[  1", "IO depths    : 1=100.0%, 2=0.0"])  # fmt: skip
+def test_a_paste_ending_inside_a_line_is_refused(tail):
+    text = (DATA / "public" / "05-fio3.1-randrw-libaio.txt").read_text()
+    head = text[: text.index("  write: IOPS")]  # the whole read part, then the cut line
+    with pytest.raises(FioParseError, match=r"^fio text output is cut: it ends (inside|after) .*; nothing of it is read"):
+        parse_fio_text(head + "  " + tail)
+    assert parse_fio_text(head).jobs[0].directions.keys() == {"read"}  # a read-only paste that ends at a line is read

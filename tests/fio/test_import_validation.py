@@ -106,11 +106,16 @@ REFUSED: list[tuple[str, str]] = [
     ("text-bw-contradicts", re.sub(r"(read: IOPS=[^,]+, )BW=[0-9.]+", r"\g<1>BW=999999", TEXT_BASE, count=1)),
     ("text-runtime-zero", re.sub(r"/\d+msec\)", "/0msec)", TEXT_BASE, count=1)),
     ("text-lat-avg-nan", re.sub(r"(clat \(usec\): min=[^,]+, max=[^,]+, avg=)[0-9.]+", r"\1nan", TEXT_BASE, count=1)),
+    # a paste that ends inside a line label: what followed (the write figures) is gone
+    ("text-cut-at-write-io", TEXT_BASE[: TEXT_BASE.index("write: IOPS") + len("write: IO")]),
+    ("text-cut-at-read-i", TEXT_BASE[: TEXT_BASE.index("read: IOPS") + len("read: I")]),
+    ("text-cut-at-lat-u", TEXT_BASE[: TEXT_BASE.index("lat (usec)") + len("lat (u")]),
+    ("text-cut-at-clat-perc", TEXT_BASE[: TEXT_BASE.index("clat percentiles") + len("clat perc")]),
 ]
 
 
-def test_the_named_mutations_are_32_and_differ_from_the_original():
-    assert len(REFUSED) == 32
+def test_the_named_mutations_are_36_and_differ_from_the_original():
+    assert len(REFUSED) == 36
     originals = {json.dumps(JSON_BASE), TEXT_BASE}
     assert not any(text in originals for _, text in REFUSED)
 

@@ -30,16 +30,16 @@ from storbench.storage.format import format_storage
 from storbench.storage.health import HealthParseError, health_changes, parse_smartctl_json
 from storbench.storage.probe.hardware import describe_hardware, read_drive, smart_devices
 from storbench.storage.raid import (
-    array_problems,
-    megacli_raid_level,
-    raid_level_words,
     RaidParseError,
+    array_problems,
     battery_problems,
     cache_fallbacks,
+    megacli_raid_level,
     parse_megacli_bbu,
     parse_megacli_ldinfo,
     parse_ssacli,
     parse_storcli_vall,
+    raid_level_words,
     storcli_cache_code,
 )
 
@@ -248,7 +248,7 @@ def test_member_drives_of_storcli_and_ssacli() -> None:
     data["/c0/v0"][0]["State"], data["PDs for VD 0"][0]["State"] = "Dgrd", "Rbld"  # storcli's words for a rebuilding RAID 1
     found = array_problems(parse_storcli_vall(json.dumps(doc)))
     assert [(p.drive, p.what, p.logical) for p in found] == [("c0/v0", "Dgrd", True), ("[8:0]", "Rbld", False)]
-    p410i, p800 = parse_ssacli(text("percona-hpaculi-002.txt"))
+    p410i, _p800 = parse_ssacli(text("percona-hpaculi-002.txt"))
     assert len(p410i.physical_drives) == 6 and {p.state for p in p410i.physical_drives} == {"OK"}
     assert p410i.physical_drives[0].model == "HP EH0146FAWJB"
     # the same drive as ssacli shows a failing one: in the array's list and in its own block

@@ -156,9 +156,10 @@ def _fragment(output) -> bool:
 
 def _refuse_cut_outputs(text: str, doc) -> None:
     """A direction line cut or mangled inside an output or right after it (a paste that ends at
-    ``write: IOPS``): the output is incomplete, and storing the rest would drop that direction
-    silently; one line naming the line."""
-    from ..fio.text import mangled_direction
+    ``write: IOPS``), or the first line after an output cut inside its label (``write: IO``,
+    ``lat (u``, ``clat perc``): the output is incomplete, and storing the rest would drop what
+    followed silently; one line naming the line."""
+    from ..fio.text import cut_line, mangled_direction
 
     lines = text.splitlines()
     for f in doc.found:
@@ -169,6 +170,9 @@ def _refuse_cut_outputs(text: str, doc) -> None:
                     f"line {number}: the {direction} line of the output at line {f.output.first_line} is cut or holds a "
                     f"figure that is not a number ({lines[number - 1].strip()[:60]!r}): the output is incomplete; nothing imported"
                 )
+        after = next((n for n in range(f.output.last_line + 1, min(len(lines), f.output.last_line + 3) + 1) if lines[n - 1].strip()), None)
+        if after is not None and (why := cut_line(lines[after - 1])):
+            raise FioParseError(f"line {after}: the output at line {f.output.first_line} is cut: {why}; nothing imported")
 
 
 def _refuse_impossible(plans: list[dict]) -> None:

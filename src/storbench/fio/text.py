@@ -187,7 +187,7 @@ _STEADY = re.compile(
     r"^steadystate\s*:\s*attained=(?P<att>yes|no),\s*bw=(?P<bw>" + _N + r")\s*(?P<bwu>[A-Za-z]*)(?:/s)?"
     r"\s*\([^)]*\),\s*iops=(?P<iops>" + _NS + r")"
     r"(?:,\s*lat=(?P<lat>" + _NS + r")\s*(?P<latu>nsec|usec|msec|sec))?"
-    r",\s*(?P<crit>[a-z][a-z ]*?)=(?P<val>" + _N + r")(?P<pct>%?)"
+    r",\s*(?P<crit>(?:iops|bw|lat) (?:slope|mean dev))=(?P<val>" + _N + r")(?P<pct>%?)"
 )
 _SNIFF = re.compile(
     r"\(groupid=\d+, jobs=\d+\)|^[ \t]*(?:read|write|trim|mixed)[ \t]*:[ \t]*(?:IOPS=|io=[^\n]*iops=)", re.M
@@ -216,6 +216,87 @@ def mangled_direction(line: str) -> str | None:
     if m and not (_DIR_NEW.match(text) or _DIR_OLD.match(text)):
         return m["dir"]
     return None
+
+
+#: the labels that open fio's result lines (the part before their first ``:`` or ``=``): a text whose last
+#: line is a part of one of these (``wri``, ``lat (u``, ``clat perc``) ends inside a line
+_LABELS = (
+    "read", "write", "trim", "mixed", "READ", "WRITE", "TRIM", "MIXED", "slat (", "clat (", "lat (", "sync (",
+    "clat percentiles (", "lat percentiles (", "slat percentiles (", "clat prio", "lat prio", "bw (", "iops", "cpu",
+    "IO depths", "submit", "complete", "issued rwts", "latency", "errors", "steadystate", "Run status group",
+    "Disk stats (read/write)", "fsync/fdatasync/sync_file_range",
+    *(f"{kind} ({unit})" for kind in ("slat", "clat", "lat", "sync") for unit in ("nsec", "usec", "msec", "sec")),
+    *(f"{kind} percentiles ({unit})" for kind in ("slat", "clat", "lat") for unit in ("nsec", "usec", "msec", "sec")),
+)  # fmt: skip
+#: a direction line cut inside its first figure's name: ``write: IO``, ``read: I``, ``write:``
+_DIR_CUT = re.compile(r"^(?:read|write|trim|mixed|READ|WRITE|TRIM|MIXED)\s*:\s*(?:I|IO|IOP|IOPS|i|io|b|bw)?$")
+#: a line that is one of fio's result lines by its label (what follows must then match the line's form)
+_LABELLED = (
+    (re.compile(r"^(?:slat|clat|lat|sync)\s*\((?:nsec|usec|msec|sec)\)\s*:\s*min"), (_LAT,)),
+    (re.compile(r"^bw\s*\("), (_BW_SUM,)),
+    (re.compile(r"^iops\s*:"), (_IOPS_SUM,)),
+    (re.compile(r"^cpu\s*:"), (_CPU,)),
+    (re.compile(r"^(?:read|write|trim|mixed)\s*:\s*(?:IOPS|io=)"), (_DIR_NEW, _DIR_OLD)),
+    (re.compile(r"^steadystate\s*:"), (_STEADY,)),
+    (re.compile(r"^latency\s*:\s*target"), (re.compile(r"^latency\s*:\s*target=\d+, window=\d+, percentile=" + _N + r"%, depth=\d+"),)),
+)
+#: a label whose figures follow on the same line, with nothing after its colon
+_VALUE_LABEL_ONLY = re.compile(
+    r"^(?:read|write|trim|mixed|READ|WRITE|TRIM|MIXED|(?:slat|clat|lat|sync)\s*\([a-z]+\)|bw\s*\([^)]*\)|iops|cpu|"
+    r"IO depths|submit|complete|issued(?: rwts?)?|latency|errors|steadystate)\s*:\s*[A-Za-z_]*$"
+)
+
+
+def cut_last_line(text: str) -> str | None:
+    """Why ``text`` (fio's classic output, or a paste of it) ends inside one of fio's lines, or
+    None: :func:`cut_line` of its last line that is not blank.  Such a text lost what followed
+    the cut; reading it would store a part as a whole."""
+    for raw in reversed(text.splitlines()):
+        if raw.strip():
+            return cut_line(raw)
+    return None
+
+
+def cut_line(line: str) -> str | None:
+    """Why ``line`` is one of fio's lines cut short, or None: a part of a line label
+    (``write: IO``, ``lat (u``, ``clat perc``), a labelled line whose figures stop short of the
+    line's form (``cpu          : usr=0.``, ``clat (usec): min=1, max=2``), or a percentile
+    table row cut before its closing ``]``."""
+    last = line.replace("\t", " ").replace("\u00a0", " ").strip().lstrip(">").strip()
+    if not last:
+        return None
+    if _DIR_CUT.match(last):
+        return f"it ends inside a direction line ({_excerpt(last)!r})"
+    if _VALUE_LABEL_ONLY.match(last):
+        return f"it ends after a line label ({_excerpt(last)!r})"
+    if ":" not in last and "=" not in last and any(label.startswith(last) for label in _LABELS):
+        return f"it ends inside a line label ({_excerpt(last)!r})"
+    if last.startswith("|") and "th=[" in last and not last.rstrip(",").endswith("]"):
+        return f"it ends inside a percentile table row ({_excerpt(last)!r})"
+    if (m := _PCT_HEAD_CUT.match(last)) and not _PCT_HEAD.match(last):
+        return f"it ends inside a percentile heading ({_excerpt(m.group(0))!r})"
+    if _DEPTHS.match(last) and not (last.endswith("%") and ">=" in last):  # IO depths/submit/complete end at >=N=x%
+        return f"it ends inside a line ({_excerpt(last)!r})"
+    if _ISSUED.match(last) and not _issued_whole(last):
+        return f"it ends inside a line ({_excerpt(last)!r})"
+    for label, forms in _LABELLED:
+        if label.match(last) and not any(form.match(last) for form in forms):
+            return f"it ends inside a line ({_excerpt(last)!r})"
+    return None
+
+
+def _issued_whole(line: str) -> bool:
+    """An ``issued`` line that reaches its end: as many short (and dropped) counts as totals
+    (fio 3: ``total=1,2,0,0 short=0,0,0,0 dropped=0,0,0,0``; 3.1: three each with commas after;
+    fio 2: ``total=r=1/w=2/d=0, short=r=0/w=0/d=0[, drop=r=0/w=0/d=0]``)."""
+    parts = {k: re.findall(r"\d+", v) for k, v in re.findall(r"\b(total|short|dropped|drop)=([^a-z]*(?:[rwd]=[\d/rwd=]*)?)", line)}
+    if "total" not in parts or "short" not in parts:
+        return False
+    n = len(parts["total"])
+    if line.lstrip().startswith("issued rwts") and "dropped" not in parts:  # fio 3 always prints dropped=
+        return False
+    return all(len(v) == n for v in parts.values()) and re.search(r"\d,?\s*$", line) is not None
+_PCT_HEAD_CUT = re.compile(r"^(?:clat|lat|slat) percentiles\b.*$")
 
 
 def looks_like_fio_text(text: str) -> bool:
@@ -299,7 +380,10 @@ def parse_fio_text(text: str) -> FioResult:
         for number, line in enumerate(_lines(text), 1):
             parser.line_no = number
             parser.feed(line)
-        return parser.result(text)
+        result = parser.result(text)
+        if why := cut_last_line(text):
+            raise FioParseError(f"fio text output is cut: {why}; nothing of it is read (paste the whole output)")
+        return result
     except FioParseError:
         raise
     except (ValueError, ArithmeticError, LookupError, TypeError, AttributeError, RecursionError) as exc:
