@@ -314,3 +314,26 @@ def fmt_interval(lo: float | None, hi: float | None, metric: str, n: int) -> str
         digits = 2 if scale >= 1e6 else (1 if scale == 1e3 else 0)
         text = f"{lo / scale:.{digits}f} … {hi / scale:.{digits}f} {unit}"
     return text + (" (clipped at 0: too few or too spread runs)" if clipped else "")
+
+
+#: the words read as a fio boolean's "on" and "off".  fio 3.33 itself takes only a number there
+#: (``--direct=yes`` fails: "failed parsing direct=yes", checked on this machine); the words are read
+#: as write-ups and older job files mean them.  One set for every reader (checks, the write guard).
+FIO_TRUE: frozenset[str] = frozenset({"1", "true", "yes", "on", "y"})
+FIO_FALSE: frozenset[str] = frozenset({"0", "false", "no", "off", "n", "none"})
+
+
+def fio_bool(value: str | None) -> bool | None:
+    """A fio boolean option's value: a valueless flag (None or blank) is on, a word of
+    :data:`FIO_TRUE`/:data:`FIO_FALSE` or a number (non-zero: on) says which; None: unreadable."""
+    if value is None or not str(value).strip():
+        return True
+    word = str(value).strip().lower()
+    if word in FIO_TRUE:
+        return True
+    if word in FIO_FALSE:
+        return False
+    try:
+        return int(word) != 0
+    except ValueError:
+        return None

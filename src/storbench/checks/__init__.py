@@ -23,7 +23,8 @@ sampler) is the runner's; :meth:`FileState.from_stat` and :meth:`FsSpace.from_st
 only convert what it read.
 
 May import: the records (:mod:`storbench.model`, :mod:`storbench.activity`), storage, stats,
-units and errors: pure, no edge; never run, store, render or commands.
+metrics (the figures a result is judged by, one meaning everywhere), units and errors: pure,
+no edge; never run, store, render or commands.
 """
 
 from __future__ import annotations

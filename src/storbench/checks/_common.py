@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from storbench.errors import StorbenchError
 from storbench.model import Finding, FioResult, JobResult
 from storbench.storage import MEMORY_FSTYPES, DeviceInfo, StorageInfo
-from storbench.units import format_bytes, format_duration, parse_duration, parse_size
+from storbench.units import fio_bool, fmt_ns, format_bytes, format_duration, parse_duration, parse_size  # noqa: F401  (fmt_ns: the checks name it from here)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from storbench.activity import ActivitySeries
@@ -58,8 +58,6 @@ def finding(check: str, severity: str, message: str, fix: str) -> Finding:
 
 # --------------------------------------------------------------------------- options
 
-_TRUE = frozenset({"1", "true", "yes", "on", "y"})
-_FALSE = frozenset({"0", "false", "no", "off", "n", "none"})
 
 
 def has(options: Options, *keys: str) -> bool:
@@ -79,18 +77,8 @@ def flag(options: Options, *keys: str, default: bool = False) -> bool:
     """A boolean option: a bare flag or ``1`` is on, ``0`` off; ``default`` when absent or unreadable."""
     for key in keys:
         if key in options:
-            value = options[key]
-            if value is None or not str(value).strip():
-                return True
-            word = str(value).strip().lower()
-            if word in _TRUE:
-                return True
-            if word in _FALSE:
-                return False
-            try:
-                return int(word) != 0
-            except ValueError:
-                return default
+            on = fio_bool(options[key])
+            return default if on is None else on
     return default
 
 
@@ -381,16 +369,6 @@ def fmt_count(x: float) -> str:
 
 def fmt_rate(bytes_per_s: float) -> str:
     return f"{format_bytes(bytes_per_s)}/s"
-
-
-def fmt_ns(ns: float) -> str:
-    if ns < 1_000:
-        return f"{ns:.0f} ns"
-    if ns < 1_000_000:
-        return f"{ns / 1e3:.1f} us"
-    if ns < 1_000_000_000:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e9:,.1f} s"
 
 
 def fmt_s(s: float) -> str:

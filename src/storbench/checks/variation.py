@@ -3,17 +3,19 @@
 Check (id): ``high-variation`` -- over two or more repetitions, the coefficient of
 variation (sample standard deviation / mean, :func:`storbench.stats.core.summarize`) of the
 headline metric is above :data:`MAX_CV`.  The headline of a repetition is the sum of
-IOPS or bandwidth over its jobs and directions, or the I/O-weighted mean latency.
+IOPS or bandwidth over its jobs and directions, or the I/O-weighted mean latency:
+:func:`storbench.metrics.headline_value`, the number ``--until-rse`` repeats on.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storbench.model import Finding, FioResult
+from storbench.metrics import headline_value
+from storbench.model import Finding
 from storbench.stats.core import summarize
 
-from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_ns, fmt_rate, mean_latency_ns, total_bw, total_iops
+from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_ns, fmt_rate
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -32,14 +34,6 @@ INFO = {
         severities=("warning",),
     ),
 }
-
-
-def headline_value(result: FioResult, headline: str) -> float | None:
-    if headline == "bw":
-        return total_bw(result)
-    if headline == "lat":
-        return mean_latency_ns(result)
-    return total_iops(result)
 
 
 def _format(value: float, headline: str) -> str:

@@ -61,6 +61,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import TargetError
+from ..units import fio_bool
 
 # --------------------------------------------------------------------------- which workloads write
 
@@ -73,12 +74,9 @@ READING_RW: frozenset[str] = frozenset({"read", "randread"})
 #: I/O engines whose "reads" are not reads (they allocate, truncate, defragment or run programs).
 WRITING_ENGINES: frozenset[str] = frozenset({"ftruncate", "falloc", "e4defrag", "filecreate", "filedelete", "exec"})
 
-_TRUE = {"1", "true", "yes", "on"}
-
-
 def _flag(value: str | None) -> bool:
-    """A fio boolean: a valueless flag is on."""
-    return value is None or value.strip().lower() in _TRUE
+    """A fio boolean (:func:`storbench.units.fio_bool`): a valueless flag is on, an unreadable value off."""
+    return bool(fio_bool(value))
 
 
 def workload_writes(options: Mapping[str, str | None] | Iterable[tuple[str, str | None]]) -> bool:
