@@ -3,18 +3,24 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
 def to_int(value: Any) -> int | None:
+    """An integer a tool printed (JSON or text), or None: an int as it is, a float that is a
+    whole number, a string of a signed integer (blanks around it allowed); never a bool, a
+    fraction or a word (``"12k"``, ``"1.5"``, ``"-"`` are None).  The one reader of tool
+    output's integers (lsblk, findmnt, zfs, ceph, smartctl)."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        return None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
+    return None
 
 
 def to_bool(value: Any) -> bool | None:

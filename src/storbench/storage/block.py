@@ -80,15 +80,25 @@ class SysfsBlock:
     slaves: tuple[str, ...] = ()
 
 
+def scheduler_choices(text: str) -> tuple[str | None, tuple[str, ...]]:
+    """``none [mq-deadline] kyber`` -> (``"mq-deadline"``, every listed name); a device without a
+    choice prints one word (``none``), which is then the scheduler."""
+    names: list[str] = []
+    current = None
+    for word in text.split():
+        m = re.fullmatch(r"\[(.+)\]", word)
+        name = m.group(1) if m else word
+        names.append(name)
+        if m:
+            current = name
+    if current is None and len(names) == 1:
+        current = names[0]
+    return current, tuple(names)
+
+
 def parse_scheduler(text: str | None) -> str | None:
-    """``"none [mq-deadline] kyber bfq"`` -> ``"mq-deadline"``; a single word is the scheduler."""
-    if text is None:
-        return None
-    m = re.search(r"\[([^\]]+)\]", text)
-    if m:
-        return m.group(1)
-    words = text.split()
-    return words[0] if len(words) == 1 else None
+    """``"none [mq-deadline] kyber bfq"`` -> ``"mq-deadline"`` (:func:`scheduler_choices`)."""
+    return None if text is None else scheduler_choices(text)[0]
 
 
 def _lsblk_type(raw_type: str | None, kname: str) -> str:

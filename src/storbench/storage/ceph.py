@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._util import to_int
+
 
 @dataclass(frozen=True)
 class CephOsd:
@@ -111,14 +113,6 @@ def _json(text: str, what: str) -> Any:
         raise ValueError(f"not {what}'s JSON: {exc}") from None
 
 
-def to_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
 
 
 def _flag(value: Any) -> bool | None:

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._util import to_int
+
 #: NVMe data units are 1000 units of 512 bytes (NVMe base specification, SMART / Health log)
 NVME_DATA_UNIT_BYTES = 512_000
 
@@ -90,14 +92,6 @@ class HealthParseError(ValueError):
     """smartctl's output holds no reading of a drive; the message says why (smartctl's own words)."""
 
 
-def to_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _ata_raw(attrs: Mapping[int, Mapping[str, Any]], attr_id: int, name: str | None = None) -> int | None:

@@ -72,18 +72,11 @@ class DeviceSettings:
 
 
 def parse_scheduler(text: str) -> tuple[str | None, tuple[str, ...]]:
-    """``none [mq-deadline] kyber`` -> (``"mq-deadline"``, all listed names)."""
-    names: list[str] = []
-    current = None
-    for word in text.split():
-        m = re.fullmatch(r"\[(.+)\]", word)
-        name = m.group(1) if m else word
-        names.append(name)
-        if m:
-            current = name
-    if current is None and len(names) == 1:
-        current = names[0]  # a device without a choice prints just "none"
-    return current, tuple(names)
+    """``none [mq-deadline] kyber`` -> (``"mq-deadline"``, all listed names): the storage
+    description's own reader (:func:`storbench.storage.block.scheduler_choices`)."""
+    from ..storage.block import scheduler_choices
+
+    return scheduler_choices(text)
 
 
 def parse_write_cache(text: str) -> str:
