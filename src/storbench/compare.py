@@ -179,12 +179,12 @@ def configurations(
         groups.setdefault((rec.run_id, rec.target if split_target else None, rec.host), []).append(rec)
 
     out: list[tuple[Config, list[ResultRecord]]] = []
-    for (rid, split_target, host), members in groups.items():
+    for (rid, target_of_group, host), members in groups.items():
         key = f"run{rid}"
         qualifiers: list[str] = []
         if len(targets_of[rid]) > 1:
-            key += f":{split_target or ''}"
-            qualifiers.append(split_target or "no target")
+            key += f":{target_of_group or ''}"
+            qualifiers.append(target_of_group or "no target")
         if host:
             key += f"@{host}"
             qualifiers.append(host)
@@ -662,7 +662,7 @@ def config_differences(cmp: Comparison, records_by_config: Mapping[str, Sequence
             continue
         options = list(dict.fromkeys(o for r in have for o in r.options if o not in _PLACEMENT_OPTIONS and "log" not in o))
         for o in options:
-            values = tuple("-" if r is None else ("(not set)" if o not in r.options else (r.options[o] if r.options[o] is not None else "(set)")) for r in firsts)  # fmt: skip
-            if len({v for v, r in zip(values, firsts) if r is not None}) > 1:
-                out.append(Difference(f"option {o}", values, variable=False, workload=w))
+            shown = tuple("-" if r is None else ("(not set)" if o not in r.options else (r.options[o] or "(set)")) for r in firsts)  # fmt: skip
+            if len({v for v, r in zip(shown, firsts) if r is not None}) > 1:
+                out.append(Difference(f"option {o}", shown, variable=False, workload=w))
     return tuple(out)

@@ -48,7 +48,7 @@ def _weighted(pairs: list[tuple[float, float]]) -> float | None:
     return sum(v * w for v, w in pairs) / total
 
 
-def _lat(d: DirectionStats):
+def _lat(d: DirectionStats) -> LatencyStats | None:
     return d.lat_ns or d.clat_ns
 
 
@@ -107,11 +107,11 @@ def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats | None:
 def _mean_latency(dirs: Sequence[DirectionStats]) -> float | None:
     """The mean latency of several jobs' I/O together: each job's mean weighted by its I/O count
     (bytes where fio gave no count); None unless every job measured it."""
-    lats = [(_lat(d).mean_ns, float(d.total_ios if d.total_ios is not None else d.io_bytes)) for d in dirs if _lat(d) is not None]
+    lats = [(lat.mean_ns, float(d.total_ios if d.total_ios is not None else d.io_bytes)) for d in dirs if (lat := _lat(d)) is not None]
     return _weighted(lats) if len(lats) == len(dirs) else None
 
 
-def _p99_source(d: DirectionStats):
+def _p99_source(d: DirectionStats) -> LatencyStats | None:
     return d.clat_ns if d.clat_ns is not None and "99.0" in d.clat_ns.percentiles else d.lat_ns
 
 

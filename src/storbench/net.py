@@ -126,14 +126,14 @@ def parse_iperf3_json(text: str, server: str | None = None, port: int | None = N
         raise NetError("iperf3's JSON is not an object")
     if doc.get("error"):
         raise NetError(f"iperf3: {doc['error']}")
-    start_doc = doc.get("start") if isinstance(doc.get("start"), dict) else {}
-    test = start_doc.get("test_start") if isinstance(start_doc.get("test_start"), dict) else {}
-    end = doc.get("end") if isinstance(doc.get("end"), dict) else {}
-    received = end.get("sum_received") if isinstance(end.get("sum_received"), dict) else None
-    sent = end.get("sum_sent") if isinstance(end.get("sum_sent"), dict) else None
-    if received is None or _num(received.get("bits_per_second")) is None:
+    start_doc = _obj(doc, "start")
+    test = _obj(start_doc, "test_start")
+    end = _obj(doc, "end")
+    received = _obj(end, "sum_received")
+    sent = _obj(end, "sum_sent") or None
+    if _num(received.get("bits_per_second")) is None:
         raise NetError("iperf3's JSON has no end.sum_received.bits_per_second (a TCP test that finished)")
-    connecting = start_doc.get("connecting_to") if isinstance(start_doc.get("connecting_to"), dict) else {}
+    connecting = _obj(start_doc, "connecting_to")
     streams = test.get("num_streams")
     retransmits = sent.get("retransmits") if sent else None
     return NetMeasurement(
@@ -147,6 +147,12 @@ def parse_iperf3_json(text: str, server: str | None = None, port: int | None = N
         seconds=_num(received.get("seconds")),
         iperf3_version=start_doc.get("version") if isinstance(start_doc.get("version"), str) else None,
     )
+
+
+def _obj(doc: Any, key: str) -> dict[str, Any]:
+    """``doc[key]`` where both are JSON objects, else ``{}`` (iperf3's JSON read without trusting its shape)."""
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if isinstance(value, dict) else {}
 
 
 def fmt_bits(bits_per_second: float | None) -> str:
@@ -176,7 +182,7 @@ def format_measurements(measurements: Sequence[NetMeasurement]) -> list[str]:
 
 
 def is_network_fs(fstype: str | None) -> bool:
-    return bool(fstype) and (fstype in NETWORK_FSTYPES or fstype == "nbd" or fstype.startswith(("nfs", "fuse.sshfs", "smb")))
+    return fstype is not None and (fstype in NETWORK_FSTYPES or fstype == "nbd" or fstype.startswith(("nfs", "fuse.sshfs", "smb")))
 
 
 def share_ceiling_findings(result: FioResult, fstype: str | None, ceiling_bits_per_s: float | None) -> list[Finding]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from storbench.errors import UsageError
 
@@ -94,7 +95,7 @@ def parse_size(text: str | int) -> int:
         numerator = (int(whole or "0") * scale + int(frac)) * multiplier
         if numerator % scale:
             raise UsageError(f"invalid size {text!r}: not a whole number of bytes; {_SIZE_HELP}")
-        return numerator // scale
+        return int(numerator // scale)
     return int(number) * multiplier
 
 
@@ -282,7 +283,7 @@ def fmt_number(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
-def formatter(metric: str):
+def formatter(metric: str) -> Callable[[float | None], str]:
     """The human form of a comparison metric: fio's by its kind, another benchmark's figure
     (a Measure, whose metric is its unit) as a number with that unit."""
     if metric == "iops":

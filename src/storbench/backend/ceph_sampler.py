@@ -65,7 +65,8 @@ class CephSampler:
 
     def _health(self) -> str | None:
         rc, out, _err = self.run("ceph", "health")
-        return (out.strip().split() or [None])[0] if rc == 0 else None
+        words = out.split()
+        return words[0] if rc == 0 and words else None
 
     def _unwritten(self, problems: list[str]) -> tuple[int | None, int | None]:
         area = self.area_bytes

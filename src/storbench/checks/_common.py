@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from storbench.errors import StorbenchError
-from storbench.model import Finding, FioResult, JobResult
+from storbench.model import DirectionStats, Finding, FioResult, JobResult
 from storbench.storage import MEMORY_FSTYPES, DeviceInfo, StorageInfo
-from storbench.units import fio_bool, fmt_ns, format_bytes, format_duration, parse_duration, parse_size  # noqa: F401  (fmt_ns: the checks name it from here)
+from storbench.units import fio_bool, format_bytes, format_duration, parse_duration, parse_size
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from storbench.activity import ActivitySeries
@@ -222,7 +222,7 @@ def io_bytes(result: FioResult, direction: str) -> int:
     return sum(s.io_bytes for j in jobs(result) if (s := j.directions.get(direction)) is not None)
 
 
-def _directions_of(job: JobResult) -> list:
+def _directions_of(job: JobResult) -> list[DirectionStats]:
     counted = [job.directions[d] for d in COUNTED_DIRECTIONS if d in job.directions]
     if not counted and "mixed" in job.directions:
         counted = [job.directions["mixed"]]

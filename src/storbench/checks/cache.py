@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from storbench.model import Finding
 from storbench.storage import DeviceInfo, StorageInfo, ZfsInfo
+from storbench.units import format_bytes
 
 from ._common import (
     CheckInfo,
@@ -38,7 +39,6 @@ from ._common import (
     fmt_count,
     fmt_pct,
     fmt_rate,
-    format_bytes,
     integer,
     io_bytes,
     is_direct,
@@ -364,7 +364,7 @@ def _zfs_arc(
         f"or make the test file larger than {'the ARC' if arc_max else 'the RAM'} "
         f"(size={_round_up_size((limit or mem_bytes or 0) * 1.25)})"
     )
-    if ratio is not None and reads(options) and measured.arc_hits is not None:
+    if ratio is not None and measured is not None and reads(options) and measured.arc_hits is not None:
         hits_text = f"{ratio * 100:.1f}% of the data lookups during the run were ARC hits ({measured.arc_hits} hits, {measured.arc_misses} misses)"
         if ratio >= ARC_HIT_INVALID_RATIO:
             return finding(
@@ -408,6 +408,7 @@ def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence
     zfs = net.server_zfs if net is not None else None
     if zfs is None or not reads(options) or (zfs.primarycache or "all").lower() != "all":
         return None
+    assert fs is not None and net is not None  # they hold zfs
     measured = getattr(backend, "zfs", None) if backend is not None else None
     where = f"{fs.fstype} share of {net.share} from {net.server}: on the server it is ZFS dataset {zfs.dataset} (primarycache=all)"
     fix = f"on the server, zfs set primarycache=metadata {zfs.dataset} for the benchmark (set it back afterwards), or use a test file larger than the server's RAM"

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 from storbench.storage import StorageInfo
+from storbench.units import format_bytes
 
 from ._common import (
     CheckInfo,
@@ -56,7 +57,6 @@ from ._common import (
     flag,
     flush_reasons,
     fmt_pct,
-    format_bytes,
     has,
     integer,
     io_bytes,

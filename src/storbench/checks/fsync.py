@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storbench.model import Finding
+from storbench.units import format_bytes
 
 from ._common import (
     CheckInfo,
@@ -22,7 +23,6 @@ from ._common import (
     fix_of,
     flush_reasons,
     fmt_pct,
-    format_bytes,
     io_bytes,
     is_memory_fs,
     join,

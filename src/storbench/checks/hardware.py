@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING
 from storbench.model import Finding
 from storbench.storage import StorageInfo
 from storbench.storage.health import DriveHealth
-from storbench.storage.raid import RaidController, array_problems, battery_problems, cache_fallbacks
+from storbench.storage.raid import CacheFallback, RaidController, array_problems, battery_problems, cache_fallbacks
+from storbench.units import format_bytes
 
-from ._common import CheckInfo, Options, finding, format_bytes, join, writes
+from ._common import CheckInfo, Options, finding, join, writes
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -144,9 +145,8 @@ def _commands(controllers: tuple[RaidController, ...], which: int) -> str:
 
 def _controller_findings(controllers: tuple[RaidController, ...], options: Options | None) -> list[Finding]:
     out: list[Finding] = []
-    if options is not None and not writes(options):
-        fallbacks = ()
-    else:
+    fallbacks: tuple[CacheFallback, ...] = ()
+    if options is None or writes(options):
         fallbacks = cache_fallbacks(controllers)
     if fallbacks:
         what = join(

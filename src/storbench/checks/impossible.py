@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storbench.model import Finding, JobResult
+from storbench.units import fmt_ns
 
-from ._common import CheckInfo, Options, engine, finding, fmt_ns, fmt_s, join, seconds
+from ._common import CheckInfo, Options, engine, finding, fmt_s, join, seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext

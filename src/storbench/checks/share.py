@@ -41,6 +41,7 @@ def _judge(options: Options, storage: StorageInfo | None) -> list[Finding]:
         return []
     if net.client != "sshfs" and is_direct(options):
         return []  # O_DIRECT goes past the NFS and SMB page caches
+    assert fs is not None  # it holds net
     server = f" from {net.server}" if net.server else ""
     return [
         finding(

@@ -15,24 +15,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storbench.model import Finding
+from storbench.units import fmt_ns, format_bytes
 
-from ._common import (
-    CheckInfo,
-    MiB,
-    finding,
-    fmt_count,
-    fmt_ns,
-    fmt_pct,
-    format_bytes,
-    io_bytes,
-    jobs,
-    reads,
-    uses_kernel_io,
-)
+from ._common import CheckInfo, MiB, finding, fmt_count, fmt_pct, io_bytes, jobs, reads, uses_kernel_io
 from .compression import reduction
 
 if TYPE_CHECKING:  # pragma: no cover
+    from storbench.storage import StorageInfo
+
     from . import CheckContext, FileState
+    from ._common import Options
 
 #: A file with less than this share of its size allocated is sparse enough to matter.
 SPARSE_MAX_ALLOCATED_RATIO = 0.5
@@ -145,7 +137,7 @@ def _unwritten_ceph(ctx: CheckContext) -> Finding | None:
     )
 
 
-def preflight_workload(options, storage, mem_bytes) -> list[Finding]:
+def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes: int | None) -> list[Finding]:
     """Before a run: a read workload on an RBD image of which less than half was ever written (``rbd du``)."""
     ceph = getattr(storage, "ceph", None)
     image = getattr(ceph, "image", None)
@@ -153,7 +145,7 @@ def preflight_workload(options, storage, mem_bytes) -> list[Finding]:
         return []
     if image.used_bytes >= SPARSE_EXPORT_MIN_RATIO * image.size_bytes:
         return []
-    pool = ceph.pool.name if ceph.pool is not None else "?"
+    pool = ceph.pool.name if ceph is not None and ceph.pool is not None else "?"
     return [finding(
         "sparse-read",
         "warning",

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from storbench.metrics import headline_value
 from storbench.model import Finding
 from storbench.stats.core import summarize
+from storbench.units import fmt_ns
 
-from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_ns, fmt_rate
+from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_rate
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext

@@ -163,13 +163,13 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         + " / ".join(f"{v} ({n})" for v, n in zip(d.values, names))
         for d in unlike
     ]  # fmt: skip
-    found: tuple = ()
+    regressed: tuple = ()
     if fail_pct is not None:
-        found = cmp_mod.regressions(cmp, fail_pct, gate_metrics or None)
+        regressed = cmp_mod.regressions(cmp, fail_pct, gate_metrics or None)
         base_name = cmp.config(cmp.baseline).name
         if _has_single_runs(cmp):
             notes.append("--fail-if-worse: rows with a single run cannot fail the gate (no significance with n=1)")
-        if not found:
+        if not regressed:
             notes.append(f"--fail-if-worse {fail_pct:g}%: nothing is significantly worse than {base_name!r} by more than {fail_pct:g}%")
 
     if as_json:
@@ -185,7 +185,7 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
             data["regressions"] = [
                 {"workload": r.workload, "direction": r.direction, "metric": r.metric, "config": r.config,
                  "rel_diff_pct": r.rel_diff_pct, "p_value": r.p_value}
-                for r in found
+                for r in regressed
             ]
         text = json.dumps(data, indent=2, allow_nan=False, default=str) + "\n"
     elif as_csv:
@@ -233,8 +233,8 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
     if output:
         app.err(f"wrote the comparison to {output}")
 
-    if found:
-        raise RegressionError(_regression_message(cmp, found))
+    if regressed:
+        raise RegressionError(_regression_message(cmp, regressed))
 
 
 def _write(path: str, text: str) -> None:

@@ -76,7 +76,7 @@ def doctor(
             w.name: dict(build_job(w, target, overrides, ioengine="libaio").options)
             for w in suite.workloads
         }
-        mem = storage.host.mem_bytes if storage.host else None
+        mem = storage.host.mem_bytes if storage is not None and storage.host else None
         findings = preflight(
             PreflightContext(
                 options_by_workload=options, storage=storage, mem_bytes=mem
@@ -89,7 +89,7 @@ def doctor(
             [
                 {
                     "target": t.path,
-                    "storage": storage_to_dict(st),
+                    "storage": storage_to_dict(st) if st is not None else None,
                     "findings": [
                         {
                             "check": f.check,

@@ -307,6 +307,7 @@ def _import(app: App, paths, label, label_from, group_by, as_json) -> None:
         for line in said:
             app.err(line)
     if as_json:
+        assert records is not None  # read back whole for --json
         print_json(app, public_records(records))
     else:
         from ..render.terminal import format_results_table
@@ -314,7 +315,7 @@ def _import(app: App, paths, label, label_from, group_by, as_json) -> None:
         if records is not None:
             app.console().print(format_results_table(records, title=f"run {run_id} (import)"))
         else:
-            workloads = sorted({pl["workload"] for _p, plans, _s in planned for pl in plans})
-            app.out(f"{len(workloads)} workload(s): {', '.join(workloads[:8])}{', ...' if len(workloads) > 8 else ''} "
+            names = sorted({pl["workload"] for _p, plans, _s in planned for pl in plans})
+            app.out(f"{len(names)} workload(s): {', '.join(names[:8])}{', ...' if len(names) > 8 else ''} "
                     f"(storbench show {run_id} for the table)")  # fmt: skip
         app.out(f"imported {len(ids)} result(s) from {len(paths)} file(s) into {app.db_url} as run {run_id}")

@@ -83,7 +83,9 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
             except subprocess.TimeoutExpired:
                 raise NetError(f"iperf3 to {server}:{port} did not finish within {seconds + IPERF3_GRACE_S} s") from None
             try:
-                m = parse_iperf3_json(proc.stdout, server=address, port=port)
+                measured = parse_iperf3_json(proc.stdout, server=address, port=port)
+                measurements.append(measured)
+                raws.append(proc.stdout)
                 break
             except NetError as exc:
                 said = f"{exc} {proc.stderr}"
@@ -93,10 +95,8 @@ def net(app: App, server: str | None, port: int, parallel: int, seconds: int, se
                 if proc.stderr.strip() and "printed nothing" in str(exc):
                     raise NetError(f"iperf3: {proc.stderr.strip().splitlines()[0]}") from None
                 raise NetError(f"{exc} (server {server}:{port}; is 'iperf3 -s' or 'storbench net --serve' running there?)") from None
-        measurements.append(m)
-        raws.append(proc.stdout)
         if not as_json:
-            app.err(f"  {m.direction} with {m.streams} stream(s): done")
+            app.err(f"  {measured.direction} with {measured.streams} stream(s): done")
     with contextlib.closing(app.open_store()) as store:
         created_at = app.env.clock()
         for m, raw in zip(measurements, raws):

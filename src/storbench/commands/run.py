@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import Interrupted, StorbenchError, UsageError
-from ..model import JobSpec, Overrides, Target
+from ..model import JobSpec, Overrides, Repeat, Target, Workload
 from .common import (
     App,
     DescribeOnce,
@@ -32,6 +32,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..model import ResultRecord
+    from ..run.live import LivePublisher
     from ..run.runner import RunOutcome
     from ..store import Store
 
@@ -55,8 +56,8 @@ class CliReporter:
         #: (check, severity) -> how many workloads had it (said once, see workload_done)
         self.said: dict[tuple[str, str], int] = {}
         #: the run's live state in the store (storbench serve's live page), once the run has an id
-        self.live = None
-        self._pending_live = None
+        self.live: LivePublisher | None = None
+        self._pending_live: tuple[Any, int] | None = None
         self._queued_live: list[tuple[str, tuple]] = []
         self._live_lock = threading.Lock()
 
@@ -122,7 +123,8 @@ class CliReporter:
                     self._queued_live.append((method, args))
                     if not pending.ready() or pending.failure() is not None:
                         return
-                    self.publish_live(*pending.get(), total=total)
+                    store, run_id = pending.get()
+                    self.publish_live(store, run_id, total=total)
                     self._pending_live = None
                     queued, self._queued_live = self._queued_live, []
                     for method_, args_ in queued:
@@ -221,10 +223,10 @@ def _workload_from_meta(d: dict):
 class _Request:
     """Everything a run needs, from the command line or from a stored run (--resume)."""
 
-    workloads: tuple
+    workloads: tuple[Workload, ...]
     target_paths: tuple[str, ...]
     overrides: Overrides
-    repeat: object
+    repeat: Repeat
     label: str | None
     suite: str | None
     keep_files: bool

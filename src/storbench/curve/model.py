@@ -226,15 +226,15 @@ def point_of(step: tuple[tuple[str, str], ...], result: FioResult, result_id: in
     lats = [(d.lat_ns or d.clat_ns) for d in dirs]
     mean = None
     if dirs and all(x is not None for x in lats) and sum(weights) > 0:
-        mean = sum(x.mean_ns * w for x, w in zip(lats, weights)) / sum(weights)  # type: ignore[union-attr]
+        mean = sum(x.mean_ns * w for x, w in zip(lats, weights)) / sum(weights)
     percentiles: dict[str, float] = {}
     sources = [d.clat_ns if d.clat_ns is not None and d.clat_ns.percentiles else d.lat_ns for d in dirs]
     if dirs and all(s is not None and s.percentiles for s in sources):
-        keys = set.intersection(*(set(s.percentiles) for s in sources))  # type: ignore[union-attr]
+        keys = set.intersection(*(set(s.percentiles) for s in sources))
         for key in keys:
             if sum(weights) > 0:
                 # the slowest direction's percentile: what a request waits at worst for its kind
-                percentiles[key] = max(s.percentiles[key] for s in sources)  # type: ignore[union-attr]
+                percentiles[key] = max(s.percentiles[key] for s in sources)
     return Point(step=step, iops=iops, bw_bytes=bw, lat_mean_ns=mean, percentiles_ns=percentiles, result_id=result_id)
 
 

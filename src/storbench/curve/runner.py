@@ -41,7 +41,7 @@ class CurveRunner:
     def __init__(self, run_id: int, workload: Workload, target: Target, overrides: Overrides, *, executor: FioExecutor,
                  store: CurveStore, reporter: runner.Reporter, telemetry: runner.Telemetry | None, repeat: int,
                  clock: Callable[[], str], cwd: str, sink: runner.ResultSink | None = None,
-                 export_size: int | None = None, label: str | None = None) -> None:  # fmt: skip
+                 export_size: str | None = None, label: str | None = None) -> None:  # fmt: skip
         self.run_id, self.workload, self.target = run_id, workload, target
         self.overrides, self.executor, self.store, self.reporter, self.telemetry = overrides, executor, store, reporter, telemetry
         self.repeat, self.clock, self.cwd = repeat, clock, cwd

@@ -192,8 +192,9 @@ def context_before(lines: list[Line], index: int, floor: int, is_fio_line,
         if k >= 0:
             if sections is None:
                 sections = section_headings(lines[: k + 1], is_fio_line)
-            if sections[k] is not None:
-                heading, heading_line = sections[k]
+            section = sections[k]
+            if section is not None:
+                heading, heading_line = section
     if command is None and heading is None:
         return Context()
     return Context(heading=heading, heading_line=heading_line, command=command)

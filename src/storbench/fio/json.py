@@ -73,7 +73,7 @@ def looks_like_fio_json(text: str) -> bool:
     return any(key in text for key in ('"fio version"', '"client_stats"', '"jobs"'))
 
 
-def find_fio_json(text: str) -> tuple[list[tuple[int, int, dict]], list[tuple[int, int, str]]]:
+def find_fio_json(text: str) -> tuple[list[tuple[int, int, dict[str, Any]]], list[tuple[int, int, str]]]:
     """Where fio result documents are in ``text``: ``(start, end, document)`` of each complete
     one (an object with ``jobs`` or ``client_stats``; offsets in characters), and ``(start,
     end, problem)`` of candidates that did not decode (truncated, malformed)."""
@@ -82,10 +82,10 @@ def find_fio_json(text: str) -> tuple[list[tuple[int, int, dict]], list[tuple[in
     return found, failures
 
 
-def status_snapshots(earlier: dict, later: dict) -> bool:
+def status_snapshots(earlier: dict[str, Any], later: dict[str, Any]) -> bool:
     """Whether two fio JSON documents are snapshots of one run (``--status-interval``): the same
     jobs, each further on (``elapsed`` grew), rather than two runs."""
-    def jobs(d: dict) -> list[tuple[str, int]]:
+    def jobs(d: dict[str, Any]) -> list[tuple[Any, Any]]:
         return [(j.get("jobname"), j.get("elapsed")) for j in d.get("jobs", []) if isinstance(j, dict)]
 
     a, b = jobs(earlier), jobs(later)
@@ -158,7 +158,7 @@ def _describe_failure(text: str, start: int, exc: json.JSONDecodeError) -> str:
     return f"malformed fio JSON on line {exc.lineno}, column {exc.colno}: {exc.msg}"
 
 
-def _raise_no_result(text: str, docs: list, failures: list) -> None:
+def _raise_no_result(text: str, docs: list[Any], failures: list[Any]) -> None:
     if failures:
         raise FioParseError(failures[-1][2])
     if docs:
@@ -229,11 +229,11 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _dict(value: Any) -> dict:
+def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -260,7 +260,7 @@ def _no_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _result(doc: dict, notes: tuple[str, ...]) -> FioResult:
+def _result(doc: dict[str, Any], notes: tuple[str, ...]) -> FioResult:
     client_mode = "client_stats" in doc
     entries = doc["client_stats"] if client_mode else doc.get("jobs")
     key = "client_stats" if client_mode else "jobs"
@@ -299,7 +299,7 @@ def _options(value: Any) -> dict[str, str | None]:
     return options
 
 
-def _job(entry: Any, index: int, global_options: dict, client_mode: bool) -> JobResult:
+def _job(entry: Any, index: int, global_options: dict[str, Any], client_mode: bool) -> JobResult:
     if not isinstance(entry, dict) or not isinstance(entry.get("jobname"), str):
         raise FioParseError(f"fio JSON job entry {index} is not a job (an object with a 'jobname')")
     name = entry["jobname"]
@@ -430,7 +430,7 @@ def _bins(value: Any, scale: float) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(out))
 
 
-def _summary(value: dict, prefix: str, dev_key: str, scale: float, agg: float | None) -> SampleSummary | None:
+def _summary(value: dict[str, Any], prefix: str, dev_key: str, scale: float, agg: float | None) -> SampleSummary | None:
     """fio's per-interval sample summary (``bw_*`` in KiB/s -> bytes/s, ``iops_*``)."""
     samples = _int(value.get(prefix + "samples"))
     numbers = [_num(value.get(prefix + k)) for k in ("min", "max", "mean")] + [_num(value.get(dev_key))]
@@ -450,7 +450,7 @@ def _sync(value: Any) -> SyncStats | None:
     return SyncStats(total_ios=total or 0, lat_ns=lat)
 
 
-def _latency_buckets(entry: dict) -> dict[str, float]:
+def _latency_buckets(entry: dict[str, Any]) -> dict[str, float]:
     """``latency_ns/us/ms`` -> ``{"2ns": .., "750us": .., ">=2000ms": ..}``; empty if all zero."""
     buckets = {
         f"{bound}{unit}": pct
@@ -460,7 +460,7 @@ def _latency_buckets(entry: dict) -> dict[str, float]:
     return buckets if any(buckets.values()) else {}
 
 
-def _has_bins(entries: list) -> bool:
+def _has_bins(entries: list[Any]) -> bool:
     for entry in entries:
         for direction in DIRECTIONS:
             value = _dict(_dict(entry).get(direction))

@@ -52,6 +52,7 @@ from ..errors import FioParseError
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy import ndarray
 
 DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
 _LOG_NAME = re.compile(r"^(?P<prefix>.*)_(?P<kind>bw|iops|lat|clat|slat)\.(?P<job>\d+)\.log$")
@@ -97,7 +98,7 @@ def _fromstring(data: str | bytes) -> np.ndarray | None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # "could not be read to its end"
         try:
-            return np.fromstring(data, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
+            return np.fromstring(data, dtype=np.int64, sep=" ")
         except (ValueError, DeprecationWarning):
             return None
 
@@ -252,11 +253,11 @@ def per_second(logs: Mapping[str, str], kind: str) -> dict[str, list[list[float]
         seconds = np.rint(arr[:, 0] / 1000.0).astype(np.int64)
         for ddir in np.unique(arr[:, 2]):
             mask = arr[:, 2] == ddir
-            secs, inverse = np.unique(seconds[mask], return_inverse=True)
+            distinct, inverse = np.unique(seconds[mask], return_inverse=True)
             totals = np.bincount(inverse, weights=arr[mask, 1].astype(np.float64))
             per = sums.setdefault(int(ddir), {})
-            for s, v in zip(secs.tolist(), totals.tolist()):
-                per[s] = per.get(s, 0.0) + v
+            for second, v in zip(distinct.tolist(), totals.tolist()):
+                per[second] = per.get(second, 0.0) + v
     scale = 1024.0 if kind == "bw" else 1.0
     return {
         DIRECTION_NAMES.get(d, str(d)): [[float(s), v * scale] for s, v in sorted(per.items())]
@@ -264,7 +265,7 @@ def per_second(logs: Mapping[str, str], kind: str) -> dict[str, list[list[float]
     }
 
 
-def series_from_logs(logs: Mapping[str, str]) -> dict:
+def series_from_logs(logs: Mapping[str, str]) -> dict[str, Any]:
     """The stored form: ``{"format_version": 1, "interval_s": 1, "bw_bytes": {...}, "iops": {...}}``."""
     return {
         "format_version": 1,
@@ -452,7 +453,7 @@ def summarize_io_logs(
         behind = [s.last_second for s in active if s.latency]
         acc.finish_before(min(behind) if behind else 2**62)
 
-    def series(store: Mapping[int, np.ndarray], scale: float = 1.0) -> dict[str, list[list[float]]]:
+    def series(store: Mapping[int, ndarray], scale: float = 1.0) -> dict[str, list[list[float]]]:
         out = {}
         for ddir in sorted(store):
             counts = acc.ios[ddir]

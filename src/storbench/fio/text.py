@@ -577,6 +577,7 @@ class _Parser:
                 return
             name = self.first_def if self.first_def is not None else "unknown"
             self._start(_Job(name=name))
+        assert self.job is not None  # _start set it
         self._job_line(line, self.job)
 
     def _global(self, line: str) -> bool:

@@ -21,7 +21,7 @@ May import: the standard library only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 #: Directions fio reports, in report order.  ``mixed`` appears under
 #: ``unified_rw_reporting``.
@@ -37,7 +37,7 @@ RESULT_NAMES = frozenset({
 })  # fmt: skip
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in RESULT_NAMES:
         from . import results
 

@@ -264,14 +264,14 @@ def configuration_facts(cmp: Comparison, by_config: Mapping[str, Sequence[Result
                 continue
             for field, va, vb in differences(ref.storage, c.storage):
                 table.setdefault(field, {ref.key: va})[c.key] = vb
-        for field, values in table.items():
+        for field, by_config in table.items():
             cells = []
             for c in cmp.configs:
                 if c.storage is None:
                     cells.append({"text": "not described", "differs": False})
                 else:
-                    v = values.get(c.key, values[ref.key])
-                    cells.append({"text": v, "differs": v != values[ref.key]})
+                    v = by_config.get(c.key, by_config[ref.key])
+                    cells.append({"text": v, "differs": v != by_config[ref.key]})
             diff_rows.append({"field": field, "cells": cells})
     return {
         "names": [c.name for c in cmp.configs],

@@ -175,9 +175,9 @@ def scale_for(metric: str, largest: float) -> tuple[float, str]:
         return 1.0, "B/s"
     if not metric.endswith("_ns"):  # another benchmark's figure, in its own unit
         return 1.0, metric
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if largest >= div:
-            return div, unit
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if largest >= scale:
+            return scale, unit
     return 1.0, "ns"
 
 
@@ -419,7 +419,7 @@ def bar_figure(cmp: Comparison, workload: str, metric: str) -> dict[str, Any] | 
     fmt = formatter(metric)
     names = []
     for i, c in enumerate(cmp.configs):
-        ns = sorted({r.cells[i].summary.n for r in rows if r.cells[i] is not None})
+        ns = sorted({cell.summary.n for r in rows if (cell := r.cells[i]) is not None})
         names.append(f"{esc(c.name)} · n={'/'.join(str(n) for n in ns) or '-'}")
     traces = []
     for di, row in enumerate(rows):
@@ -556,11 +556,11 @@ def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord
         )
         shown.add(group)
     title = "IOPS over time" if kind == "iops" else "Bandwidth over time"
-    shown = "" if len(drawn) == len(cmp.configs) else f"; {len(drawn)} of {len(cmp.configs)} configurations"
+    which = "" if len(drawn) == len(cmp.configs) else f"; {len(drawn)} of {len(cmp.configs)} configurations"
     return {
         "data": data,
         "layout": _layout(
-            f"{title} (per second, every run{shown})",
+            f"{title} (per second, every run{which})",
             320,
             xaxis={"ticksuffix": " s", "rangemode": "tozero", "automargin": True},
             yaxis={"title": {"text": unit}, "rangemode": "tozero", "automargin": True},
@@ -772,7 +772,10 @@ def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, m
     name = esc(cmp.config(config).name)
     # drawn as a grid of square markers coloured by the mean (the report's plotly bundle has
     # no heatmap trace; a marker grid reads the same and keeps the bundle small)
-    px, py, pz, pt = [], [], [], []
+    px: list[Any] = []
+    py: list[Any] = []
+    pz: list[Any] = []
+    pt: list[str] = []
     for yi, y in enumerate(_axis_values(ys)):
         for xi, x in enumerate(_axis_values(xs)):
             if z[yi][xi] is not None:

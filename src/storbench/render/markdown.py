@@ -87,7 +87,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
         labelled: set[str] = set()
         height = 0.8 / max(1, len(rows))
         for ci, config in enumerate(cmp.configs):
-            ns = sorted({r.cells[ci].summary.n for r in rows if r.cells[ci] is not None})
+            ns = sorted({cell.summary.n for r in rows if (cell := r.cells[ci]) is not None})
             labels.append(f"{_mpl(config.name)} (n={'/'.join(map(str, ns)) or '-'})")
             for di, row in enumerate(rows):
                 cell = row.cells[ci]

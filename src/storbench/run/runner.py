@@ -443,6 +443,7 @@ def execute(
                     raise_if_stopping()
                     reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
                     expected = identity_by_target[key]
+                    outcome: tuple[ResultRecord, list[ResultRecord], list[Failure]] | Failure
                     if local and target_identity(spec.target) != expected:
                         outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "since the run started; it was not run"))
                     else:
@@ -625,7 +626,7 @@ def _lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage:
         )
     for note in notes:
         reporter.note(note)
-    return dataclasses.replace(storage, notes=tuple(storage.notes) + tuple(notes)) if notes else storage
+    return dataclasses.replace(storage, notes=tuple(storage.notes) + tuple(notes)) if notes and storage is not None else storage
 
 
 def _target_changed(target: Target, when: str) -> str:

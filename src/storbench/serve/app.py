@@ -460,7 +460,9 @@ def create_app(store: Any, *, token: str | None = None, title: str = "storbench"
         Route("/healthz", lambda request: PlainTextResponse("ok\n")),
         Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon; not a 404 in the console
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error_page, Exception: server_error})
+    # starlette types each handler as taking Exception; error_page takes its HTTPException subclass
+    handlers: dict[Any, Any] = {HTTPException: error_page, Exception: server_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     if token:
         return TokenGuard(app, token)
     return app

@@ -121,7 +121,7 @@ def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], h
         figures = [direction_figures(r.fio) for r in recs]
         if direction is None:  # the direction that carries the workload (the first with the metric)
             direction = next((d for f in figures for d, v in f.items() if v.get(metric) is not None), None)
-        values = [f[direction][metric] for f in figures if direction in f and f[direction].get(metric) is not None]
+        values = [x for f in figures if direction in f and (x := f[direction].get(metric)) is not None]
         if not values:
             continue
         s = summarize(values)

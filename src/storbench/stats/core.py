@@ -77,7 +77,7 @@ def _as_floats(values: Sequence[float], name: str = "values") -> tuple[float, ..
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be a sequence of numbers, not {type(values).__name__}")
     if getattr(values, "ndim", 1) != 1:  # a numpy array (checked without importing numpy)
-        raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+        raise ValueError(f"{name} must be one-dimensional, got shape {getattr(values, 'shape', '?')}")
     out: list[float] = []
     for v in values:
         if isinstance(v, (str, bytes)):

@@ -50,3 +50,26 @@ def format_bytes(n: int | None) -> str:
 
     return _format_bytes(n, exact=True, missing="?")
 
+
+
+def obj(doc: Any, key: str) -> dict[str, Any]:
+    """``doc[key]`` where ``doc`` is a JSON object and that is an object too, else ``{}``: a tool's
+    JSON read field by field without trusting its shape (JSON edge: its values are ``Any``)."""
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def items(doc: Any, key: str) -> list[Any]:
+    """``doc[key]`` where that is a JSON array, else ``[]`` (see :func:`obj`)."""
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if isinstance(value, list) else []
+
+
+def json_error(exc: ValueError) -> str:
+    """Where :func:`json.loads` failed: ``Expecting value at line 1`` (its message and line), or the
+    error's own words for a ValueError that is not a :class:`json.JSONDecodeError`."""
+    import json
+
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno}"
+    return str(exc)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._util import to_int
+from ._util import items, obj, to_int
 
 
 @dataclass(frozen=True)
@@ -124,16 +124,16 @@ def parse_ceph_status(text: str) -> CephInfo:
     doc = _json(text, "ceph status")
     if not isinstance(doc, dict) or "fsid" not in doc:
         raise ValueError("not ceph status's JSON (no fsid)")
-    health = doc.get("health") if isinstance(doc.get("health"), dict) else {}
+    health = obj(doc, "health")
     checks = []
-    for name, check in sorted((health.get("checks") or {}).items()):
+    for name, check in sorted(obj(health, "checks").items()):
         message = check.get("summary", {}).get("message") if isinstance(check, dict) else None
         checks.append(f"{name}: {message}" if message else name)
-    osdmap = doc.get("osdmap") if isinstance(doc.get("osdmap"), dict) else {}
-    osdmap = osdmap.get("osdmap", osdmap)  # nautilus nests it once more
-    pgmap = doc.get("pgmap") if isinstance(doc.get("pgmap"), dict) else {}
-    states = tuple(f"{s.get('count')} {s.get('state_name')}" for s in pgmap.get("pgs_by_state", []) if isinstance(s, dict))
-    monmap = doc.get("monmap") if isinstance(doc.get("monmap"), dict) else {}
+    osdmap = obj(doc, "osdmap")
+    osdmap = obj(osdmap, "osdmap") or osdmap  # nautilus nests it once more
+    pgmap = obj(doc, "pgmap")
+    states = tuple(f"{s.get('count')} {s.get('state_name')}" for s in items(pgmap, "pgs_by_state") if isinstance(s, dict))
+    monmap = obj(doc, "monmap")
     mons = to_int(monmap.get("num_mons"))
     if mons is None and isinstance(monmap.get("mons"), list):
         mons = len(monmap["mons"])
@@ -160,8 +160,9 @@ def parse_pool_ls_detail(text: str, pool: str) -> CephPool | None:
         raise ValueError("not ceph osd pool ls detail's JSON (expected a list of pools)")
     for p in doc:
         if isinstance(p, dict) and p.get("pool_name") == pool:
-            kind = {1: "replicated", 3: "erasure"}.get(p.get("type")) if isinstance(p.get("type"), int) else p.get("type")
-            apps = p.get("application_metadata") if isinstance(p.get("application_metadata"), dict) else {}
+            raw_type = p.get("type")
+            kind = {1: "replicated", 3: "erasure"}.get(raw_type) if isinstance(raw_type, int) else raw_type
+            apps = obj(p, "application_metadata")
             return CephPool(
                 name=pool,
                 id=to_int(p.get("pool_id")),
@@ -212,7 +213,7 @@ def parse_rbd_info(text: str) -> RbdImage:
     obj = to_int(doc.get("object_size"))
     if obj is None and to_int(doc.get("order")) is not None:
         obj = 1 << to_int(doc.get("order"))  # type: ignore[operator]
-    features = doc.get("features") if isinstance(doc.get("features"), list) else []
+    features = items(doc, "features")
     return RbdImage(name=doc["name"], size_bytes=to_int(doc.get("size")), object_size_bytes=obj,
                     features=tuple(str(f) for f in features), format=to_int(doc.get("format")))  # fmt: skip
 

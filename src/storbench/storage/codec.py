@@ -65,7 +65,7 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
             raise StoreError(f"stored storage description is malformed: {where} should be a list")
         (item_tp, _ellipsis) = typing.get_args(tp)
         return tuple(_decode(item_tp, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(tp):
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         if not isinstance(value, Mapping):
             raise StoreError(f"stored storage description is malformed: {where} should be an object")
         kwargs: dict[str, Any] = {}

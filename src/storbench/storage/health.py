@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._util import to_int
+from ._util import items, obj, to_int
+from ._util import json_error as _json_error
 
 #: NVMe data units are 1000 units of 512 bytes (NVMe base specification, SMART / Health log)
 NVME_DATA_UNIT_BYTES = 512_000
@@ -103,9 +104,8 @@ def _ata_raw(attrs: Mapping[int, Mapping[str, Any]], attr_id: int, name: str | N
 
 
 def _smartctl_problem(doc: Mapping[str, Any]) -> str | None:
-    meta = doc.get("smartctl") if isinstance(doc.get("smartctl"), Mapping) else {}
-    errors = [m.get("string") for m in meta.get("messages", ()) if isinstance(m, Mapping) and m.get("severity") == "error"]
-    errors = [e for e in errors if isinstance(e, str)]
+    meta = obj(doc, "smartctl")
+    errors = [e for m in items(meta, "messages") if isinstance(m, Mapping) and m.get("severity") == "error" and isinstance(e := m.get("string"), str)]
     if errors:
         return "; ".join(errors)
     return None
@@ -118,7 +118,7 @@ def parse_smartctl_json(text: str) -> DriveHealth:
     try:
         doc = json.loads(text)
     except ValueError as exc:
-        raise HealthParseError(f"not smartctl JSON ({exc.msg} at line {exc.lineno})") from None
+        raise HealthParseError(f"not smartctl JSON ({_json_error(exc)})") from None
     if not isinstance(doc, Mapping) or not isinstance(doc.get("device"), Mapping):
         problem = _smartctl_problem(doc) if isinstance(doc, Mapping) else None
         raise HealthParseError(problem or "smartctl's JSON names no device")
@@ -126,9 +126,7 @@ def parse_smartctl_json(text: str) -> DriveHealth:
     protocol = dev.get("protocol") if isinstance(dev.get("protocol"), str) else None
     if not any(k in doc for k in ("smart_status", "temperature", "nvme_smart_health_information_log", "ata_smart_attributes", "scsi_error_counter_log")):
         raise HealthParseError(_smartctl_problem(doc) or "smartctl read no health data")
-    temp = doc.get("temperature") if isinstance(doc.get("temperature"), Mapping) else {}
-    status = doc.get("smart_status") if isinstance(doc.get("smart_status"), Mapping) else {}
-    power = doc.get("power_on_time") if isinstance(doc.get("power_on_time"), Mapping) else {}
+    temp, status, power = obj(doc, "temperature"), obj(doc, "smart_status"), obj(doc, "power_on_time")
     fields: dict[str, Any] = {
         "device": str(dev.get("name") or dev.get("info_name") or "?"),
         "protocol": protocol,

@@ -42,9 +42,9 @@ def parse_cpuinfo_model(text: str) -> str | None:
         if sep:
             fields.setdefault(key.strip().lower(), value.strip())
     for key in ("model name", "model", "cpu model", "hardware", "processor"):
-        value = fields.get(key)
-        if value and not value.isdigit():
-            return value
+        found = fields.get(key)
+        if found and not found.isdigit():
+            return found
     return None
 
 

@@ -29,6 +29,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from ._util import json_error
+
 
 @dataclass(frozen=True)
 class LogicalDrive:
@@ -152,7 +154,7 @@ def parse_storcli_vall(text: str) -> tuple[RaidController, ...]:
     try:
         doc = json.loads(text)
     except ValueError as exc:
-        raise RaidParseError(f"storcli output is not JSON ({exc.msg} at line {exc.lineno})") from None
+        raise RaidParseError(f"storcli output is not JSON ({json_error(exc)})") from None
     controllers = doc.get("Controllers") if isinstance(doc, Mapping) else None
     if not isinstance(controllers, list):
         raise RaidParseError("storcli JSON has no 'Controllers' list")

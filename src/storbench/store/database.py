@@ -205,6 +205,18 @@ def _headline_columns(fio: FioResult) -> dict[str, float | None]:
 # --------------------------------------------------------------------------- the store
 
 
+
+def _inserted_id(done: Any) -> int:
+    """The id an INSERT of one row made (SQLAlchemy's ``inserted_primary_key``)."""
+    key = done.inserted_primary_key
+    if key is None:  # pragma: no cover - every table here has an integer primary key
+        raise StoreError("the database returned no id for the row just inserted")
+    return int(key[0])
+
+
+def _execute(statement: Any, conn: Connection) -> Any:
+    return conn.execute(statement)
+
 class Store:
     """An open results database.  Use :meth:`open`; close with :meth:`close` or ``with``."""
 
@@ -219,7 +231,7 @@ class Store:
         self._dec: Callable[[str | None], str | None] = nul_unescape if postgres else same_text
         # where a text occurs in a column (1-based, 0 when it does not), case-sensitively and with no
         # wildcards: SQLite's instr(), PostgreSQL's strpos() (PostgreSQL has no instr)
-        self._position: Callable[[Any, str], Any] = func.strpos if postgres else func.instr
+        self._position: Callable[[Any, str | None], Any] = func.strpos if postgres else func.instr
 
     # ----------------------------------------------------------------- opening
 
@@ -380,7 +392,7 @@ class Store:
             "storbench_version": __version__,
             "meta_json": meta_json,
         }
-        return self._write(lambda conn: int(conn.execute(runs.insert().values(**values)).inserted_primary_key[0]))
+        return self._write(lambda conn: _inserted_id(conn.execute(runs.insert().values(**values))))
 
     def add_result(self, record: ResultRecord) -> int:
         """Store one result and COMMIT at once; returns the result id.
@@ -391,7 +403,7 @@ class Store:
 
         def insert(conn: Connection) -> int:
             self._require_run(conn, record.run_id)
-            return int(conn.execute(results.insert().values(**values)).inserted_primary_key[0])
+            return _inserted_id(conn.execute(results.insert().values(**values)))
 
         return self._write(insert)
 
@@ -404,7 +416,7 @@ class Store:
                 self._require_run(conn, run_id)
             # one statement for all (SQLAlchemy's insertmanyvalues), ids in the order given
             done = conn.execute(results.insert().returning(results.c.id, sort_by_parameter_order=True), rows)
-            return [int(i) for i in done.scalars().all()]
+            return list(map(int, done.scalars().all()))
 
         return self._write(insert) if rows else []
 
@@ -456,12 +468,11 @@ class Store:
         gone (killed, crashed, its machine rebooted); the ids marked.  Other hosts' runs are
         left as they are (their owners cannot be checked from here)."""
         rows = self._read(lambda conn: conn.execute(select(runs.c.id, runs.c.meta_json).where(runs.c.status == "running")).all())
-        dead = [(row.id, self._meta_of(row.meta_json).get("owner")) for row in rows]
-        dead = [(run_id, owner) for run_id, owner in dead if owner_gone(owner)]
+        dead = [(row.id, owner) for row in rows if owner_gone(owner := self._meta_of(row.meta_json).get("owner"))]
         for run_id, owner in dead:
             stmt = (update(runs).where(runs.c.id == run_id, runs.c.status == "running")
                     .values(status="incomplete", reason=self._enc(gone_reason(owner)), finished_at=self._now()))  # fmt: skip
-            self._write(lambda conn, stmt=stmt: conn.execute(stmt))
+            self._write(functools.partial(_execute, stmt))
         return [run_id for run_id, _ in dead]
 
     def finish_run(self, run_id: int, status: str, reason: str | None = None) -> None:
@@ -627,8 +638,8 @@ class Store:
     def last_results(self, limit: int = 1000) -> list[dict[str, Any]]:
         """The newest result of each (workload, target, host) among the newest results (at most
         ``limit`` of them): the headline columns only, not the whole record (``/metrics``)."""
-        newest = select(func.max(results.c.id).label("id")).group_by(results.c.workload, results.c.target, results.c.host)
-        newest = newest.order_by(func.max(results.c.id).desc()).limit(limit).subquery()
+        newest = (select(func.max(results.c.id).label("id")).group_by(results.c.workload, results.c.target, results.c.host)
+                  .order_by(func.max(results.c.id).desc()).limit(limit).subquery())  # fmt: skip
         query = select(results.c.id, results.c.run_id, results.c.workload, results.c.target, results.c.host, results.c.created_at,
                        results.c.read_iops, results.c.write_iops, results.c.read_bw_bytes, results.c.write_bw_bytes,
                        runs.c.label).join(newest, newest.c.id == results.c.id).join(runs, runs.c.id == results.c.run_id)  # fmt: skip
@@ -807,7 +818,7 @@ class Store:
             "bits_per_second": float(bits_per_second),
             "raw_json": self._enc(raw_json),
         }
-        return self._write(lambda conn: int(conn.execute(net_ceilings.insert().values(**values)).inserted_primary_key[0]))
+        return self._write(lambda conn: _inserted_id(conn.execute(net_ceilings.insert().values(**values))))
 
     def last_net_ceiling(self, server: str):
         """The measurements of the latest ``storbench net`` run against ``server``

@@ -84,7 +84,7 @@ def remove_dead_temp_dirs(directory: str | None = None, pattern: re.Pattern[str]
     ``pattern`` names under ``directory``: a scratch directory) whose PID is gone: a killed run's
     job files, outputs and logs, its test file; the paths removed."""
     directory = directory or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(directory)
     except OSError:

@@ -221,7 +221,7 @@ def _postgres(parts: SplitResult, head: str) -> Reader | None:
         from psycopg.rows import namedtuple_row
     except ImportError:
         return None
-    kwargs = {"host": host, "dbname": database, "user": user, "password": password, "port": port}
+    kwargs: dict[str, Any] = {"host": host, "dbname": database, "user": user, "password": password, "port": port}  # psycopg's keywords
     try:
         conn = psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None}, row_factory=namedtuple_row,
                                connect_timeout=10)  # fmt: skip

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from storbench.errors import StoreError
 from storbench.model import Finding, ResultRecord, RunInfo
@@ -53,7 +53,7 @@ def same_text(value: str | None) -> str | None:
     return value
 
 
-def owner_gone(owner: Any) -> bool:
+def owner_gone(owner: Any) -> TypeGuard[dict[str, Any]]:
     from .owner import gone
 
     return isinstance(owner, dict) and gone(owner) is True

@@ -8,6 +8,7 @@ signals, units and errors; never the run loop or the driver (:mod:`storbench.stu
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -281,6 +282,7 @@ class Builder:
         target: Target | None = None
         zvol: str | None = None
         used: list[str] = []
+        mnt: str | None
         if setup.uses_scratch:
             if dev is None:
                 raise SetupFailed(f"setup {setup.name!r} is built on a scratch device: give --device or --loop-file")
@@ -288,12 +290,12 @@ class Builder:
             for d in used:
                 self.run(wipe_argv(d), done)
                 if not self.keep_files:  # leave the device blank (with --keep-files: the last setup stays for a look)
-                    td.add(f"wipefs -a {d}", lambda d=d: self._wipe(d))
+                    td.add(f"wipefs -a {d}", functools.partial(self._wipe, d))
         if setup.mkfs in ("ext4", "xfs", "btrfs"):
             assert dev is not None
             self.run(mkfs_argv(setup, used), done)
             mnt = self._mountpoint(setup, td)
-            td.add(f"umount {mnt}", lambda: self._umount(mnt))
+            td.add(f"umount {mnt}", functools.partial(self._umount, mnt))
             self.run(mount_argv(setup, dev, mnt), done)
             if setup.profile is not None:
                 self._check_btrfs(setup, mnt, used)

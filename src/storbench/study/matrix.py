@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import shutil
 import tempfile
@@ -374,7 +375,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
                     original = apply_settings(kname, setup.device, ctx.system.sys_root)
                     settings_td.add(
                         f"restore {kname} settings",
-                        lambda kname=kname, original=original: restore_settings(kname, original, ctx.system.sys_root),
+                        functools.partial(restore_settings, kname, original, ctx.system.sys_root),
                     )
                 applied_now = ", ".join(f"{f}={getattr(setup.device, f)!r}" for f in setup.device.changed())
                 built = dataclasses.replace(built, notes=built.notes + (f"device {kname}: {applied_now} (restored afterwards)",))

@@ -19,10 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from storbench.errors import SuiteError, TargetError
 from storbench.model import Target, Workload
 from storbench.units import fio_size, parse_size
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
 
 Options = list[tuple[str, "str | None"]]
 
@@ -120,7 +124,7 @@ class TargetKind:
         """The path whose storage the description describes; None: nothing local to describe."""
         return target.path
 
-    def describe(self, target: Target, fio_version: str | None) -> object:
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
         """The storage description (:class:`storbench.storage.StorageInfo`) of ``target`` (edge)."""
         from storbench.storage import describe_target
 

@@ -61,7 +61,7 @@ def access_params(ctx: ResolveContext) -> tuple[tuple[str, str], ...]:
         client = client[len("client."):]
     if not _CLIENT_RE.match(client):
         raise TargetError(f"--ceph-client {ctx.ceph_client!r}: give a client name such as admin or client.bench")
-    params = (("conf", os.path.abspath(conf)), ("client", client))
+    params: tuple[tuple[str, str], ...] = (("conf", os.path.abspath(conf)), ("client", client))
     if ctx.ceph_timeout_s is not None:
         params += (("timeout_s", str(ctx.ceph_timeout_s)),)
     return params

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from storbench.errors import TargetError
 from storbench.model import Target
 
 from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
 
 PREFIX = "gluster://"
 GLUSTER_TIMEOUT_S = 30.0
@@ -84,7 +88,7 @@ class GlusterKind(TargetKind):
     def describe_path(self, target: Target) -> str | None:
         return None
 
-    def describe(self, target: Target, fio_version: str | None) -> object:
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
         from storbench.storage import StorageInfo, describe_host
         from storbench.storage.network import parse_gluster_volume_info_xml
 

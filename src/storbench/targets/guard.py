@@ -506,17 +506,19 @@ def gather_device_facts(
         unknown.append(f"cannot read {sysfs.dir(kname)}/ro")
 
     # holders of the device and of its partitions
-    holders: list[tuple[str, str]] | None = []
+    held: list[tuple[str, str]] = []
+    holders: list[tuple[str, str]] | None = held
     for k in family:
         hs = sysfs.holders(k)
         if hs is None:
             holders = None
             unknown.append(f"cannot list {sysfs.dir(k)}/holders")
             break
-        holders.extend((h, k) for h in hs)
+        held.extend((h, k) for h in hs)
 
     # mounts: mountinfo by device number or source, swaps, and lsblk for stacked devices
-    mounts: list[tuple[str, str]] | None = []
+    mounted: list[tuple[str, str]] = []
+    mounts: list[tuple[str, str]] | None = mounted
     numbers = {sysfs.majmin(k): k for k in family}
     numbers.pop(None, None)
     by_path = {f"/dev/{k}": k for k in family}
@@ -526,17 +528,17 @@ def gather_device_facts(
         unknown.append("cannot read /proc/self/mountinfo")
     else:
         for majmin, source, mountpoint in parse_mountinfo_sources(text):
-            k = numbers.get(majmin) or by_path.get(os.path.realpath(source) if source.startswith("/") else source)
-            if k:
-                mounts.append((k, mountpoint))
+            name = numbers.get(majmin) or by_path.get(os.path.realpath(source) if source.startswith("/") else source)
+            if name:
+                mounted.append((name, mountpoint))
         for swap in parse_swaps(_read(os.path.join(proc_root, "swaps")) or ""):
-            k = by_path.get(os.path.realpath(swap))
-            if k:
-                mounts.append((k, "[SWAP]"))
+            name = by_path.get(os.path.realpath(swap))
+            if name:
+                mounted.append((name, "[SWAP]"))
     try:
         out = run(["lsblk", "-J", "-o", "KNAME,MOUNTPOINTS", real])
         if out.returncode == 0 and mounts is not None:
-            mounts.extend(parse_lsblk_mounts(out.stdout))
+            mounted.extend(parse_lsblk_mounts(out.stdout))
         elif out.returncode != 0 and mounts is None:
             unknown.append(f"lsblk failed: {out.stderr.strip()[:120]}")
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
@@ -546,7 +548,8 @@ def gather_device_facts(
         mounts = list(dict.fromkeys(mounts))
 
     # signatures: wipefs and blkid both read only; either working is enough
-    signatures: list[str] | None = []
+    found: list[str] = []
+    signatures: list[str] | None = None
     worked = False
     try:  # a device we cannot read has unknown contents, whatever the tools say
         os.close(os.open(real, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK))
@@ -557,7 +560,7 @@ def gather_device_facts(
     try:
         out = run(["wipefs", "-n", "--json", real])
         if out.returncode == 0:
-            signatures.extend(parse_wipefs_json(out.stdout))
+            found.extend(parse_wipefs_json(out.stdout))
             worked = True
         else:
             unknown.append(f"wipefs failed: {out.stderr.strip()[:120]}")
@@ -566,7 +569,7 @@ def gather_device_facts(
     try:
         out = run(["blkid", "-p", "-o", "export", real])
         if out.returncode == 0 or (out.returncode == 2 and not out.stderr.strip()):  # 2 alone: nothing found
-            signatures.extend(parse_blkid_export(out.stdout))
+            found.extend(parse_blkid_export(out.stdout))
             worked = True
         else:
             unknown.append(f"blkid failed: {out.stderr.strip()[:120]}")
@@ -574,9 +577,7 @@ def gather_device_facts(
         unknown.append(f"blkid: {exc}")
     if worked and readable:
         unknown = [u for u in unknown if not u.startswith(("wipefs", "blkid"))]
-        signatures = list(dict.fromkeys(signatures))
-    else:
-        signatures = None
+        signatures = list(dict.fromkeys(found))
 
     # the devices under / and under the database
     root_devs = _devices_holding("/", sysfs, run)

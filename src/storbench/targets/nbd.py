@@ -17,12 +17,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from storbench.errors import TargetError
 from storbench.model import Target
 
 from .base import Options, Placement, ResolveContext, TargetKind, capped_size, check_uri_text, refuse_unnamed_writes
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
 
 NBD_PREFIXES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
 NBDINFO_TIMEOUT_S = 15.0
@@ -89,7 +93,7 @@ class NbdKind(TargetKind):
     def describe_path(self, target: Target) -> str | None:
         return None if target.path.startswith(NBD_PREFIXES) else target.path
 
-    def describe(self, target: Target, fio_version: str | None) -> object:
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
         """An export named by URI: what ``nbdinfo --json`` says of it, and the host."""
         if not target.path.startswith(NBD_PREFIXES):
             return super().describe(target, fio_version)

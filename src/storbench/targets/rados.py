@@ -19,12 +19,16 @@ pool holds no object storbench did not write (names that do not start with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from storbench.errors import TargetError
 from storbench.model import Target
 
 from . import ceph
 from .base import Options, Placement, ResolveContext, refuse_unnamed_writes
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
 
 PREFIX = "rados:"
 #: options that make fio issue syncs, which the rados engine cannot do (fio 3.33 segfaults on end_fsync=1)
@@ -92,7 +96,7 @@ class RadosKind(ceph.CephKind):
             ceph.cli(target, "rados", "--pool", pool, "rm", name)
         return True
 
-    def describe(self, target: Target, fio_version: str | None) -> object:
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
         from storbench.storage import StorageInfo, describe_host
 
         notes: list[str] = []

@@ -17,11 +17,16 @@ librbd from the object map without asking any OSD (about 150k IOPS of nothing he
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from storbench.errors import TargetError
 from storbench.model import Target
 
 from . import ceph
 from .base import Options, Placement, ResolveContext, capped_size, refuse_unnamed_writes
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
 
 PREFIX = "rbd:"
 
@@ -92,7 +97,7 @@ class RbdKind(ceph.CephKind):
             env=ceph.fio_env(target),
         )
 
-    def describe(self, target: Target, fio_version: str | None) -> object:
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
         import dataclasses
 
         from storbench.storage import StorageInfo, describe_host

@@ -16,6 +16,7 @@ from ..block import DeviceInfo
 from ..zfs import (
     ArcStats,
     ZfsInfo,
+    ZfsProperty,
     parse_arcstats,
     parse_zfs_get,
     parse_zpool_get_table,
@@ -62,7 +63,7 @@ def describe_dataset(probe: Probe, dataset: str, *, implementation: str | None =
     got_pool = probe.run_first(
         [["zpool", "get", "-Hp", "all", pool], ["zpool", "get", "all", pool]], f"zpool properties of {pool}"
     )
-    pool_props = ()
+    pool_props: tuple[ZfsProperty, ...] = ()
     if got_pool is not None:
         form, out = got_pool
         pool_props = parse_zfs_get(out) if form == 0 else parse_zpool_get_table(out)

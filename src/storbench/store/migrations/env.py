@@ -36,7 +36,10 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("alembic's configuration names no sqlalchemy.url")
+    engine = create_engine(url)
     try:
         with engine.begin() as conn:
             _run(conn)
