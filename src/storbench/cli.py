@@ -21,6 +21,9 @@ from .commands.common import App
 from .context import Env
 from .errors import ExitCode, StorbenchError
 
+#: the modules of storbench.commands that are not a command: what the commands share
+_NOT_COMMANDS = ("__init__", "common", "progress")
+
 
 class _Commands(click.Group):
     """The subcommands, one module of :mod:`storbench.commands` each (``import_.py`` holds
@@ -32,7 +35,7 @@ class _Commands(click.Group):
         names = {}
         for entry in os.scandir(_commands.__path__[0]):
             stem, ext = os.path.splitext(entry.name)
-            if ext == ".py" and stem not in ("__init__", "common"):
+            if ext == ".py" and stem not in _NOT_COMMANDS:
                 names[stem.rstrip("_")] = stem
         return names
 

@@ -243,8 +243,8 @@ def test_interrupt_keeps_finished_results_and_cleans_up(tmp_path):
 
 
 def test_a_store_that_cannot_open_stops_the_first_fio(tmp_path):
-    """The store opens on another thread while the first fio starts (commands/run.py,
-    _PendingStore): when it cannot be opened, fio is stopped at once - not after its 10
+    """The store opens on another thread while the first fio starts (run/session.py,
+    PendingStore): when it cannot be opened, fio is stopped at once - not after its 10
     minutes - and the one line is the store's; nothing is left in the target or in /tmp."""
     target = tmp_path / "t"
     target.mkdir()
@@ -272,12 +272,12 @@ def test_a_store_that_cannot_open_stops_the_first_fio(tmp_path):
 def test_live_state_waits_for_the_store_then_is_published_in_order(tmp_path):
     """The run's live state (storbench serve's live page) before the store has opened on its
     thread is queued, then published in order once it has: the first workload's start is not lost."""
-    import io
     import threading
 
-    from storbench.commands.common import App
-    from storbench.commands.run import CliReporter, _PendingStore
-    from storbench.context import Env
+    from storbench.model import Target, Workload
+    from storbench.run.live import LiveReporter
+    from storbench.run.runner import SilentReporter
+    from storbench.run.session import PendingStore
     from storbench.store import Store
 
     gate = threading.Event()
@@ -287,21 +287,21 @@ def test_live_state_waits_for_the_store_then_is_published_in_order(tmp_path):
         store = Store.open(f"sqlite:///{tmp_path / 'live.sqlite'}")
         return store, store.create_run(label="live", kind="run", suite="quick", meta={})
 
-    app = App(env=Env(stdout=io.StringIO(), stderr=io.StringIO(), environ={}, cwd=str(tmp_path), progress=False), db_option=None)
-    pending = _PendingStore(opener)
-    reporter = CliReporter(app, show_progress=False, planned_s=10.0)
-    reporter.publish_live_when_ready(pending, total=2)
-    reporter._live("started", "w1", "/t", 0, 2, 0)  # before the store: queued
+    pending = PendingStore(opener)
+    reporter = LiveReporter(SilentReporter(), planned_s=10.0)
+    reporter.publish_when_ready(pending, total=2)
+    target = Target(kind="dir", path="/t")
+    reporter.workload_started(Workload("w1", "", ()), target, 0, 2, 0)  # before the store: queued
     assert not pending.ready()
     pending.failure()  # what the fio executor asks 50 ms into the first fio: the thread starts
     gate.set()
     store, run_id = pending.get()
     try:
-        reporter.flush_live()
+        reporter.flush()
         [(rid, _at, state)] = store.live_states(run_id)
         assert rid == run_id
         assert state["current"]["workload"] == "w1" and state["current"]["index"] == 0 and state["total"] == 2
-        reporter._live("started", "w2", "/t", 1, 2, 0)  # after: published at once
+        reporter.workload_started(Workload("w2", "", ()), target, 1, 2, 0)  # after: published at once
         [(_, _, state)] = store.live_states(run_id)
         assert state["current"]["workload"] == "w2" and state["current"]["index"] == 1
     finally:

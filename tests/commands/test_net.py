@@ -34,7 +34,7 @@ from storbench.net import (
     plan_measurements,
     share_ceiling_findings,
 )
-from storbench.run.runner import FioInvocation, SilentReporter, execute
+from storbench.run.runner import ExecuteContext, FioInvocation, NoTelemetry, SilentReporter, execute
 from storbench.storage import FilesystemInfo, NetworkInfo, StorageInfo
 from storbench.store import Store
 
@@ -168,6 +168,9 @@ def _nfs_storage(target: str, server: str = "filer") -> StorageInfo:
 
 
 class _Replay:
+    remote = False
+    path = "fio"
+
     def __init__(self, text: str) -> None:
         self.text = text
 
@@ -178,17 +181,18 @@ class _Replay:
         return FioInvocation(returncode=0, output_text=self.text, stderr_text="", stdout_text="")
 
 
-class _ShareTelemetry:
+class _ShareTelemetry(NoTelemetry):
     """The storage says: an NFS share of 'filer'; ``storbench net`` measured 10 Gbit/s to it."""
 
     def __init__(self, target: str, ceilings) -> None:
-        self.target, self.net_ceilings = target, ceilings
+        self.target, self.ceilings = target, ceilings
+
+    @property
+    def net_ceilings(self):
+        return self.ceilings
 
     def describe(self, target, fio_version):
         return _nfs_storage(target.path)
-
-    def sampler(self, storage):
-        return contextlib.nullcontext(None)
 
 
 class _Sink:
@@ -204,10 +208,10 @@ class _Sink:
 def test_runner_hook_adds_the_share_ceiling_finding(tmp_path, ceilings, expected) -> None:
     spec = build_job(Workload("seqread", "", (("rw", "read"), ("bs", "1m"))), Target("dir", str(tmp_path)), Overrides(size="8m"))
     sink = _Sink()
-    execute(
-        1, [spec], executor=_Replay((DATA / "fio-json" / "p1_pagecache_invalidate0.json").read_text()), sink=sink,
-        reporter=SilentReporter(), label=None, clock=lambda: "t", telemetry=_ShareTelemetry(str(tmp_path), ceilings),
-    )
+    execute([spec], ExecuteContext(
+        run_id=1, executor=_Replay((DATA / "fio-json" / "p1_pagecache_invalidate0.json").read_text()), sink=sink,
+        reporter=SilentReporter(), clock=lambda: "t", telemetry=_ShareTelemetry(str(tmp_path), ceilings),
+    ))
     [record] = sink.records
     found = [f for f in record.findings if f.check == "share-ceiling"]
     assert [f.check for f in found] == expected

@@ -217,6 +217,9 @@ def _specs(tmp_path: Path, names=WORKLOADS):
 class _FakeFio:
     """Returns a real fio JSON result for every job; ``during(n)`` runs inside the n-th call."""
 
+    remote = False
+    path = "fio"
+
     def __init__(self, during=None) -> None:
         self.calls = 0
         self.during = during or (lambda n: None)
@@ -241,8 +244,8 @@ class _Sink:
 
 
 def _execute(specs, fio, sink):
-    return runner.execute(1, specs, executor=fio, sink=sink, reporter=runner.SilentReporter(), label=None,
-                          clock=lambda: "2024-01-01T00:00:00Z")
+    return runner.execute(specs, runner.ExecuteContext(run_id=1, executor=fio, sink=sink, reporter=runner.SilentReporter(),
+                                                       clock=lambda: "2024-01-01T00:00:00Z"))  # fmt: skip
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -37,7 +37,7 @@ from storbench.run.hosts import (
     parse_probe_line,
     straggler_findings,
 )
-from storbench.run.runner import FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
+from storbench.run.runner import ExecuteContext, FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
 from storbench.suites import builtin_catalog
 
 from conftest import DATA, needs_fio
@@ -317,10 +317,10 @@ class ListSink:
 
 def _execute(executor, spec=None):
     sink = ListSink()
-    outcome = execute(
-        1, [spec or _spec()], executor=executor, sink=sink, reporter=SilentReporter(), label=None,
-        clock=lambda: "2026-11-30T00:00:00+00:00", telemetry=NoTelemetry(),
-    )
+    outcome = execute([spec or _spec()], ExecuteContext(
+        run_id=1, executor=executor, sink=sink, reporter=SilentReporter(), clock=lambda: "2026-11-30T00:00:00+00:00",
+        telemetry=NoTelemetry(),
+    ))
     return outcome, sink.records
 
 
@@ -576,18 +576,18 @@ def test_ioengine_auto_is_probed_on_every_host(cli, tmp_path, agents) -> None:
 
 
 def test_hosts_survive_resume_meta() -> None:
-    from storbench.commands.run import _Request
+    from storbench.run.request import RunRequest
     from storbench.run.runner import Repeat
 
     wl = builtin_catalog().workload("rnd4k-q1t1-read")
-    request = _Request(
+    request = RunRequest(
         workloads=(wl,), target_paths=("/srv/x",), overrides=Overrides(size="8m"), repeat=Repeat(), label=None,
         suite=None, keep_files=False, telemetry=True, destroy=(), hosts=(H1, Host("fd00::1", 9, "/t", "n")),
     )
-    again = _Request.from_meta(json.loads(json.dumps(request.meta())), None, None)
+    again = RunRequest.from_meta(json.loads(json.dumps(request.meta())), None, None)
     assert again.hosts == request.hosts and again.target_paths == ("/srv/x",)
     local = dataclasses.replace(request, hosts=())
-    assert "hosts" not in local.meta() and _Request.from_meta(local.meta(), None, None).hosts == ()
+    assert "hosts" not in local.meta() and RunRequest.from_meta(local.meta(), None, None).hosts == ()
 
 
 def test_a_job_that_needs_fios_environment_is_refused_on_hosts_before_fio() -> None:

@@ -349,6 +349,7 @@ class FakeFio:
     """A real fio 3.33 JSON result for every job."""
 
     path = "fio"
+    remote = False
 
     def __init__(self) -> None:
         self.jobs: list[str] = []
@@ -362,14 +363,8 @@ class FakeFio:
         return runner.FioInvocation(returncode=0, output_text=self.output, stderr_text="", stdout_text="")
 
 
-class NoStorage:
-    def describe(self, target, fio_version):
-        return None
-
-    def sampler(self, storage):
-        import contextlib
-
-        return contextlib.nullcontext(None)
+class NoStorage(runner.NoTelemetry):
+    """No storage description, no sampling (the Telemetry protocol's every part: NoTelemetry's)."""
 
 
 def _store(tmp_path: Path):

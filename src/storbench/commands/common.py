@@ -116,23 +116,6 @@ def chosen_workloads(catalog, suite_name: str | None, workload_names) -> tuple[t
     return suite.workloads, suite.name
 
 
-class DescribeOnce:
-    """Telemetry that describes each target once (curve steps and steady-state rounds each
-    call runner.execute, which would describe the target again every time)."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.cache: dict[str, object] = {}
-
-    def describe(self, target, fio_version):
-        if target.path not in self.cache:
-            self.cache[target.path] = self.inner.describe(target, fio_version)
-        return self.cache[target.path]
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
 def finite(data):
     """``data`` with NaN and infinities as None: JSON has no such numbers, and fio's text
     output does print ``stdev=nan`` (a figure that was not measured, which JSON calls null)."""
@@ -226,10 +209,6 @@ def reconcile(app: App, store) -> None:
     """Before a run: runs of this host left ``running`` by a killed storbench are marked incomplete
     (said once each, with how to resume), and its fio temporary directories and scratch directory
     in the current directory removed."""
-    from ..store.owner import SCRATCH_RE, remove_dead_temp_dirs
+    from ..run.session import reconcile as reconcile_here
 
-    for dead in store.reconcile_dead_runs():
-        app.err(f"note: run {dead} was left running by a storbench process that is gone: marked incomplete "
-                f"(storbench run --resume {dead} finishes it)")
-    remove_dead_temp_dirs()
-    remove_dead_temp_dirs(app.env.cwd, SCRATCH_RE)
+    reconcile_here(store, app.env.cwd, app.err)

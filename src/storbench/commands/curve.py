@@ -19,7 +19,6 @@ from ..curve.runner import CurveRunner
 from ..errors import StorbenchError
 from .common import (
     App,
-    DescribeOnce,
     load_catalog,
     overrides_from,
     pass_app,
@@ -77,11 +76,12 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
         meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:],
                 "curve": {"workload": workload.name, **plan.meta()}}  # fmt: skip
         run_id = store.create_run(label=label, kind="run", suite="curve", meta=meta)
-        from .run import CliReporter
+        from ..run.live import LiveReporter
+        from .progress import CliReporter
 
-        reporter = stack.enter_context(CliReporter(app, app.env.show_progress))
-        reporter.publish_live(store, run_id, total=0, kind="curve")
-        telemetry = DescribeOnce(runner.SystemTelemetry())
+        reporter = stack.enter_context(LiveReporter(CliReporter(app, app.env.show_progress)))
+        reporter.publish(store, run_id, total=0, kind="curve")
+        telemetry = runner.DescribeOnce(runner.SystemTelemetry())
         status, reason = "complete", None
         runners: list[CurveRunner] = []
         try:

@@ -16,8 +16,9 @@ import sys
 import click
 
 from ..errors import StorbenchError, UsageError
+from ..run.live import LiveReporter
 from .common import App, overrides_from, print_json, public_records, reconcile, run_catalog
-from .run import CliReporter
+from .progress import CliReporter
 
 
 class _StudyReporter(CliReporter):
@@ -154,12 +155,13 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(contextlib.closing(app.open_store()))
         reconcile(app, store)
-        reporter = stack.enter_context(_StudyReporter(app, show_progress))
-        reporter.plan_line = _study_plan(study)
+        drawn = _StudyReporter(app, show_progress)
+        drawn.plan_line = _study_plan(study)
+        reporter = stack.enter_context(LiveReporter(drawn))  # each setup's run publishes its live state (study/matrix.py)
         try:
             outcome = mx.run_study(
                 study, scratch, store=store, executor=executor, reporter=reporter, clock=app.env.clock,
-                resume=resume is not None, db_path=db_path, argv=sys.argv[1:], say=reporter.study_note,
+                resume=resume is not None, db_path=db_path, argv=sys.argv[1:], say=drawn.study_note,
             )  # fmt: skip
         finally:
             records, names = _study_records(store, study)

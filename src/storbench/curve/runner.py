@@ -80,11 +80,11 @@ class CurveRunner:
         spec = self._spec(name, extra if extra is not None else step)
         self.place[0] += 1
         self.place[1] = max(self.place[1], self.place[0])  # SLA probes and repeats come after the planned steps
-        outcome = runner.execute(
-            self.run_id, [spec], executor=self.executor, sink=self.sink, reporter=_Placed(self.reporter, self.place), label=self.label,
+        outcome = runner.execute([spec], runner.ExecuteContext(
+            run_id=self.run_id, executor=self.executor, sink=self.sink, reporter=_Placed(self.reporter, self.place), label=self.label,
             clock=self.clock, keep_files=True, repeat=runner.Repeat(count=repeat or self.repeat),
-            telemetry=self.telemetry,
-        )  # fmt: skip
+            telemetry=self.telemetry or runner.NoTelemetry(),
+        ))  # fmt: skip
         if outcome.failures:
             raise StorbenchError(f"curve step {name} on {self.target.display} failed: {outcome.failures[0].reason}")
         ids = set(outcome.stored)

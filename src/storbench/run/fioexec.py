@@ -107,7 +107,7 @@ class SubprocessFio:
         self.path = resolved
         self._version: str | None = None
         #: while set, fio is waited for in 50 ms steps and stopped when this returns an error
-        #: (the store still opening on another thread failed: see commands/run.py, _PendingStore)
+        #: (the store still opening on another thread failed: see run/session.py, PendingStore)
         self.abort_check: Callable[[], BaseException | None] | None = None
 
     def version(self) -> str:

@@ -7,16 +7,18 @@ stored and each finding as it is judged.  :class:`LivePublisher` (the edge) writ
 :meth:`storbench.store.Store.publish_live`: at once when a workload starts or ends, and at most
 once every :data:`INTERVAL_S` seconds for fio's rates, so that a run pays one small write per
 second.  A store that cannot take the write stops the publishing (said once), never the run.
-:meth:`~storbench.store.Store.finish_run` removes the state.
+:meth:`~storbench.store.Store.finish_run` removes the state.  :class:`LiveReporter` is the
+runner's reporter that publishes it: a wrapper around any other reporter (the CLI's progress).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 #: Version of the published form (``state["version"]``).
 LIVE_VERSION = 1
@@ -184,3 +186,104 @@ def is_fresh(state: Mapping[str, Any], now: float, stale_s: float = 30.0) -> boo
     """A published state newer than ``stale_s`` seconds (a run killed without finishing leaves an old one)."""
     published = state.get("published_at")
     return isinstance(published, (int, float)) and now - published <= stale_s
+
+
+class PendingStore(Protocol):
+    """A store still opening on another thread (:class:`storbench.run.session.PendingStore`)."""
+
+    def ready(self) -> bool: ...
+
+    def failure(self, wait: bool = False) -> BaseException | None: ...
+
+    def get(self) -> tuple[Any, int]: ...
+
+
+class LiveReporter:
+    """A reporter that also publishes the run's live state: every call goes to ``inner`` (the
+    CLI's progress, or nothing) and to a :class:`LivePublisher` once the run has a store and an
+    id (:meth:`publish`).  A run whose store opens while its first fio starts calls
+    :meth:`publish_when_ready` instead: what happens before the store is open is queued and
+    published, in order, once it is (fio's status lines arrive on another thread: a lock)."""
+
+    def __init__(self, inner: Any, planned_s: float | None = None) -> None:
+        self.inner = inner
+        self.planned_s = planned_s
+        self.live: LivePublisher | None = None
+        self._pending: tuple[PendingStore, int] | None = None
+        self._queued: list[tuple[str, tuple[Any, ...]]] = []
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> LiveReporter:
+        if hasattr(self.inner, "__enter__"):
+            self.inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if hasattr(self.inner, "__exit__"):
+            self.inner.__exit__(*exc)
+
+    def publish(self, store: Any, run_id: int, total: int, kind: str = "run", study: Mapping[str, Any] | None = None) -> None:
+        """From now on, publish the run's live state through ``store``."""
+        self.live = LivePublisher(store, run_id, total=total, planned_s=self.planned_s, kind=kind, study=study)
+
+    def publish_when_ready(self, pending: PendingStore, total: int) -> None:
+        """:meth:`publish` once ``pending`` has opened the store; what happens before is published then."""
+        self._pending = (pending, total)
+
+    def flush(self) -> None:
+        """What waited for the store (see :meth:`publish_when_ready`), published now."""
+        if self.live is None and self._pending is not None and self._queued:
+            with self._lock:
+                if not self._queued:
+                    return
+                method, args = self._queued.pop()
+            self._live(method, *args)
+
+    def _live(self, method: str, *args: Any) -> None:
+        if self.live is None and self._pending is not None:
+            with self._lock:
+                if self._pending is not None:
+                    pending, total = self._pending
+                    self._queued.append((method, args))
+                    if not pending.ready() or pending.failure() is not None:
+                        return
+                    store, run_id = pending.get()
+                    self.publish(store, run_id, total=total)
+                    self._pending = None
+                    queued, self._queued = self._queued, []
+                    for method_, args_ in queued:
+                        self._publish(method_, *args_)
+                    return
+        self._publish(method, *args)
+
+    def _publish(self, method: str, *args: Any) -> None:
+        live = self.live
+        if live is None:
+            return
+        was = live.broken
+        publishers: dict[str, Callable[..., None]] = {"started": live.started, "status": live.status, "done": live.done,
+                                                      "failed": live.failed, "note": live.note}  # fmt: skip
+        publishers[method](*args)
+        if live.broken and not was:
+            self.inner.note(f"note: {live.broken}")
+
+    # the runner's Reporter protocol: each call published, then passed on
+    def workload_started(self, workload: Any, target: Any, index: int, total: int, repetition: int) -> None:
+        self._live("started", workload.name, target.display, index, total, repetition)
+        self.inner.workload_started(workload, target, index, total, repetition)
+
+    def status(self, status: Any) -> None:
+        self._live("status", status)
+        self.inner.status(status)
+
+    def workload_done(self, record: Any) -> None:
+        self._live("done", record)
+        self.inner.workload_done(record)
+
+    def workload_failed(self, workload: Any, target: Any, reason: str) -> None:
+        self._live("failed", workload.name, target.display, reason)
+        self.inner.workload_failed(workload, target, reason)
+
+    def note(self, text: str) -> None:
+        self._live("note", text)
+        self.inner.note(text)

@@ -254,22 +254,64 @@ def plan_jobs(
 
 
 class Telemetry(Protocol):
-    """What storbench records around each fio run besides fio's own output."""
+    """What storbench records around each fio run besides fio's own output: every sampler it
+    hands out is declared here (the runner asks for each by name, never through getattr)."""
 
     def describe(self, target: Target, fio_version: str) -> StorageInfo | None: ...
 
-    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager: ...
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]: ...
+
+    def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
+                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None: ...  # fmt: skip
+
+    @property
+    def net_ceilings(self) -> CeilingLookup | None: ...
 
 
 class NoTelemetry:
-    def describe(self, target, fio_version):
+    """Telemetry that records nothing (client runs, --no-telemetry, tests); a base for partial ones."""
+
+    def describe(self, target: Target, fio_version: str) -> StorageInfo | None:
         return None
 
-    def sampler(self, storage):
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext(None)
 
+    def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
+                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None:  # fmt: skip
+        return None
 
-class SystemTelemetry:
+    @property
+    def net_ceilings(self) -> CeilingLookup | None:
+        return None
+
+
+class DescribeOnce(NoTelemetry):
+    """Telemetry that describes each target once (curve steps and steady-state rounds each call
+    :func:`execute`, which would describe the target again every time); the rest is ``inner``'s."""
+
+    def __init__(self, inner: Telemetry) -> None:
+        self.inner = inner
+        self.cache: dict[str, StorageInfo | None] = {}
+
+    def describe(self, target: Target, fio_version: str) -> StorageInfo | None:
+        if target.path not in self.cache:
+            self.cache[target.path] = self.inner.describe(target, fio_version)
+        return self.cache[target.path]
+
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]:
+        return self.inner.sampler(storage)
+
+    def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
+                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None:  # fmt: skip
+        return self.inner.backend_sampler(storage, target, area_bytes)
+
+    @property
+    def net_ceilings(self) -> CeilingLookup | None:
+        return self.inner.net_ceilings
+
+
+class SystemTelemetry(NoTelemetry):
     """The real thing: storage description (findmnt, lsblk, /sys) and /proc/diskstats sampling."""
 
     def __init__(self, interval_s: float = 1.0, net_ceiling_of: Callable[[str], NetCeiling | None] | None = None) -> None:
@@ -288,18 +330,19 @@ class SystemTelemetry:
             self._net_ceilings = CeilingLookup(self.net_ceiling_of)
         return self._net_ceilings
 
-    def describe(self, target: Target, fio_version: str):
+    def describe(self, target: Target, fio_version: str) -> StorageInfo | None:
         from ..targets import kind_of
 
         return kind_of(target).describe(target, fio_version)
 
-    def sampler(self, storage):
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]:
         from ..activity import ActivitySampler
 
         devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
         return ActivitySampler(devices, interval_s=self.interval_s)
 
-    def backend_sampler(self, storage, target=None, area_bytes=None):
+    def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
+                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None:  # fmt: skip
         """What the back-ends under the target (a ZFS pool, an NBD export) report around the run; None: nothing to read."""
         from ..backend import sampler_for
 
@@ -378,42 +421,48 @@ def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
 ONCE = Repeat()
 
 
-def execute(
-    run_id: int | Callable[[], int],
-    specs: Sequence[JobSpec],
-    *,
-    executor: FioExecutor,
-    sink: ResultSink,
-    reporter: Reporter,
-    label: str | None,
-    clock: Callable[[], str],
-    keep_files: bool = False,
-    repeat: Repeat = ONCE,
-    telemetry: Telemetry | None = None,
-    previous: Mapping[tuple[str, str], Sequence[ResultRecord]] | None = None,
-    prefill: bool = False,
-) -> RunOutcome:
-    """Run every job spec in order (each repeated as ``repeat`` says), storing each
+@dataclass(frozen=True)
+class ExecuteContext:
+    """Everything :func:`execute` needs besides the jobs, in one record (a run, a steady-state
+    round, a curve step and a matrix setup each make one).
+
+    ``run_id`` may be a function giving it (the store still opening while the first fio
+    starts): it is called when the first result is made, after fio ran.  ``previous`` holds
+    the results a resumed run already has, by (workload, target): those repetitions are not
+    run again.  ``prefill``: before the first workload on each target, one sequential write
+    pass over its test area (:data:`PREFILL_WORKLOAD`, not stored as a result; a note says
+    what it did).
+    """
+
+    run_id: int | Callable[[], int]
+    executor: FioExecutor
+    sink: ResultSink
+    reporter: Reporter
+    clock: Callable[[], str]
+    label: str | None = None
+    keep_files: bool = False
+    repeat: Repeat = ONCE
+    telemetry: Telemetry = field(default_factory=NoTelemetry)
+    previous: Mapping[tuple[str, str], Sequence[ResultRecord]] = field(default_factory=dict)
+    prefill: bool = False
+
+
+def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
+    """Run every job spec in order (each repeated as ``ctx.repeat`` says), storing each
     result the moment it exists, with the storage description, the device activity
     and the findings of the checks.
 
-    ``run_id`` may be a function giving it (the store still opening while the first fio
-    starts): it is called when the first result is made, after fio ran.
-
     Raises :class:`Interrupted` on Ctrl-C/SIGTERM after cleaning up; results
-    stored before the interrupt stay stored.  ``previous`` holds the results a
-    resumed run already has, by (workload, target): those repetitions are not run again.
-    ``prefill``: before the first workload on each target, one sequential write pass over
-    its test area (:data:`PREFILL_WORKLOAD`, not stored as a result; a note says what it did).
+    stored before the interrupt stay stored.
     """
-    telemetry = telemetry or NoTelemetry()
-    previous = previous or {}
+    run_id, executor, sink, reporter, label, clock = ctx.run_id, ctx.executor, ctx.sink, ctx.reporter, ctx.label, ctx.clock
+    keep_files, repeat, telemetry, previous, prefill = ctx.keep_files, ctx.repeat, ctx.telemetry, ctx.previous, ctx.prefill
     stored: list[int] = []
     failures: list[Failure] = []
     fio_version = executor.version()
     storage_by_target: dict[str, StorageInfo | None] = {}
     identity_by_target: dict[str, tuple[int, int] | None] = {}
-    local = not getattr(executor, "remote", False)  # client/server: the target path is on other hosts
+    local = not executor.remote  # client/server: the target path is on other hosts
     current = "(before the first workload)"
     artifacts_before = _artifacts(specs)
     #: targets whose test file could not be laid out (disk full, I/O error): the reason
@@ -492,7 +541,7 @@ def execute(
             f"{len(stored)} result(s) were stored before it"
         ) from None
     finally:
-        if not keep_files and not getattr(executor, "remote", False):  # remote files: see ClientFio
+        if not keep_files and not executor.remote:  # remote files: see ClientFio
             remove_test_files(specs)
             _remove_remote_test_files(specs, executor)
         _remove_artifacts(artifacts_before)
@@ -573,7 +622,7 @@ def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], 
     cannot run such a job, and says so in one line."""
     if not spec.env:
         return executor.run(spec.job_text, on_status)
-    if getattr(executor, "remote", False):  # the FioExecutor protocol: client mode passes no environment
+    if executor.remote:  # the FioExecutor protocol: client mode passes no environment
         raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
     return executor.run(spec.job_text, on_status, env=dict(spec.env))
 
@@ -697,11 +746,10 @@ def _measure_once(
     Returns the primary record (the only one, or the aggregate of a client/server
     run), the per-host records of a client/server run, and per-host failures.
     """
-    remote = bool(getattr(executor, "remote", False))  # client/server: the target is on other hosts
+    remote = executor.remote  # client/server: the target is on other hosts
     before = measure_space(spec) if not remote else None
-    backend_sampler = getattr(telemetry, "backend_sampler", None)
     backend_cm = (
-        backend_sampler(storage, spec.target, _area_bytes(spec)) if backend_sampler is not None and not remote else None
+        telemetry.backend_sampler(storage, spec.target, _area_bytes(spec)) if not remote else None
     ) or contextlib.nullcontext(None)
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
         inv = run_fio(executor, spec, on_status)
@@ -905,7 +953,7 @@ def _share_ceiling(record: ResultRecord, telemetry: Telemetry | None) -> tuple[F
     """Hook: a network share measured at (or above) the network's ceiling.  The
     ceilings come from ``telemetry.net_ceilings`` (server -> bits/s, measured by
     ``storbench net``; the CLI attaches them), looked up by the share's server."""
-    ceilings = getattr(telemetry, "net_ceilings", None)
+    ceilings = telemetry.net_ceilings if telemetry is not None else None
     fs = getattr(record.storage, "filesystem", None)
     export = getattr(record.storage, "export", None)
     server = getattr(getattr(fs, "network", None), "server", None)

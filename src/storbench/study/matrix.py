@@ -72,6 +72,7 @@ from ..jobs.jobfile import build_job
 from ..model import JobSpec, ResultRecord, RunInfo, Target
 from ..process import signals
 from ..run import runner as runner_mod
+from ..run.live import LiveReporter
 from .build import (
     POOL_BUSY_TIMEOUT_S,
     UMOUNT_TRIES,
@@ -126,7 +127,7 @@ __all__ = [
 # --------------------------------------------------------------------------- telemetry and sink
 
 
-class _SetupTelemetry:
+class _SetupTelemetry(runner_mod.NoTelemetry):
     """The storage description of what was built (the image's filesystem for an nbd target),
     with notes saying how it was built."""
 
@@ -144,8 +145,11 @@ class _SetupTelemetry:
         return self.inner.sampler(storage)
 
     def backend_sampler(self, storage, target=None, area_bytes=None):
-        inner = getattr(self.inner, "backend_sampler", None)
-        return inner(storage, target, area_bytes) if inner is not None else None
+        return self.inner.backend_sampler(storage, target, area_bytes)
+
+    @property
+    def net_ceilings(self):
+        return self.inner.net_ceilings
 
 
 class _ImageSink:
@@ -350,10 +354,9 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
                 "setup": {"name": setup.name, **setup_to_table(setup)},
             }
             run_id = store.create_run(label=label, kind="run", suite=study.suite, meta=meta)
-    publish = getattr(ctx.reporter, "publish_live", None)
-    if publish is not None:  # storbench serve's live page: this setup's run, as part of its study
-        publish(store, run_id, total=0, kind="matrix",
-                study={"label": study.label, "setup": setup.name, "index": index, "setups": [s.name for s in study.setups]})  # fmt: skip
+    if isinstance(ctx.reporter, LiveReporter):  # storbench serve's live page: this setup's run, as part of its study
+        ctx.reporter.publish(store, run_id, total=0, kind="matrix",
+                             study={"label": study.label, "setup": setup.name, "index": index, "setups": [s.name for s in study.setups]})  # fmt: skip
     td = Teardown()  # what was built, undone in reverse
     settings_td = Teardown()  # device settings, restored after everything else
     outcome: runner_mod.RunOutcome | None = None
@@ -393,11 +396,11 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         if study.curve is not None:
             _run_curve(ctx, built, setup, run_id, label, builder.tmpdir)
         else:
-            outcome = runner_mod.execute(
-                run_id, specs, executor=ctx.executor, sink=_ImageSink(store, built.image), reporter=ctx.reporter,
+            outcome = runner_mod.execute(specs, runner_mod.ExecuteContext(
+                run_id=run_id, executor=ctx.executor, sink=_ImageSink(store, built.image), reporter=ctx.reporter,
                 label=label, clock=ctx.clock, keep_files=study.keep_files, repeat=study.repeat,
                 telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous, prefill=study.prefill,
-            )  # fmt: skip
+            ))  # fmt: skip
     except Interrupted as exc:  # runner: "interrupted (SIGTERM) during workload 'x'; N result(s) were stored before it"
         interrupted = f"{str(exc).split(';', 1)[0]} of setup {setup.name!r}"
     except KeyboardInterrupt as exc:
