@@ -34,11 +34,14 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from storbench.activity import ActivitySeries
 from storbench.model import SEVERITIES, Finding, FioResult
 from storbench.storage import StorageInfo
+
+if TYPE_CHECKING:
+    from storbench.backend import BackendActivity
 
 from ._common import CheckInfo
 
@@ -111,8 +114,8 @@ class CheckContext:
     mem_bytes: int | None = None
     test_file_created: bool = True
     headline: str = "iops"
-    #: backend.BackendActivity of the last repetition: the ZFS pool's own counters, state and ARC
-    backend: Any = None
+    #: what the back-ends reported in the last repetition: the ZFS pool's own counters, state and ARC
+    backend: BackendActivity | None = None
     #: each repetition's per-second series (:func:`storbench.fio.logs.series_from_logs`), same order; may be shorter
     series: tuple[Any, ...] = ()
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 from storbench.storage import DeviceInfo, StorageInfo, ZfsInfo
@@ -62,6 +62,8 @@ from ._common import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from storbench.backend import BackendActivity
+
     from . import CheckContext, FileState
 
 #: Buffered I/O is suspect on a test file smaller than this many times the RAM.  Linux
@@ -341,7 +343,7 @@ def has_false(options: Options, key: str) -> bool:
 
 
 def _zfs_arc(
-    options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence[FileState] = (), backend: Any = None
+    options: Options, storage: StorageInfo | None, mem_bytes: int | None, files: Sequence[FileState] = (), backend: BackendActivity | None = None
 ) -> Finding | None:
     zfs = zfs_of(storage)
     if zfs is None or not uses_kernel_io(options):
@@ -351,7 +353,7 @@ def _zfs_arc(
         return None
     if not (buffered(options) or reads(options)):
         return None
-    measured = getattr(backend, "zfs", None) if backend is not None else None
+    measured = backend.zfs if backend is not None else None
     ratio = measured.arc_hit_ratio if measured is not None else None
     arc_max = (measured.arc_max_bytes if measured is not None else None) or (zfs.arc.max_bytes if zfs.arc is not None else None)
     limit = arc_max or (ZFS_ARC_RAM_FRACTION * mem_bytes if mem_bytes else None)
@@ -402,14 +404,14 @@ def _zfs_arc(
 # --------------------------------------------------------------------------- server-cache
 
 
-def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence[FileState] = (), backend: Any = None) -> Finding | None:
+def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence[FileState] = (), backend: BackendActivity | None = None) -> Finding | None:
     fs = storage.filesystem if storage is not None else None
     net = fs.network if fs is not None else None
     zfs = net.server_zfs if net is not None else None
     if zfs is None or not reads(options) or (zfs.primarycache or "all").lower() != "all":
         return None
     assert fs is not None and net is not None  # they hold zfs
-    measured = getattr(backend, "zfs", None) if backend is not None else None
+    measured = backend.zfs if backend is not None else None
     where = f"{fs.fstype} share of {net.share} from {net.server}: on the server it is ZFS dataset {zfs.dataset} (primarycache=all)"
     fix = f"on the server, zfs set primarycache=metadata {zfs.dataset} for the benchmark (set it back afterwards), or use a test file larger than the server's RAM"
     if measured is not None and measured.arc_hit_ratio is not None and measured.arc_hits is not None:

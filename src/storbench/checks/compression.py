@@ -197,7 +197,7 @@ def _fallocate_none(options: Options) -> bool:
 def _zfs_evidence(ctx: CheckContext) -> str | None:
     """The dataset's compressratio after the run and the test file's allocated vs apparent size
     (ZFS counts a file's compressed blocks once fio closed it, buffered or not)."""
-    zfs = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
+    zfs = ctx.backend.zfs if ctx.backend is not None else None
     ratio = zfs.compressratio_after if zfs is not None else None
     shrunk = [f for f in ctx.files_after if f.apparent_bytes >= MIN_EVIDENCE_BYTES and f.allocated_bytes < REDUCED_SPACE_MAX_RATIO * f.apparent_bytes]
     if ratio is None or ratio < 1 / REDUCED_SPACE_MAX_RATIO:

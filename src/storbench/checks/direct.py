@@ -103,7 +103,7 @@ def _ignored(ctx: CheckContext) -> Finding | None:
         return None
     reps = repetitions_text([s.index for s in found], len(ctx.results))
     zfs = zfs_of(ctx.storage)
-    measured = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
+    measured = ctx.backend.zfs if ctx.backend is not None else None
     if zfs is not None and measured is not None and (measured.arc_hit_ratio or 0) >= ARC_HIT_INVALID_RATIO:
         return None  # zfs-arc says it is invalid too, and names the cause with the ARC's own counts
     if zfs is not None:

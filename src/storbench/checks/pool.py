@@ -45,7 +45,7 @@ def _describe(state: Any) -> list[str]:
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    zfs = getattr(ctx.backend, "zfs", None) if ctx.backend is not None else None
+    zfs = ctx.backend.zfs if ctx.backend is not None else None
     if zfs is None:
         return []
     said: list[str] = []

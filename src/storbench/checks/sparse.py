@@ -103,8 +103,10 @@ def _fio_read(ctx: CheckContext) -> str:
 
 
 def _unwritten_export(ctx: CheckContext) -> Finding | None:
-    nbd = getattr(ctx.backend, "nbd", None) if ctx.backend is not None else None
+    nbd = ctx.backend.nbd if ctx.backend is not None else None
     if nbd is None or not reads(ctx.options) or nbd.unwritten_ratio is None or nbd.unwritten_ratio < SPARSE_EXPORT_MIN_RATIO:
+        return None
+    if nbd.unwritten_before_bytes is None or not nbd.area_bytes:  # the ratio is theirs: both are there
         return None
     evidence = _fio_read(ctx)
     return finding(
@@ -118,8 +120,10 @@ def _unwritten_export(ctx: CheckContext) -> Finding | None:
 
 
 def _unwritten_ceph(ctx: CheckContext) -> Finding | None:
-    c = getattr(ctx.backend, "ceph", None) if ctx.backend is not None else None
+    c = ctx.backend.ceph if ctx.backend is not None else None
     if c is None or not reads(ctx.options) or c.unwritten_ratio is None or c.unwritten_ratio < SPARSE_EXPORT_MIN_RATIO:
+        return None
+    if c.unwritten_before_bytes is None or not c.area_bytes:  # the ratio is theirs: both are there
         return None
     evidence = _fio_read(ctx)
     if evidence and c.osd_read_ops is not None:

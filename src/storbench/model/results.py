@@ -8,14 +8,20 @@ fio has started: creating a frozen dataclass costs about half a millisecond to a
 Python 3.11 (its methods are compiled one by one), and a run's start-up is short enough for ten of
 them to count (docs/performance.md, section 2e).
 
-May import: the standard library only.
+May import: the standard library only (the storage, activity and back-end records that a result
+holds are named for the type checker alone, never imported).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: the records these name are the stages' own
+    from ..activity import ActivitySeries
+    from ..backend import BackendActivity
+    from ..storage import StorageInfo
 
 # --------------------------------------------------------------------------- fio results
 
@@ -199,18 +205,18 @@ class ResultRecord:
     result_id: int | None = None
     created_at: str | None = None  # ISO 8601 UTC
     host: str | None = None
-    #: storage.StorageInfo of the target (None for imports and old records)
-    storage: Any = None
-    #: activity.ActivitySeries sampled while fio ran (None where not sampled)
-    activity: Any = None
+    #: the storage under the target (None for imports and old records)
+    storage: StorageInfo | None = None
+    #: the devices' activity sampled while fio ran (None where not sampled)
+    activity: ActivitySeries | None = None
     findings: tuple[Finding, ...] = ()
     #: test-file and filesystem space around the run: {"files_before": [...], "files_after": [...],
     #: "fs_used_before": int, "fs_used_after": int}
     space: Mapping[str, Any] | None = None
     #: per-second IOPS and bandwidth from fio's interval logs (see fio.logs.series_from_logs)
     series: Mapping[str, Any] | None = None
-    #: backend.BackendActivity: what the storage back-end (a ZFS pool) reported during the run
-    backend: Any = None
+    #: what the storage back-end (a ZFS pool, an NBD export, Ceph, the drives) reported during the run
+    backend: BackendActivity | None = None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..store.protocol import RunStore
 
 #: Version of the published form (``state["version"]``).
 LIVE_VERSION = 1
@@ -121,7 +124,7 @@ def result_summary(record: Any) -> dict[str, Any]:
 class LivePublisher:
     """Keeps a :class:`LiveState` and writes it to ``store`` (see the module's text)."""
 
-    def __init__(self, store: Any, run_id: int, *, total: int, planned_s: float | None, kind: str = "run",
+    def __init__(self, store: RunStore, run_id: int, *, total: int, planned_s: float | None, kind: str = "run",
                  study: Mapping[str, Any] | None = None, clock: Callable[[], float] = time.time,
                  interval_s: float = INTERVAL_S) -> None:  # fmt: skip
         self.store = store
@@ -195,7 +198,7 @@ class PendingStore(Protocol):
 
     def failure(self, wait: bool = False) -> BaseException | None: ...
 
-    def get(self) -> tuple[Any, int]: ...
+    def get(self) -> tuple[RunStore, int]: ...
 
 
 class LiveReporter:
@@ -222,7 +225,7 @@ class LiveReporter:
         if hasattr(self.inner, "__exit__"):
             self.inner.__exit__(*exc)
 
-    def publish(self, store: Any, run_id: int, total: int, kind: str = "run", study: Mapping[str, Any] | None = None) -> None:
+    def publish(self, store: RunStore, run_id: int, total: int, kind: str = "run", study: Mapping[str, Any] | None = None) -> None:
         """From now on, publish the run's live state through ``store``."""
         self.live = LivePublisher(store, run_id, total=total, planned_s=self.planned_s, kind=kind, study=study)
 

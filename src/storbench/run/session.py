@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..context import Env
     from ..jobs.plan import Estimate
     from ..model import ResultRecord
-    from ..store import Store
+    from ..store.protocol import RunStore
     from .hosts import ClientFio, Preflight
     from .runner import ExecuteContext, FioExecutor, Reporter, RunOutcome, Telemetry
 
@@ -47,7 +47,7 @@ class SessionEnv:
 
     env: Env
     #: opens the results store (creates, upgrades or refuses it: see storbench.store)
-    open_store: Callable[[], Store]
+    open_store: Callable[[], RunStore]
     #: the store's name, as the person gave it (the write guard refuses a target holding it)
     db_url: str
     #: one line for the person (stderr)
@@ -69,7 +69,7 @@ class SessionOutcome:
 ReporterFactory = Callable[[float | None], "AbstractContextManager[Reporter]"]
 
 
-def reconcile(store: Any, cwd: str, say: Callable[[str], None]) -> None:
+def reconcile(store: RunStore, cwd: str, say: Callable[[str], None]) -> None:
     """Before a run: runs of this host left ``running`` by a killed storbench are marked incomplete
     (said once each, with how to resume), and its fio temporary directories and scratch directory
     in ``cwd`` removed."""
@@ -271,9 +271,9 @@ class PendingStore:
     first workload as soon as it is known.  Once the store is open, a second thread imports
     what the first workload needs after its fio (:data:`USED_AFTER_FIO`)."""
 
-    def __init__(self, opener: Callable[[], tuple[Store, int]], on_opened: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, opener: Callable[[], tuple[RunStore, int]], on_opened: Callable[[], None] = lambda: None) -> None:
         self._on_opened = on_opened  #: called on the thread once the store is open
-        self._value: tuple[Store, int] | None = None
+        self._value: tuple[RunStore, int] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, args=(opener,), name="storbench-store-open", daemon=True)
         self._lock = threading.Lock()
@@ -285,7 +285,7 @@ class PendingStore:
                 self._started = True
                 self._thread.start()
 
-    def _work(self, opener: Callable[[], tuple[Store, int]]) -> None:
+    def _work(self, opener: Callable[[], tuple[RunStore, int]]) -> None:
         try:
             self._value = opener()
         except BaseException as exc:  # handed to the main thread, raised there
@@ -304,7 +304,7 @@ class PendingStore:
             self._thread.join()
         return self._error if self.ready() else None
 
-    def get(self) -> tuple[Store, int]:
+    def get(self) -> tuple[RunStore, int]:
         self._start()
         self._thread.join()
         if self._error is not None:
@@ -335,7 +335,7 @@ class StoreWhenReady:
         return call
 
 
-def mark_incomplete(store: Any, run_id: int, reason: str) -> None:
+def mark_incomplete(store: RunStore, run_id: int, reason: str) -> None:
     """Mark the run incomplete on the way out of a failure; when the store cannot take even that
     (its disk still full, its server gone), the failure that stopped the run is what is said."""
     from ..errors import StoreError
@@ -353,7 +353,7 @@ def failure_reason(outcome: RunOutcome, specs: Sequence[JobSpec]) -> str | None:
             f"workload {first.workload!r} on {first.target}: {first.reason}")  # fmt: skip
 
 
-def telemetry_for(request: RunRequest, store: Any, *, remote: bool) -> Telemetry:
+def telemetry_for(request: RunRequest, store: RunStore, *, remote: bool) -> Telemetry:
     """What the runner learns about the storage: nothing here for client runs (the storage is on
     the hosts); else the local description, with the network ceilings ``storbench net``
     measured, for the share-ceiling check."""
@@ -423,7 +423,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
         else:
             stack.callback(_remove_remote_files, ctx.say, client, specs, request.keep_files)
 
-        def open_and_create() -> tuple[Store, int]:
+        def open_and_create() -> tuple[RunStore, int]:
             store = ctx.open_store()
             try:
                 reconcile(store, ctx.env.cwd, ctx.say)
@@ -506,7 +506,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
     return SessionOutcome(run_id=run_id, records=records, failure=reason, remote=preflight is not None)
 
 
-def until_steady(ctx: ExecuteContext, specs: Sequence[JobSpec], store: Any) -> RunOutcome:
+def until_steady(ctx: ExecuteContext, specs: Sequence[JobSpec], store: RunStore) -> RunOutcome:
     """``--until steady``: rounds of every workload (one repetition each) until SNIA's rule
     (stats/steady.py) holds for each workload's headline figure over its last 5 rounds, at most 25
     rounds; the window of each workload is stored in the run's metadata."""

@@ -86,6 +86,8 @@ if TYPE_CHECKING:  # alembic is imported only to create or upgrade a schema (it 
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
+    from storbench.net import NetCeiling
+
 
 # --------------------------------------------------------------------------- location
 
@@ -820,7 +822,7 @@ class Store:
         }
         return self._write(lambda conn: _inserted_id(conn.execute(net_ceilings.insert().values(**values))))
 
-    def last_net_ceiling(self, server: str):
+    def last_net_ceiling(self, server: str) -> NetCeiling | None:
         """The measurements of the latest ``storbench net`` run against ``server``
         (a :class:`storbench.net.NetCeiling`), or None when there is none."""
         from storbench.net import NetCeiling, NetMeasurement
