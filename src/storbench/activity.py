@@ -58,11 +58,13 @@ from typing import Any
 
 from storbench.errors import StorbenchError, StoreError
 
+from .model import versions
+
 #: /proc/diskstats counts sectors of 512 bytes regardless of the device's block size.
 SECTOR_BYTES = 512
 
 #: Version of the stored form of an :class:`ActivitySeries`.
-ACTIVITY_FORMAT_VERSION = 1
+ACTIVITY_FORMAT_VERSION = versions.ACTIVITY  # the history: storbench.model.versions
 
 #: Width of the kernel's ``unsigned long`` counters on this machine (assumes user space
 #: and kernel have the same word size).

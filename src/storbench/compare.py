@@ -99,7 +99,7 @@ class Row:
     metric: str  # iops | bw_bytes | lat_mean_ns | clat_p99_ns
     higher_is_better: bool
     cells: tuple[Cell | None, ...]  # aligned with Comparison.configs; None = no such figure
-    versus: tuple[stats.Comparison | None, ...]  # each config vs the baseline (None for the baseline and missing cells)
+    versus: tuple[stats.SampleComparison | None, ...]  # each config vs the baseline (None for the baseline and missing cells)
     leader: str | None  # Config.key with the best mean, or None when fewer than 2 configs have the figure
     leader_significant: bool  # the leader beats every other config significantly (p < alpha)
 
@@ -480,7 +480,7 @@ def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = Non
             )
             continue
         # not significant against at least one other configuration
-        tied: list[tuple[Cell, stats.Comparison]] = []
+        tied: list[tuple[Cell, stats.SampleComparison]] = []
         for c in others:
             vs = stats.compare_samples(c.values, leader.values, higher_is_better=hib, alpha=cmp.alpha)
             if vs.verdict != stats.VERDICT_BETTER:

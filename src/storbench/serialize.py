@@ -36,10 +36,11 @@ from storbench.model import (
     RunInfo,
     SampleSummary,
     SyncStats,
+    versions,
 )
 
 #: Version of the stored form.  Bump when a stored key is renamed, removed or changes meaning.
-FORMAT_VERSION = 2  # 2: FioResult.measures (results of other benchmarks)
+FORMAT_VERSION = versions.RESULT  # the history: storbench.model.versions
 
 _Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (encode, decode)
 

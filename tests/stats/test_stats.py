@@ -26,8 +26,8 @@ from storbench.stats.core import (
     VERDICT_SINGLE_RUN,
     VERDICT_WORSE,
     WELCH_T_TEST,
-    Comparison,
     RepeatDecision,
+    SampleComparison,
     Summary,
     compare_samples,
     geometric_mean,
@@ -535,7 +535,7 @@ def test_compare_rejects_empty_and_non_finite():
 
 def test_comparison_is_frozen():
     c = compare_samples(A, B, higher_is_better=True)
-    assert isinstance(c, Comparison)
+    assert isinstance(c, SampleComparison)
     with pytest.raises(AttributeError):
         c.verdict = VERDICT_BETTER  # type: ignore[misc]
 

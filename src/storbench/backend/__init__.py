@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
+from ..model import versions
 from ..storage.codec import decode_dataclass, encode_dataclasses
 
 if TYPE_CHECKING:  # each kind's records are imported where that kind is met (its sampler, the stored form)
@@ -30,7 +31,7 @@ if TYPE_CHECKING:  # each kind's records are imported where that kind is met (it
     from .zfs import ZfsActivity
 
 #: Version of :func:`backend_to_dict`'s form.
-FORMAT_VERSION = 1
+FORMAT_VERSION = versions.BACKEND  # the history: storbench.model.versions
 
 
 @dataclass(frozen=True)

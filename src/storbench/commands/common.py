@@ -194,17 +194,6 @@ def overrides_from(size: str | None, runtime: str | None) -> Overrides:
     return Overrides(size=fio_size(size) if size is not None else None, runtime=rt)
 
 
-def headlines_of(records: Sequence[ResultRecord]) -> dict[str, str]:
-    """Each workload's headline ("iops", "bw" or "lat"), judged from the options it ran with."""
-    from ..suites import default_headline
-
-    out: dict[str, str] = {}
-    for rec in records:
-        if rec.workload not in out:
-            out[rec.workload] = default_headline(tuple(rec.options.items()))
-    return out
-
-
 def reconcile(app: App, store) -> None:
     """Before a run: runs of this host left ``running`` by a killed storbench are marked incomplete
     (said once each, with how to resume), and its fio temporary directories and scratch directory

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from ..errors import RegressionError, UsageError
 from ..model import ResultRecord
-from .common import App, headlines_of, pass_app, resolve_runs
+from ..suites import headlines_of
+from .common import App, pass_app, resolve_runs
 
 SINGLE_RUN_NOTE = "with single runs no significance can be claimed; use --repeat 3 or more"
 

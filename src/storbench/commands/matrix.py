@@ -307,7 +307,7 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
             return
     from .. import compare
     from ..render.compare import format_compare_table
-    from .common import headlines_of
+    from ..suites import headlines_of
 
     groups = compare.configurations(records, names)
     cmp = compare.compare(groups)
@@ -324,14 +324,13 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
 def _write_report(app: App, study, names, report_path) -> None:
     from pathlib import Path
 
-    from .report import comparison_of, load, render_html, write_file
+    from .report import load, render_html, write_file
 
     with contextlib.closing(app.open_store()) as store:
         data = load(store, list(names))
     if not data.records:
         return
-    cmp = comparison_of(data.records, data.runs, None)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", study.label)
     out = Path(app.env.cwd, report_path or f"storbench-study-{safe}.html")
-    write_file(out, render_html(app, data, cmp, f"storbench study {study.label}"))
+    write_file(out, render_html(app, data, f"storbench study {study.label}"))
     app.err(f"report: {out}")

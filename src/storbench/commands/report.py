@@ -40,31 +40,6 @@ def load(store: Store, run_ids: Sequence[int]) -> ReportData:
                       metas=store.run_metas(run_ids))  # fmt: skip
 
 
-def comparison_of(records: Sequence[ResultRecord], runs: dict[int, RunInfo], baseline: str | None):
-    from .. import compare
-
-    if not records:
-        which = ", ".join(f"run {r}" for r in runs)
-        raise UsageError(f"nothing to report: {which} {'has' if len(runs) == 1 else 'have'} no stored results")
-    groups = compare.configurations(records, {rid: info.label or f"run {rid}" for rid, info in runs.items()})
-    key = None
-    if baseline is not None:
-        key = _baseline_key([c for c, _ in groups], baseline)
-    return compare.compare(groups, baseline=key)
-
-
-def _baseline_key(configs, ref: str) -> str:
-    """A configuration named by its key ("run3"), its name (a label), or a run id ("3")."""
-    for c in configs:
-        if ref in (c.key, c.name):
-            return c.key
-    by_run = [c for c in configs if ref.isdigit() and int(ref) in c.run_ids]
-    if len(by_run) == 1:
-        return by_run[0].key
-    choices = ", ".join(f"{c.name!r} ({c.key})" for c in configs)
-    raise UsageError(f"--baseline {ref!r} names no configuration of this report (choose from {choices})")
-
-
 def write_file(path: Path, data: str | bytes) -> None:
     try:
         if isinstance(data, str):
@@ -75,10 +50,11 @@ def write_file(path: Path, data: str | bytes) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def render_html(app: App, data: ReportData, cmp, title: str | None = None) -> str:
-    from ..render.html import format_html_report
+def render_html(app: App, data: ReportData, title: str | None = None, baseline: str | None = None) -> str:
+    """The HTML report of ``data`` (:func:`storbench.render.report.report_html`, as serve makes it)."""
+    from ..render.report import report_html
 
-    return format_html_report(data.records, cmp, title=title, generated_at=app.env.clock(), runs=data.runs, metas=data.metas)
+    return report_html(data.records, data.runs, data.metas, baseline=baseline, title=title, generated_at=app.env.clock())
 
 
 def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Path:
@@ -86,10 +62,9 @@ def write_run_report(app: App, run_id: int, path: str | os.PathLike[str]) -> Pat
     out = Path(app.env.cwd, path)
     with contextlib.closing(app.open_store()) as store:
         data = load(store, [run_id])
-    cmp = comparison_of(data.records, data.runs, None)
     label = data.runs[run_id].label
     title = f"storbench report: run {run_id}" + (f" ({label})" if label else "")
-    write_file(out, render_html(app, data, cmp, title))
+    write_file(out, render_html(app, data, title))
     return out
 
 
@@ -114,14 +89,16 @@ def report(app: App, run_refs, label_prefix, baseline, output, fmt):
             run_ids += matched
         run_ids = list(dict.fromkeys(run_ids))  # keep the order given, once each
         data = load(store, run_ids)
-    cmp = comparison_of(data.records, data.runs, baseline)
 
     path = Path(app.env.cwd, output)
     if fmt == "html":
-        write_file(path, render_html(app, data, cmp))
+        write_file(path, render_html(app, data, baseline=baseline))
         app.out(str(path))
         return
     from ..render.markdown import format_markdown_report
+    from ..render.report import comparison_of
+
+    cmp = comparison_of(data.records, data.runs, baseline)
 
     text, pngs = format_markdown_report(data.records, cmp, Path("."), chart_stem=path.stem, generated_at=app.env.clock(),
                                         metas=data.metas)  # fmt: skip

@@ -18,11 +18,11 @@ import click
 from ..errors import StorbenchError, UsageError
 from ..run.request import RunRequest
 from ..run.session import SessionEnv, dry_run_lines, plan_lines, refuse_resuming_a_live_run, run_session
+from ..suites import headlines_of
 from .common import (
     App,
     chosen_workloads,
     default_repeat,
-    headlines_of,
     overrides_from,
     print_json,
     public_records,

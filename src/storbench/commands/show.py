@@ -54,7 +54,7 @@ def show(app: App, run_ref, as_json, raw):
             for line in format_storage(rec.storage):
                 app.out(line)
     from ..render.glance import format_glance, glance, target_line
-    from .common import headlines_of
+    from ..suites import headlines_of
 
     at_a_glance = glance(records, headlines_of(records)) if target_line(records) and not any(r.fio.measures for r in records) else None
     if at_a_glance is not None:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import FioParseError
+from ..model import versions
 
 if TYPE_CHECKING:
     import numpy as np
@@ -268,7 +269,7 @@ def per_second(logs: Mapping[str, str], kind: str) -> dict[str, list[list[float]
 def series_from_logs(logs: Mapping[str, str]) -> dict[str, Any]:
     """The stored form: ``{"format_version": 1, "interval_s": 1, "bw_bytes": {...}, "iops": {...}}``."""
     return {
-        "format_version": 1,
+        "format_version": versions.SERIES,
         "interval_s": 1,
         "bw_bytes": per_second(logs, "bw"),
         "iops": per_second(logs, "iops"),
@@ -497,7 +498,7 @@ def latency_percentiles_per_second(
 def io_log_summary_to_dict(summary: IoLogSummary) -> dict[str, Any]:
     """A JSON-ready form (``format_version`` 1)."""
     return {
-        "format_version": 1,
+        "format_version": versions.SERIES,
         "interval_s": summary.interval_s,
         "iops": dict(summary.iops),
         "bw_bytes": dict(summary.bw_bytes),

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ..compare import Cell, Comparison, Config, Row, format_p, metric_label
 from ..stats.core import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
-from ..stats.core import Comparison as Versus
+from ..stats.core import SampleComparison as Versus
 from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
 from .csv import csv_number
 

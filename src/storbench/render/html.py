@@ -30,6 +30,7 @@ from ..compare import Comparison, Config, Row, metric_label, summary_sentences
 from ..metrics import METRICS
 from ..model import DIRECTIONS, SEVERITIES, ResultRecord, RunInfo
 from ..stats.core import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
+from ..suites import headlines_of
 from ..units import format_bytes
 from . import html_charts as charts
 from .compare import (
@@ -533,16 +534,6 @@ def job_files(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) 
     return out
 
 
-def default_headlines(records: Sequence[ResultRecord]) -> dict[str, str]:
-    from ..suites import default_headline
-
-    out: dict[str, str] = {}
-    for rec in records:
-        if rec.workload not in out and rec.options:
-            out[rec.workload] = default_headline(tuple(rec.options.items()))
-    return out
-
-
 # --------------------------------------------------------------------------- the page
 
 
@@ -565,7 +556,7 @@ def format_html_report(
     ``generated_at`` is shown as given (the caller owns the clock).
     """
     by_config = charts.records_by_config(cmp, records)
-    heads = dict(default_headlines(records))
+    heads = dict(headlines_of(records))
     heads.update(headlines or {})
     figs = Figures()
     names = [c.name for c in cmp.configs]

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..compare import Comparison, metric_label
 from ..model import ResultRecord
+from ..suites import headlines_of
 from . import html_charts as charts
 from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT
 from .html import (
     configuration_facts,
-    default_headlines,
     figure_cell,
     finding_digest,
     invalid_workloads,
@@ -253,7 +253,7 @@ def format_markdown_report(
     in POSIX form.  ``None`` makes a text-only report (no charts, empty dict).
     """
     by_config = charts.records_by_config(cmp, records)
-    heads = dict(default_headlines(records))
+    heads = dict(headlines_of(records))
     heads.update(headlines or {})
     pngs: dict[str, bytes] = {}
 

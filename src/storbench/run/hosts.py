@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FioMissingError, FioParseError, UsageError
-from ..model import Finding, FioResult, ResultRecord
+from ..model import Finding, FioResult, ResultRecord, versions
 from ..process import proc, signals
 
 if TYPE_CHECKING:
@@ -539,7 +539,7 @@ def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, dict[str
     last = max(known) if known else None
     return {
         name: {
-            "format_version": 1,
+            "format_version": versions.HOST_TIMING,
             "runtime_ms": value,
             "first_done_ms": first,
             "last_done_ms": last,

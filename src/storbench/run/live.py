@@ -20,11 +20,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..model import versions
+
 if TYPE_CHECKING:
     from ..store.protocol import RunStore
 
 #: Version of the published form (``state["version"]``).
-LIVE_VERSION = 1
+LIVE_VERSION = versions.LIVE  # the history: storbench.model.versions
 #: fio's rates are published at most this often (seconds)
 INTERVAL_S = 1.0
 #: the per-second samples kept in the state (the live chart's width)

@@ -162,10 +162,10 @@ class Server:
         records = self._records(run_id)
         meta = self.store.run_meta(run_id)
         from ..render.glance import glance
-        from ..render.html import default_headlines
         from ..storage import format_storage
+        from ..suites import headlines_of
 
-        heads = default_headlines(records)
+        heads = headlines_of(records)
         shown = glance(records, heads) if records else None
         storages, seen = [], set()
         for r in records:
@@ -207,18 +207,13 @@ class Server:
         ids = [request.path_params["run_id"]] if "run_id" in request.path_params else _run_ids(request)
         if not ids:
             raise HTTPException(400, "give the runs to report: ?run=1&run=2")
-        from .. import compare as cmp_mod
-        from ..render.html import format_html_report
+        from ..render.report import report_html
 
         runs = self._runs(ids)
         found = self.store.results_of(list(runs))
         records = [rec for rid in runs for rec in found[rid]]
-        if not records:
-            raise HTTPException(400, "nothing to report: " + ", ".join(f"run {r}" for r in ids) + " hold no stored results")
-        groups = cmp_mod.configurations(records, {rid: info.label or f"run {rid}" for rid, info in runs.items()})
-        metas = self.store.run_metas(list(runs))
-        try:
-            html = format_html_report(records, cmp_mod.compare(groups), runs=runs, metas=metas)
+        try:  # the one assembly storbench report and a run's own report use
+            html = report_html(records, runs, self.store.run_metas(list(runs)))
         except StorbenchError as exc:
             raise HTTPException(400, str(exc)) from None
         return HTMLResponse(html)
@@ -226,7 +221,7 @@ class Server:
     def compare_data(self, request: Request) -> dict[str, Any]:
         from .. import compare as cmp_mod
         from ..render.compare import compare_to_json
-        from ..render.html import default_headlines
+        from ..suites import headlines_of
 
         ids = _run_ids(request)
         label = _text(request, "label")
@@ -248,7 +243,7 @@ class Server:
         if baseline is not None and baseline not in keys:
             raise HTTPException(400, f"parameter 'baseline' must be one of {', '.join(keys)}")
         cmp = cmp_mod.compare(groups, baseline)
-        heads = default_headlines(records)
+        heads = headlines_of(records)
         by_config = {c.key: list(m) for c, m in groups}
         diffs = cmp_mod.config_differences(cmp, by_config)
         data = compare_to_json(cmp)
@@ -282,7 +277,7 @@ class Server:
         return JSONResponse(data)
 
     def trend_data(self, request: Request) -> dict[str, Any]:
-        from ..render.html import default_headlines
+        from ..suites import headlines_of
 
         workload = _text(request, "workload")
         if workload is None:
@@ -293,7 +288,7 @@ class Server:
         run_ids = list(dict.fromkeys(r.run_id for r in records))[-limit:]
         records = [r for r in records if r.run_id in set(run_ids)]
         runs = self.store.get_runs(run_ids)
-        headline = default_headlines(records[-1:]).get(workload, "iops")
+        headline = headlines_of(records[-1:]).get(workload, "iops")
         trend = views.trend_points(records, runs, headline)
         trend.update(workload=workload, target=target, label=label)
         return trend

@@ -40,8 +40,8 @@ __all__ = [
     "VERDICT_SINGLE_RUN",
     "VERDICT_WORSE",
     "WELCH_T_TEST",
-    "Comparison",
     "RepeatDecision",
+    "SampleComparison",
     "Summary",
     "compare_samples",
     "geometric_mean",
@@ -425,7 +425,7 @@ def should_repeat(values: Sequence[float], *, target_rse_pct: float, min_runs: i
 
 
 @dataclass(frozen=True)
-class Comparison:
+class SampleComparison:
     """Sample ``b`` (candidate) against sample ``a`` (baseline).
 
     ``ratio`` = mean_b / mean_a and ``rel_diff_pct`` = 100 * (mean_b - mean_a) / mean_a
@@ -476,7 +476,7 @@ def _welch(sa: Summary, sb: Summary) -> tuple[float, float] | None:
 
 def compare_samples(
     a: Sequence[float], b: Sequence[float], *, higher_is_better: bool, alpha: float = 0.05
-) -> Comparison:
+) -> SampleComparison:
     """Compare candidate ``b`` with baseline ``a`` using Welch's t-test.
 
     Welch's test compares two means without assuming the two samples have the same
@@ -550,7 +550,7 @@ def compare_samples(
             notes.append("Welch's t-test gave no usable result for these values")
         else:
             verdict = directional() if p_value < alpha else VERDICT_NOISE
-    return Comparison(
+    return SampleComparison(
         a=sa,
         b=sb,
         higher_is_better=higher_is_better,

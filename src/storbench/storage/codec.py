@@ -11,10 +11,11 @@ from typing import Any
 
 from storbench.errors import StoreError
 
+from ..model import versions
 from .records import StorageInfo, record_types
 
 #: Version of :func:`storage_to_dict`'s form.  Bump when a key is renamed, removed or changes meaning.
-FORMAT_VERSION = 1
+FORMAT_VERSION = versions.STORAGE  # the history: storbench.model.versions
 
 
 def encode_dataclasses(value: Any) -> Any:

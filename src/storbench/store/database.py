@@ -52,7 +52,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from storbench import __version__
 from storbench.errors import StoreError, UsageError
-from storbench.model import FioResult, ResultRecord, RunInfo
+from storbench.model import FioResult, ResultRecord, RunInfo, versions
 from storbench.serialize import fio_result_to_dict
 from storbench.store.rows import (
     gone_reason,
@@ -870,7 +870,7 @@ def _extras_to_json(record: ResultRecord) -> dict[str, str | None]:
         "storage_json": dump(storage_to_dict(record.storage) if record.storage is not None else None),
         "activity_json": dump(activity_to_dict(record.activity) if record.activity is not None else None),
         "findings_json": dump(
-            {"format_version": 1, "findings": [dataclasses.asdict(f) for f in record.findings]}
+            {"format_version": versions.FINDINGS, "findings": [dataclasses.asdict(f) for f in record.findings]}
             if record.findings
             else None
         ),

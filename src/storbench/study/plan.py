@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 from ..curve.model import CurvePlan
 from ..errors import UsageError
-from ..model import Overrides, Repeat, RunInfo, Workload
+from ..model import Overrides, Repeat, RunInfo, Workload, versions
 from ..units import fio_size, parse_size
 from .setups import Setup, devices_needed, setup_from_table, setup_to_table
 
 #: Version of the study plan stored in each run's meta (``meta["study"]``).
-STUDY_FORMAT_VERSION = 1
+STUDY_FORMAT_VERSION = versions.STUDY  # the history: storbench.model.versions
 #: mkfs.xfs refuses filesystems smaller than 300 MB.
 XFS_MIN_BYTES = 300 * 1000 * 1000
 MIN_LOOP_BYTES = 64 * 1024 * 1024

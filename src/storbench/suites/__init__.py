@@ -53,7 +53,7 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -232,6 +232,25 @@ def _did_you_mean(name: str, candidates: Any) -> str:
 
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def headlines_of(records: Iterable[Any]) -> dict[str, str]:
+    """Each workload's headline (``iops``, ``bw`` or ``lat``) among stored results, judged from the
+    options it ran with (:func:`default_headline`): the first of its results that kept its options
+    decides (an imported bare output keeps none; such a workload is judged by IOPS).  The one
+    rule for the terminal, the reports, compare and serve."""
+    out: dict[str, str] = {}
+    bare: set[str] = set()
+    for rec in records:
+        if rec.workload in out:
+            continue
+        if rec.options:
+            out[rec.workload] = default_headline(tuple(rec.options.items()))
+        else:
+            bare.add(rec.workload)
+    for workload in bare - set(out):
+        out[workload] = default_headline(())
+    return out
 
 
 def default_headline(options: tuple[tuple[str, str | None], ...]) -> str:
