@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from storbench.errors import ExitCode, TargetError
+from storbench.targets import resolve as resolve_target
 from storbench.targets.guard import (
     RULES,
     BlockTargetRefused,
@@ -468,10 +469,9 @@ def test_busy_device_refused_and_unchanged(cli, devices, tmp_path):
     assert_refused(run_write(cli, dev, "--destroy-data", dev), "busy")
     assert device_sha256(dev) == expected
     # reading is allowed, and the guard does not try the exclusive claim then
-    from storbench.run import runner
     from storbench.suites import builtin_catalog
 
-    target = runner.resolve_target(dev, workloads=(builtin_catalog().workload(READ),))
+    target = resolve_target(dev, workloads=(builtin_catalog().workload(READ),))
     assert target.kind == "block" and target.path == dev
     assert gather_device_facts(dev, probe_exclusive=False).busy is None
 
@@ -560,7 +560,6 @@ def test_destroy_data_via_symlink_or_other_spelling_refused_and_unchanged(cli, d
 @needs_root
 def test_database_device_refused(devices, tmp_path):
     """Real facts: the results database on a filesystem on the device (the CLI passes db_path)."""
-    from storbench.run import runner
     from storbench.suites import builtin_catalog
 
     dev = ext4_with_file(devices, tmp_path / "d.img")
@@ -572,7 +571,7 @@ def test_database_device_refused(devices, tmp_path):
     assert gather_device_facts(dev, db_path=str(tmp_path / "elsewhere.sqlite")).holds_database is False
     write = builtin_catalog().workload(WRITE)
     with pytest.raises(BlockTargetRefused) as info:
-        runner.resolve_target(dev, destroy=(dev,), workloads=(write,), db_path=str(db))
+        resolve_target(dev, destroy=(dev,), workloads=(write,), db_path=str(db))
     assert info.value.rule == "database-device"
 
 

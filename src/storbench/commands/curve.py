@@ -56,6 +56,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
     and with --sla the most IOPS that keep a latency limit."""
     from ..curve import model as cv
     from ..run import runner
+    from ..targets import resolve as resolve_target
 
     plan = cv.CurvePlan(loads=tuple(loads) or (() if rate else DEFAULT_LOAD), rate=rate, stop_at=stop_at, sla=sla)
     steps, shares, stop, limit = plan.parsed()
@@ -68,7 +69,7 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
         from ..run.precondition import PRECONDITION_WORKLOAD
 
         guarded = (workload, PRECONDITION_WORKLOAD) if precondition else (workload,)  # preconditioning writes
-        resolved = tuple(runner.resolve_target(t, destroy=destroy, workloads=guarded, db_path=app.db_url, ceph_conf=ceph_conf,
+        resolved = tuple(resolve_target(t, destroy=destroy, workloads=guarded, db_path=app.db_url, ceph_conf=ceph_conf,
                                                ceph_client=ceph_client, ceph_timeout_s=ceph_timeout) for t in targets)  # fmt: skip
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)

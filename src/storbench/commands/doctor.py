@@ -57,6 +57,7 @@ def doctor(
     from ..run import runner
     from ..storage import format_storage, storage_to_dict
     from ..targets import kind_of
+    from ..targets import resolve as resolve_target
 
     catalog = load_catalog(suite_file)
     suite = catalog.suite(suite_name)
@@ -67,7 +68,7 @@ def doctor(
         fio_version = None
     report = []
     for path in targets or (app.env.cwd,):
-        target = runner.resolve_target(
+        target = resolve_target(
             path, ceph_conf=ceph_conf, ceph_client=ceph_client
         )
         storage = kind_of(target).describe(target, fio_version)

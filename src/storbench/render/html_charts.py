@@ -520,12 +520,12 @@ def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
     }
 
 
-def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str, kind: str,
-                  configs: Sequence[Config] | None = None) -> dict[str, Any] | None:  # fmt: skip
-    """IOPS (``kind`` "iops") or bandwidth ("bw_bytes") per second of every repetition of
-    ``configs`` (by default all)."""
+def per_second_series(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str, kind: str,
+                      drawn: set[str]) -> list[tuple[int, Config, int, str, Sequence[Sequence[float]]]]:  # fmt: skip
+    """(configuration index, configuration, repetition, direction, points) of every stored
+    per-second series of ``kind`` ("iops" or "bw_bytes") of ``workload``, for the configurations
+    whose keys are in ``drawn``, in the comparison's order: what both reports' per-second charts draw."""
     found = []
-    drawn = {c.key for c in (cmp.configs if configs is None else configs)}
     for ci, c in enumerate(cmp.configs):
         if c.key not in drawn:
             continue
@@ -534,7 +534,16 @@ def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord
                 continue
             for direction, points in (rec.series.get(kind) or {}).items():
                 if points:
-                    found.append((ci, c, rec.repetition, direction, downsample(points)))
+                    found.append((ci, c, rec.repetition, direction, points))
+    return found
+
+
+def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str, kind: str,
+                  configs: Sequence[Config] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """IOPS (``kind`` "iops") or bandwidth ("bw_bytes") per second of every repetition of
+    ``configs`` (by default all)."""
+    drawn = {c.key for c in (cmp.configs if configs is None else configs)}
+    found = [(ci, c, rep, d, downsample(pts)) for ci, c, rep, d, pts in per_second_series(cmp, by_config, workload, kind, drawn)]
     if not found:
         return None
     div, unit = scale_for(kind, max(v for *_, pts in found for _, v in pts))

@@ -160,18 +160,13 @@ def series_chart_panels(
 
     drawn = {c.key for c in charts.charted_configs(cmp, workload)}
     groups: dict[tuple[int, str], int] = {}
-    found: dict[str, list[tuple[tuple[int, str], str, list]]] = {"iops": [], "bw_bytes": []}
-    for ci, c in enumerate(cmp.configs):
-        if c.key not in drawn:
-            continue
-        for rec in by_config.get(c.key, ()):
-            if rec.workload != workload or not rec.series:
-                continue
-            for kind, rows in found.items():
-                for direction, points in (rec.series.get(kind) or {}).items():
-                    if points:
-                        groups.setdefault((ci, direction), len(groups))
-                        rows.append(((ci, direction), f"{c.name} {direction}", points))
+    found: dict[str, list[tuple[tuple[int, str], str, Sequence[Sequence[float]]]]] = {}
+    for kind in ("iops", "bw_bytes"):
+        found[kind] = [((ci, direction), f"{c.name} {direction}", points)
+                       for ci, c, _rep, direction, points in charts.per_second_series(cmp, by_config, workload, kind, drawn)]  # fmt: skip
+    for rows in found.values():  # a colour per configuration and direction, in the order they are met
+        for group, _name, _points in rows:
+            groups.setdefault(group, len(groups))
     panels = []
     for kind, rows in found.items():
         if not rows:

@@ -116,30 +116,6 @@ def target_identity(target: Target) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def resolve_target(
-    path: str,
-    destroy: Sequence[str] = (),
-    workloads: Sequence[Workload] = (),
-    *,
-    db_path: str | None = None,
-    ceph_conf: str | None = None,
-    ceph_client: str | None = None,
-    ceph_timeout_s: int | None = None,
-) -> Target:
-    """Check a ``--target`` and say what kind it is (one-line TargetError otherwise).
-
-    ``destroy`` are what the user named with ``--destroy-data``; ``workloads``
-    are what will run there (a block device or an export may be written only when
-    named, see :mod:`storbench.targets.guard` and :mod:`storbench.targets`); ``db_path`` is the
-    results database (a path or a ``sqlite:///`` URL), whose device is never written;
-    ``ceph_conf``, ``ceph_client`` and ``ceph_timeout_s`` are ``--ceph-conf``, ``--ceph-client`` and
-    ``--ceph-timeout`` (Ceph kinds only).
-    """
-    from ..targets import resolve
-
-    return resolve(path, destroy, workloads, db_path=db_path, ceph_conf=ceph_conf, ceph_client=ceph_client, ceph_timeout_s=ceph_timeout_s)
-
-
 @contextlib.contextmanager
 def scratch_target(parent: str) -> Iterator[Target]:
     """A scratch directory on the disk that holds ``parent``, removed afterwards."""

@@ -108,14 +108,13 @@ def remote_targets(request: RunRequest) -> tuple[Target, ...]:
 
 def resolve_targets(ctx: SessionEnv, request: RunRequest) -> tuple[Target, ...]:
     """The request's targets, each through its kind and the write guard (refused in one line)."""
-    from . import runner
-
     if request.hosts:
         return remote_targets(request)
+    from ..targets import resolve
     from ..targets.local import check_requested_size
 
     resolved = tuple(
-        runner.resolve_target(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=ctx.db_url,
+        resolve(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=ctx.db_url,
                               ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)
         for t in request.target_paths
     )  # fmt: skip

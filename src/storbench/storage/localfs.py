@@ -208,9 +208,15 @@ def parse_dumpe2fs(text: str) -> Ext4Info:
 
 def parse_btrfs_fi_df(text: str) -> tuple[BtrfsSpace, ...]:
     """``btrfs filesystem df [-b] MOUNT`` -> one :class:`BtrfsSpace` per line (``-b`` bytes or human units)."""
+    return _btrfs_spaces(text, re.compile(r"^\s*(\w+),\s*([\w]+):\s*total=([^,\s]+),\s*used=(\S+)"))
+
+
+def _btrfs_spaces(text: str, line_form: re.Pattern[str]) -> tuple[BtrfsSpace, ...]:
+    """Each line of ``text`` that ``line_form`` matches (groups: type, profile, total, used; sizes in
+    bytes or human units), as a :class:`BtrfsSpace`; a line whose sizes cannot be read is left out."""
     out: list[BtrfsSpace] = []
     for line in text.splitlines():
-        m = re.match(r"^\s*(\w+),\s*([\w]+):\s*total=([^,\s]+),\s*used=(\S+)", line)
+        m = line_form.match(line)
         if not m:
             continue
         total, used = read_size(m.group(3)), read_size(m.group(4))
@@ -222,16 +228,7 @@ def parse_btrfs_fi_df(text: str) -> tuple[BtrfsSpace, ...]:
 
 def parse_btrfs_fi_usage(text: str) -> tuple[BtrfsSpace, ...]:
     """``btrfs filesystem usage -b MOUNT`` -> the per-type ``Data,single: Size:..., Used:...`` lines."""
-    out: list[BtrfsSpace] = []
-    for line in text.splitlines():
-        m = re.match(r"^(\w+),(\w+):\s*Size:([^,\s]+),\s*Used:(\S+)", line.strip())
-        if not m:
-            continue
-        total, used = read_size(m.group(3)), read_size(m.group(4))
-        if total is None or used is None:
-            continue
-        out.append(BtrfsSpace(kind=m.group(1), profile=m.group(2), total_bytes=total, used_bytes=used))
-    return tuple(out)
+    return _btrfs_spaces(text, re.compile(r"^\s*(\w+),(\w+):\s*Size:([^,\s]+),\s*Used:(\S+)"))
 
 
 def parse_btrfs_fi_show(text: str) -> tuple[str, ...]:

@@ -63,7 +63,14 @@ def resolve(
     ceph_client: str | None = None,
     ceph_timeout_s: int | None = None,
 ) -> Target:
-    """Check a ``--target`` and say what kind it is (one-line :class:`TargetError` otherwise)."""
+    """Check a ``--target`` and say what kind it is (one-line :class:`TargetError` otherwise).
+
+    ``destroy`` are what the user named with ``--destroy-data``; ``workloads`` are what will
+    run there (a block device or an export may be written only when named, see
+    :mod:`storbench.targets.guard`); ``db_path`` is the results database (a path or a
+    ``sqlite:///`` URL), whose device is never written; ``ceph_conf``, ``ceph_client`` and
+    ``ceph_timeout_s`` are ``--ceph-conf``, ``--ceph-client`` and ``--ceph-timeout`` (Ceph kinds only).
+    """
     ctx = ResolveContext(destroy=tuple(destroy), workloads=tuple(workloads), db_path=db_path, ceph_conf=ceph_conf,
                          ceph_client=ceph_client, ceph_timeout_s=ceph_timeout_s)  # fmt: skip
     ceph_given = ceph_conf or ceph_client or ceph_timeout_s is not None
