@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..model import Overrides
 
 if TYPE_CHECKING:
+    from ..store import Store
     from rich.console import Console
 
     from ..model import ResultRecord
@@ -44,7 +45,7 @@ class App:
             )
         return default_db_url(self.env.environ)
 
-    def open_store(self):
+    def open_store(self) -> Store:
         from ..store import Store
 
         return Store.open(self.db_url)

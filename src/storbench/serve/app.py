@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from starlette.applications import Starlette
@@ -25,6 +25,9 @@ from starlette.routing import Route
 
 from ..errors import StorbenchError, UsageError
 from . import prometheus, views
+
+if TYPE_CHECKING:
+    from ..store.protocol import HistoryStore
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -108,7 +111,7 @@ def _date(request: Request, name: str) -> str | None:
 class Server:
     """The handlers, over one open store."""
 
-    def __init__(self, store: Any, *, title: str) -> None:
+    def __init__(self, store: HistoryStore, *, title: str) -> None:
         self.store = store
         self.title = title
 
@@ -417,7 +420,7 @@ class TokenGuard:
         await self.app(scope, receive, send)
 
 
-def create_app(store: Any, *, token: str | None = None, title: str = "storbench") -> Any:
+def create_app(store: HistoryStore, *, token: str | None = None, title: str = "storbench") -> Any:
     """The ASGI application over an open store (read only); with ``token``, every request needs it."""
     s = Server(store, title=title)
 

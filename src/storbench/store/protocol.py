@@ -1,15 +1,16 @@
-"""What a run asks of the store (:class:`RunStore`): the seam between :mod:`storbench.run` and
+"""What a run asks of the store (:class:`RunStore`) and what ``storbench serve`` reads of it
+(:class:`HistoryStore`): the seams between :mod:`storbench.run`, :mod:`storbench.serve` and
 the results database.  :class:`storbench.store.Store` (SQLAlchemy, SQLite or PostgreSQL) is
 one; a test's in-memory store can be another.  Typed for the checker, never imported at run time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from storbench.model import ResultRecord
+    from storbench.model import ResultRecord, RunInfo
     from storbench.net import NetCeiling
 
 
@@ -37,3 +38,38 @@ class RunStore(Protocol):
     def reconcile_dead_runs(self) -> list[int]: ...
 
     def close(self) -> None: ...
+
+
+class HistoryStore(Protocol):
+    """The store as ``storbench serve`` reads it: pages of runs with their digests, a run's results
+    and metadata, a workload's history across runs, the newest figures (``/metrics``) and the
+    live states of runs in progress.  :class:`storbench.store.Store` is one."""
+
+    def get_run(self, run_id: int) -> RunInfo: ...
+
+    def get_runs(self, run_ids: Sequence[int]) -> dict[int, RunInfo]: ...
+
+    def query_runs(self, *, label_prefix: str | None = None, target: str | None = None, suite: str | None = None,
+                   host: str | None = None, since: str | None = None, until: str | None = None, check: str | None = None,
+                   status: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[RunInfo], int]: ...  # fmt: skip
+
+    def run_digests(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
+
+    def run_meta(self, run_id: int) -> dict[str, Any]: ...
+
+    def run_metas(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
+
+    def runs_with_meta_key(self, key: str, limit: int = 200) -> list[tuple[RunInfo, dict[str, Any]]]: ...
+
+    def result(self, result_id: int) -> ResultRecord | None: ...
+
+    def results(self, run_id: int) -> list[ResultRecord]: ...
+
+    def results_of(self, run_ids: Sequence[int]) -> dict[int, list[ResultRecord]]: ...
+
+    def results_of_workload(self, workload: str, target: str | None = None, label_prefix: str | None = None,
+                            limit: int = 500) -> list[ResultRecord]: ...  # fmt: skip
+
+    def last_results(self, limit: int = 1000) -> list[dict[str, Any]]: ...
+
+    def live_states(self, run_id: int | None = None) -> list[tuple[int, str, dict[str, Any]]]: ...

@@ -385,7 +385,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         ctx.observe("setup-ready", {"setup": setup.name, "target": built.target, "device": device.path, "kname": device.kname})
         for note in built.notes[1:]:
             ctx.say(f"  {note}")
-        specs = _specs(study, built, builder.tmpdir, getattr(ctx.executor, "path", None))
+        specs = _specs(study, built, builder.tmpdir, ctx.executor.path)
         replaced = [ln for s in specs[:1] for ln in s.job_text.splitlines() if ln.startswith("# storbench: ")]
         for line in replaced:
             ctx.say(f"  {line[len('# storbench: '):]}")
