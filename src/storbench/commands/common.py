@@ -17,10 +17,10 @@ from ..errors import UsageError
 from ..model import Overrides
 
 if TYPE_CHECKING:
-    from ..store import Store
     from rich.console import Console
 
     from ..model import ResultRecord
+    from ..store import Store
     from ..suites import Catalog
 
 # --------------------------------------------------------------------------- shared state
