@@ -201,7 +201,8 @@ def test_cli_run_and_show_on_postgres(cli, tmp_path, pg_url: str) -> None:
     assert shown.code == 0, shown.err
     [rec] = json.loads(shown.out)
     assert rec["workload"] == "rnd4k-q1t1-read" and rec["label"] == "pg"
-    assert rec["jobs"][0]["read"]["iops"] > 100
+    read = rec["jobs"][0]["read"]
+    assert read["io_bytes"] > 0 and read["iops"] == pytest.approx(read["io_bytes"] / 4096 / read["runtime_ms"] * 1000, rel=0.05)
     assert rows(pg_url, "SELECT status FROM runs") == [("complete",)]
     assert rows(pg_url, "SELECT count(*) FROM results") == [(1,)]
     assert list(target.iterdir()) == []

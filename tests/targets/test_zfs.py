@@ -95,10 +95,8 @@ def test_arc_trap_primarycache_all_against_none(zfs, cli, tmp_path: Path):
         assert f"{z_on['arc_hit_ratio'] * 100:.1f}% of the data lookups during the run were ARC hits" in arc["message"]
         assert f"({z_on['arc_hits']} hits, {z_on['arc_misses']} misses)" in arc["message"]
         assert findings_of(off, "zfs-arc") == []
-        iops_on, iops_off = on["jobs"][0]["read"]["iops"], off["jobs"][0]["read"]["iops"]
-        # served from memory against read from the loop devices: zfs-fuse here gives ~20k against ~5k
-        assert iops_on > 1.5 * iops_off, (iops_on, iops_off)
-        # the pool read (nearly) nothing while the ARC answered, and read for every I/O without it
+        # the pool read (nearly) nothing while the ARC answered, and read for every I/O without it (what the
+        # run recorded; how much faster memory was - ~20k against ~5k IOPS here - is the machine's to say)
         read_on = sum(v["read_bytes"] for v in z_on["vdevs"] if v["role"] == "device")
         read_off = sum(v["read_bytes"] for v in z_off["vdevs"] if v["role"] == "device")
         assert read_on < 0.1 * on["jobs"][0]["read"]["io_bytes"] and read_off > 10 * max(read_on, 1)
