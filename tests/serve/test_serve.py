@@ -46,8 +46,9 @@ def _env(db: Path, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def serving(db: Path, *args: str, bind: str = "127.0.0.1", env_extra: dict | None = None):
-    """``storbench serve`` on a free port; yields its base URL; stopped by its PID."""
+def serving(db: Path, *args: str, bind: str = "127.0.0.1", env_extra: dict | None = None, log: list | None = None):
+    """``storbench serve`` on a free port; yields its base URL; stopped by its PID (``log``: its
+    stderr is appended there once it has stopped)."""
     port = free_port()
     proc = subprocess.Popen([*STORBENCH, "serve", "--db", str(db), "--port", str(port), "--bind", bind, *args],
                             env=_env(db, **(env_extra or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -69,10 +70,12 @@ def serving(db: Path, *args: str, bind: str = "127.0.0.1", env_extra: dict | Non
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            _out, err = proc.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            _out, err = proc.communicate()
+        if log is not None:
+            log.append(err)
 
 
 def get(url: str, headers: dict | None = None) -> tuple[int, str, dict]:
@@ -238,6 +241,91 @@ def test_other_addresses_need_the_token(history, tmp_path):
         code, _, headers = get(base + f"/?token={token}")
         assert code == 200 and "storbench_token=" in headers.get("set-cookie", "")
         assert get(base + "/metrics", {"Cookie": f"storbench_token={token}"})[0] == 200
+        # the scheme in any case; the right token wins over a stale cookie
+        assert get(base + "/api/runs", {"Authorization": f"bearer {token}"})[0] == 200
+        assert get(base + f"/api/runs?token={token}", {"Cookie": "storbench_token=an-old-token"})[0] == 200
+        assert get(base + "/api/runs", {"Cookie": "storbench_token=an-old-token"})[0] == 401
+
+
+#: hostile values for every parameter and path id: huge, negative, Unicode digits, dates that are no
+#: day, NUL, markup, SQL, path tricks, over-long text
+HOSTILE = ("99999999999999999999999999", "-1", "0", "²", "١٢", "1e3", "0x10", " 1", "%00", "<script>", "' OR 1=1 --",
+           "../../etc/passwd", "x" * 300, "9999-99-99", "2026-13-45T99:99", "2026-02-30", "nan", "")  # fmt: skip
+
+
+def _hostile_requests() -> list[str]:
+    quoted = [urllib.parse.quote(v, safe="") for v in HOSTILE]
+    paths = []
+    for v in quoted:
+        paths += [f"/runs/{v}", f"/api/runs/{v}", f"/results/{v}/raw", f"/live/{v}", f"/api/live/{v}", f"/runs/{v}/report"]
+        paths += [f"/?page={v}", f"/?per_page={v}", f"/api/runs?page={v}", f"/?since={v}", f"/?until={v}", f"/?status={v}",
+                  f"/compare?run=1&run={v}", f"/api/compare?run={v}&run=1", f"/report?run={v}", f"/trend?workload={v}",
+                  f"/api/trend?workload=rnd4k-q1t1-read&target={v}", f"/curves?label={v}", f"/static/{v}", f"/?label={v}"]  # fmt: skip
+    return paths
+
+
+def test_the_hostile_corpus_is_large_and_varied():
+    paths = _hostile_requests()
+    assert len(paths) >= 60 and len(set(paths)) == len(paths)
+    assert {p.split("?")[0].split("/")[1] for p in paths} >= {"runs", "api", "results", "live", "compare", "report", "trend", "curves", "static", ""}
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_hostile_requests_get_4xx_never_a_5xx_or_a_traceback(history):
+    """Every route with every hostile value: a 4xx (or a 200 where the value is a harmless text
+    filter), each with the security headers; no 5xx, and the server's log holds no traceback."""
+    log: list[str] = []
+    seen: dict[int, int] = {}
+    with serving(history, log=log) as base:
+        for path in _hostile_requests():
+            code, body, headers = get(base + path)
+            seen[code] = seen.get(code, 0) + 1
+            assert code < 500, (path, code, body[:300])
+            assert headers.get("x-content-type-options") == "nosniff" and "default-src 'none'" in headers.get("content-security-policy", ""), path
+            if code >= 400 and path.startswith("/api/"):
+                assert json.loads(body)["status"] == code, path
+        # the cases the issue names, each with its answer
+        for path, want in (("/runs/99999999999999999999999999", 404), ("/?page=%C2%B2", 400), ("/compare?run=1&run=%C2%B2", 400),
+                           ("/report?run=%C2%B2", 400), ("/?since=9999-99-99", 400), ("/?until=2026-13-45T99:99", 400),
+                           ("/api/runs/99999999999999999999999999", 404), ("/results/99999999999999999999999999/raw", 404)):  # fmt: skip
+            assert get(base + path)[0] == want, path
+    assert seen.get(200, 0) + sum(v for k, v in seen.items() if 400 <= k < 500) == len(_hostile_requests())
+    assert "Traceback" not in log[0] and "Exception" not in log[0], log[0][-2000:]
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_hosts_headers_token_and_compression(history):
+    """A foreign Host gets 421 (DNS rebinding); CSP, nosniff and no-referrer on every answer; a
+    405 says what is allowed; plotly.js and pages go gzip-compressed to a client that takes it."""
+    with serving(history) as base:
+        port = base.rsplit(":", 1)[1]
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.nip.io", "[::2]"):
+            code, body, headers = get(base + "/api/runs", {"Host": host})
+            assert code == 421 and "answers to" in body and headers.get("x-content-type-options") == "nosniff", host
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"LOCALHOST:{port}"):
+            assert get(base + "/api/runs", {"Host": host})[0] == 200, host
+        code, _, headers = get(base + "/")
+        assert code == 200 and headers["referrer-policy"] == "no-referrer"
+        assert "script-src 'self'" in headers["content-security-policy"] and "unsafe-inline" not in headers["content-security-policy"].split("script-src")[1].split(";")[0]
+        _code, html, _ = get(base + "/live")
+        assert "<script>" not in html  # no inline script on a page (the CSP would block it)
+        req = urllib.request.Request(base + "/", data=b"x", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(req, timeout=10)
+        assert exc.value.code == 405 and "GET" in exc.value.headers.get("Allow", "")
+        req = urllib.request.Request(base + "/static/plotly.js", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            packed = r.read()
+            assert r.headers.get("Content-Encoding") == "gzip"
+        import gzip
+
+        from storbench.serve.app import PLOTLY
+
+        plain = gzip.decompress(packed)
+        assert plain == PLOTLY.read_bytes() and len(packed) < 0.5 * len(plain)
+    with serving(history, "--allow-host", "bench.example.org") as base:
+        assert get(base + "/api/runs", {"Host": "bench.example.org"})[0] == 200
+        assert get(base + "/api/runs", {"Host": "evil.example"})[0] == 421
 
 
 @pytest.mark.slow  # real fio runs make the store (about 20 s for the module)

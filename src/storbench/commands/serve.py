@@ -40,8 +40,9 @@ def _check_bind(bind: str, port: int) -> None:
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="TCP port to listen on.")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on; any other than 127.0.0.1, ::1 or localhost needs --token.")
 @click.option("--token", envvar="STORBENCH_TOKEN", metavar="TEXT", help="Every request must carry it (?token=... once in the browser, or Authorization: Bearer ...); also from $STORBENCH_TOKEN.")
+@click.option("--allow-host", "allow_hosts", metavar="NAME", multiple=True, help="Also answer requests for this host name (a reverse proxy's; repeatable). Others get 421: the defence against DNS rebinding.")
 @pass_app
-def serve(app: App, db, port, bind, token):
+def serve(app: App, db, port, bind, token, allow_hosts):
     """Browse the stored history in a web browser: runs, run pages, compare, trend, curves, live runs.
 
     Read only: it never starts a run or changes the store.  Every script and style is served by
@@ -63,7 +64,9 @@ def serve(app: App, db, port, bind, token):
 
     store = app.open_store()
     try:
-        asgi = create_app(store, token=token)
+        from ..serve.guard import allowed_hosts
+
+        asgi = create_app(store, token=token, hosts=allowed_hosts(bind, allow_hosts))
         host = f"[{bind}]" if ":" in bind else bind
         app.err(f"storbench serve: http://{host}:{port}/ showing {store.display} (read only); Ctrl-C stops it")
         config = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", access_log=False, lifespan="off",

@@ -8,11 +8,9 @@ values; a run or result that does not exist is a 404 page (or a JSON error under
 from __future__ import annotations
 
 import functools
-import hmac
 import json
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,19 +74,37 @@ def _text(request: Request, name: str) -> str | None:
     return value.strip()
 
 
+#: the largest id a run or result can have in either store (PostgreSQL's integer column)
+MAX_ID = 2**31 - 1
+
+
+def _digits(value: str) -> bool:
+    """ASCII digits only (``str.isdigit`` also takes ``²`` and other digits ``int`` refuses), at most 12."""
+    return value.isascii() and value.isdigit() and len(value) <= 12
+
+
 def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
     value = request.query_params.get(name)
     if value is None or value == "":
         return default
-    if not value.isdigit() or not lo <= int(value) <= hi:
+    if not _digits(value) or not lo <= int(value) <= hi:
         raise HTTPException(400, f"parameter {name!r} must be a whole number from {lo} to {hi}, got {value[:40]!r}")
+    return int(value)
+
+
+def _path_id(request: Request, name: str) -> int:
+    """A run or result id from the path (the route took ASCII digits); one no store can hold is a 404."""
+    value = request.path_params[name]
+    if not 1 <= value <= MAX_ID:
+        what = "result" if name == "result_id" else "run"
+        raise HTTPException(404, f"no {what} {str(value)[:40]} in this store")
     return int(value)
 
 
 def _run_ids(request: Request) -> list[int]:
     values = request.query_params.getlist("run")
-    if not all(v.isdigit() for v in values):
-        raise HTTPException(400, "parameter 'run' must be run ids (whole numbers)")
+    if not all(_digits(v) and 1 <= int(v) <= MAX_ID for v in values):
+        raise HTTPException(400, f"parameter 'run' must be run ids (whole numbers from 1 to {MAX_ID})")
     ids = list(dict.fromkeys(int(v) for v in values))
     if len(ids) > MAX_COMPARE:
         raise HTTPException(400, f"at most {MAX_COMPARE} runs at once, got {len(ids)}")
@@ -99,8 +115,20 @@ _DATE_OK = set("0123456789-:TZ")
 
 
 def _date(request: Request, name: str) -> str | None:
+    """An ISO 8601 date or time (``2026-12-01``, ``2026-12-01T08:00``, with ``Z``): one that is
+    no real day or time (``9999-99-99``, ``T99:99``) is a 400, never a filter of nothing."""
+    from datetime import datetime
+
     value = _text(request, name)
-    if value is not None and (not set(value) <= _DATE_OK or len(value) > 20):
+    if value is None:
+        return None
+    ok = set(value) <= _DATE_OK and len(value) <= 20 and len(value) >= 10
+    if ok:
+        try:
+            datetime.fromisoformat(value.removesuffix("Z"))
+        except ValueError:
+            ok = False
+    if not ok:
         raise HTTPException(400, f"parameter {name!r} must be a date or time like 2026-12-01 or 2026-12-01T08:00, got {value[:40]!r}")
     return value
 
@@ -160,7 +188,7 @@ class Server:
         return self.store.results(run_id)
 
     def run_page(self, request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+        run_id = _path_id(request, "run_id")
         info = self._run(run_id)
         records = self._records(run_id)
         meta = self.store.run_meta(run_id)
@@ -194,20 +222,20 @@ class Server:
     def run_api(self, request: Request) -> Response:
         from ..render.public import records_to_public
 
-        run_id = request.path_params["run_id"]
+        run_id = _path_id(request, "run_id")
         info = self._run(run_id)
         return JSONResponse({"run": views.run_row(info, self.store.run_digests([run_id]).get(run_id, {})),
                              "results": records_to_public(self._records(run_id))})  # fmt: skip
 
     def result_raw(self, request: Request) -> Response:
-        result_id = request.path_params["result_id"]
+        result_id = _path_id(request, "result_id")
         record = self.store.result(result_id)
         if record is None:
             raise HTTPException(404, f"no result {result_id} in this store")
         return PlainTextResponse(record.raw_output)
 
     def report(self, request: Request) -> Response:
-        ids = [request.path_params["run_id"]] if "run_id" in request.path_params else _run_ids(request)
+        ids = [_path_id(request, "run_id")] if "run_id" in request.path_params else _run_ids(request)
         if not ids:
             raise HTTPException(400, "give the runs to report: ?run=1&run=2")
         from ..render.report import report_html
@@ -366,12 +394,12 @@ class Server:
         return {"done_url": f"/runs/{info.run_id}", "study": study["label"]}
 
     def live_page(self, request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+        run_id = _path_id(request, "run_id")
         data = self.live_data(run_id)
         return _page("live.html.j2", title=f"live: run {run_id}", data=data, site=self.title)
 
     def live_api(self, request: Request) -> Response:
-        return JSONResponse(self.live_data(request.path_params["run_id"]))
+        return JSONResponse(self.live_data(_path_id(request, "run_id")))
 
     def metrics(self, request: Request) -> Response:
         text = prometheus.format_metrics(self.store.last_results(), [s for _, _, s in self.store.live_states()])
@@ -389,45 +417,23 @@ def _static(request: Request) -> Response:
     return FileResponse(files[name], media_type=kind)
 
 
-class TokenGuard:
-    """Every request must carry the token (``Authorization: Bearer T``, or ``?token=T`` once: a
-    cookie then keeps it for the browser) or gets 401.  ASGI middleware."""
+def create_app(store: HistoryStore, *, token: str | None = None, title: str = "storbench",
+               hosts: frozenset[str] | None = None) -> Any:  # fmt: skip
+    """The ASGI application over an open store (read only), behind :class:`.guard.Guard`: only
+    ``hosts`` (default: the loopback names) are answered; with ``token``, every request needs it."""
+    from starlette.middleware.gzip import GZipMiddleware
 
-    def __init__(self, app: Callable, token: str) -> None:
-        self.app = app
-        self.token = token
+    from .guard import Guard, allowed_hosts
 
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope)
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip() or request.cookies.get("storbench_token") \
-            or request.query_params.get("token") or ""  # fmt: skip
-        if not hmac.compare_digest(given.encode(), self.token.encode()):
-            response: Response = PlainTextResponse("401: this storbench serve needs its token (?token=... or Authorization: Bearer ...)\n", status_code=401)
-            await response(scope, receive, send)
-            return
-        if request.query_params.get("token"):
-            async def send_with_cookie(message):
-                if message["type"] == "http.response.start":
-                    message.setdefault("headers", []).append(
-                        (b"set-cookie", f"storbench_token={self.token}; HttpOnly; SameSite=Strict; Path=/".encode()))
-                await send(message)
-
-            await self.app(scope, receive, send_with_cookie)
-            return
-        await self.app(scope, receive, send)
-
-
-def create_app(store: HistoryStore, *, token: str | None = None, title: str = "storbench") -> Any:
-    """The ASGI application over an open store (read only); with ``token``, every request needs it."""
     s = Server(store, title=title)
 
     async def error_page(request: Request, exc: HTTPException) -> Response:
+        headers = dict(exc.headers or {})  # a 405's Allow
         if request.url.path.startswith("/api/") or request.url.path == "/metrics":
-            return JSONResponse({"error": exc.detail, "status": exc.status_code}, status_code=exc.status_code)
-        return _page("error.html.j2", status=exc.status_code, title=f"{exc.status_code}", message=exc.detail, site=title)
+            return JSONResponse({"error": exc.detail, "status": exc.status_code}, status_code=exc.status_code, headers=headers)
+        page = _page("error.html.j2", status=exc.status_code, title=f"{exc.status_code}", message=exc.detail, site=title)
+        page.headers.update(headers)
+        return page
 
     async def server_error(request: Request, exc: Exception) -> Response:
         message = str(exc) if isinstance(exc, StorbenchError) else f"{type(exc).__name__}: the page could not be made ({exc})"
@@ -461,6 +467,5 @@ def create_app(store: HistoryStore, *, token: str | None = None, title: str = "s
     # starlette types each handler as taking Exception; error_page takes its HTTPException subclass
     handlers: dict[Any, Any] = {HTTPException: error_page, Exception: server_error}
     app = Starlette(routes=routes, exception_handlers=handlers)
-    if token:
-        return TokenGuard(app, token)
-    return app
+    zipped = GZipMiddleware(app, minimum_size=1024)  # plotly.js (1.2 MB) and the pages, compressed for clients that take it
+    return Guard(zipped, hosts=hosts if hosts is not None else allowed_hosts("127.0.0.1"), token=token or None)

@@ -73,4 +73,7 @@
     }
     poll();
   };
+  // the live page names its run in data-run (no inline script: the Content-Security-Policy allows none)
+  var live = document.getElementById("live");
+  if (live && live.dataset.run) { window.storbenchLive(Number(live.dataset.run)); }
 })();

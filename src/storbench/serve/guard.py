@@ -1,0 +1,112 @@
+"""What every request to ``storbench serve`` passes and every response carries (ASGI middleware).
+
+* **Host allow-list.**  A request whose ``Host`` is not the address the server is bound to,
+  ``localhost`` or a name given with ``--allow-host`` (a reverse proxy's) gets 421 and nothing
+  else: a page on another site that makes the browser resolve its own name to 127.0.0.1 (DNS
+  rebinding) would otherwise read the loopback server's data.
+* **The token** (``storbench serve --token``): ``Authorization: Bearer T`` (the scheme in any
+  case), ``?token=T`` (a cookie then keeps it for the browser) or that cookie; any one of them
+  that is right lets the request in, so a stale cookie never locks out the right token.
+* **Headers on every response**: a Content-Security-Policy (scripts only from storbench itself,
+  no inline script; a stored HTML report, which is self-contained by design, may run its own
+  inline script and nothing from elsewhere), ``X-Content-Type-Options: nosniff``,
+  ``Referrer-Policy: no-referrer``.
+
+:func:`host_name` and :func:`given_tokens` are pure and tested alone.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
+
+#: pages: scripts and styles from storbench only (plotly sets element styles: inline style allowed)
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+               "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")  # fmt: skip
+#: a stored report (the same file ``storbench report`` writes: plotly and its data inline), nothing from elsewhere
+REPORT_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
+                 "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+COOKIE = "storbench_token"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(header: str) -> str:
+    """The name part of a ``Host`` header, lower case: ``[::1]:8080`` -> ``::1``, ``Example:80`` -> ``example``."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The bound address, the loopback names when it is a loopback one, and ``extra`` (``--allow-host``)."""
+    names = {host_name(bind if not (":" in bind and not bind.startswith("[")) else f"[{bind}]")}
+    if names & set(LOOPBACK_NAMES) or bind in ("localhost",):
+        names |= set(LOOPBACK_NAMES)
+    names |= {host_name(e) for e in extra}
+    return frozenset(n for n in names if n)
+
+
+def given_tokens(headers: dict[str, str], query: dict[str, str], cookies: dict[str, str]) -> list[str]:
+    """Every token a request carries: its ``Authorization: Bearer`` (scheme in any case), its
+    ``?token=`` and its cookie, in that order."""
+    out = []
+    scheme, _, value = headers.get("authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        out.append(value.strip())
+    for v in (query.get("token"), cookies.get(COOKIE)):
+        if v:
+            out.append(v)
+    return out
+
+
+def _policy(path: str) -> str:
+    return REPORT_POLICY if path == "/report" or path.endswith("/report") else PAGE_POLICY
+
+
+class Guard:
+    """The middleware (see the module's text) around the application ``app``."""
+
+    def __init__(self, app: ASGIApp, *, hosts: frozenset[str], token: str | None = None) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]], send: Callable[[Message], Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from starlette.requests import Request
+        from starlette.responses import PlainTextResponse
+
+        request = Request(scope)
+        path = scope.get("path", "")
+        extra = [(b"content-security-policy", _policy(path).encode()), (b"x-content-type-options", b"nosniff"),
+                 (b"referrer-policy", b"no-referrer")]  # fmt: skip
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        host = host_name(request.headers.get("host", ""))
+        if host not in self.hosts:
+            refused = PlainTextResponse(f"421: this storbench serve answers to {', '.join(sorted(self.hosts))}, not to host {host[:80]!r} "
+                                        "(a reverse proxy's name: storbench serve --allow-host NAME)\n", status_code=421)  # fmt: skip
+            await refused(scope, receive, send_with_headers)
+            return
+        if self.token is not None:
+            tokens = given_tokens(dict(request.headers), dict(request.query_params), dict(request.cookies))
+            if not any(hmac.compare_digest(t.encode(), self.token.encode()) for t in tokens):
+                denied = PlainTextResponse("401: this storbench serve needs its token (?token=... or Authorization: Bearer ...)\n",
+                                           status_code=401)  # fmt: skip
+                await denied(scope, receive, send_with_headers)
+                return
+            if request.query_params.get("token") == self.token:
+                extra.append((b"set-cookie", f"{COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/".encode()))
+        await self.app(scope, receive, send_with_headers)
