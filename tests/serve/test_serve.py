@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -136,6 +137,13 @@ def test_runs_page_lists_and_filters(history):
         assert code == 400 and "parameter 'page' must be a whole number" in json.loads(body)["error"]
         code, body, _ = get(base + "/?since=yesterday")
         assert code == 400 and "must be a date" in body
+        # per_page is kept in the links: "older" from the first page of one is page 2 of one, not of 50
+        code, html, _ = get(base + "/?label=study/&per_page=1")
+        older = re.search(r'id="next-page" href="([^"]+)"', html)
+        assert code == 200 and older is not None and "per_page=1" in older.group(1), html[-2000:]
+        code, html, _ = get(base + older.group(1).replace("&amp;", "&"))
+        assert code == 200 and html.count('name="run" value=') == 1
+        assert get_json(base + "/api/runs?status=interrupted")["total"] == 0 and get_json(base + "/api/runs?status=running")["total"] == 0
 
 
 @pytest.mark.slow  # real fio runs make the store (about 20 s for the module)

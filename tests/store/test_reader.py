@@ -171,3 +171,19 @@ def test_postgres_urls_are_named_as_sqlalchemy_names_them() -> None:
         p = urlsplit(url)
         mine = postgres_display(p.username, p.password is not None, p.hostname, p.port, p.path[1:])
         assert mine == make_url(url).render_as_string(hide_password=True), url
+
+
+def test_the_runs_page_filters_by_the_status_a_run_is_told_with(tmp_path: Path) -> None:
+    """A run left ``running`` by a process that is gone is told ``interrupted`` everywhere: the
+    runs page's ``status=running`` does not list it, ``status=interrupted`` does (and counts it)."""
+    url = f"sqlite:///{tmp_path / 'h.sqlite'}"
+    ids = build_history(url)
+    with Store.open(url) as store:
+        live = store.create_run("still-here", "run", suite="quick", meta={})  # this process: running
+        interrupted, total = store.query_runs(status="interrupted")
+        assert [r.run_id for r in interrupted] == [ids[-1]] and total == 1 and interrupted[0].status == "interrupted"
+        running, total = store.query_runs(status="running")
+        assert [r.run_id for r in running] == [live] and total == 1
+        assert store.query_runs(status="interrupted", offset=1) == ([], 1)  # the page cut after telling them apart
+        complete, total = store.query_runs(status="complete")
+        assert {r.run_id for r in complete} == set(ids[:-1]) - {ids[2]} and total == len(complete)

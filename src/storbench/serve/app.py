@@ -160,8 +160,8 @@ class Server:
 
     def _filters(self, request: Request) -> dict[str, Any]:
         status = _text(request, "status")
-        if status is not None and status not in ("running", "complete", "incomplete", "failed"):
-            raise HTTPException(400, "parameter 'status' must be running, complete, incomplete or failed")
+        if status is not None and status not in ("running", "interrupted", "complete", "incomplete", "failed"):
+            raise HTTPException(400, "parameter 'status' must be running, interrupted, complete, incomplete or failed")
         return {"label_prefix": _text(request, "label"), "target": _text(request, "target"), "suite": _text(request, "suite"),
                 "host": _text(request, "host"), "since": _date(request, "since"), "until": _date(request, "until"),
                 "check": _text(request, "finding"), "status": status}  # fmt: skip
@@ -179,6 +179,8 @@ class Server:
     def runs_page(self, request: Request) -> Response:
         data = self.runs_data(request)
         query = {("label" if k == "label_prefix" else "finding" if k == "check" else k): v for k, v in data["filters"].items()}
+        if data["per_page"] != PAGE_SIZE:  # kept in every link of the page (newer, older)
+            query["per_page"] = str(data["per_page"])
         return _page("runs.html.j2", title=self.title, **data, query=query)
 
     def runs_api(self, request: Request) -> Response:

@@ -575,8 +575,11 @@ class Store:
             conds.append(runs.c.created_at >= since)
         if until:
             conds.append(runs.c.created_at < until + ("T99" if "T" not in until else ""))  # a date: the whole day
+        #: ``interrupted`` is a ``running`` run whose process is gone, known only when its row is read:
+        #: both are read whole (runs in progress are few) and told apart before the page is cut
+        derived = status in ("running", "interrupted")
         if status:
-            conds.append(runs.c.status == status)
+            conds.append(runs.c.status == ("running" if derived else status))
 
         def has_result(*where: Any) -> Any:
             return select(results.c.id).where(results.c.run_id == runs.c.id, *where).correlate(runs).exists()
@@ -588,6 +591,10 @@ class Store:
                          | (self._position(runs.c.meta_json, self._enc(host)) > 0))
         if check:
             conds.append(has_result(self._position(results.c.findings_json, json.dumps(check)) > 0))
+        if derived:
+            everything = self._run_query().where(*conds).order_by(runs.c.id.desc())
+            found = [i for i in self._read(lambda conn: [self._run_info(r) for r in conn.execute(everything)]) if i.status == status]
+            return found[max(0, offset):max(0, offset) + max(1, limit)], len(found)
         base = self._run_query().where(*conds).order_by(runs.c.id.desc()).offset(max(0, offset)).limit(max(1, limit))
         counted = select(func.count()).select_from(runs).where(*conds)
 
