@@ -19,6 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -212,9 +213,24 @@ def test_metrics_read_by_prometheus_own_parser(history):
         iops = {(s.labels["workload"], s.labels["label"], s.labels["direction"]): s.value for s in families["storbench_result_iops"].samples}
         newest = get_json(base + "/api/runs?label=study/d")["runs"][0]["id"]
         stored = [r for r in get_json(f"{base}/api/runs/{newest}")["results"] if r["workload"] == "rnd4k-q1t1-read"][-1]
-        # the last result of each workload and target: study/d's second repetition
-        assert iops[("rnd4k-q1t1-read", "study/d", "read")] == pytest.approx(stored["jobs"][0]["read"]["iops"], rel=1e-9)
+        # one truth: the result storbench show gives (the mean over study/d's repetitions), not its last repetition
+        stats = stored["stats"]["read"]
+        assert iops[("rnd4k-q1t1-read", "study/d", "read")] == pytest.approx(stats["iops"]["mean"], rel=1e-9)
+        assert stats["iops"]["n"] == 2 and stats["iops"]["mean"] != pytest.approx(stored["jobs"][0]["read"]["iops"], rel=1e-12)
+        lat = {(s.labels["label"], s.labels.get("quantile")): s.value for s in families["storbench_result_latency_seconds"].samples
+               if s.labels["workload"] == "rnd4k-q1t1-read" and s.labels["direction"] == "read"}  # fmt: skip
+        assert lat[("study/d", "0.99")] == pytest.approx(stats["clat_p99_ns"]["mean"] / 1e9, rel=1e-9)
+        assert 0 < lat[("study/d", "0.5")] <= lat[("study/d", "0.99")]
+        mean_lat = {s.labels["label"]: s.value for s in families["storbench_result_latency_mean_seconds"].samples
+                    if s.labels["workload"] == "rnd4k-q1t1-read" and s.labels["direction"] == "read"}  # fmt: skip
+        assert mean_lat["study/d"] == pytest.approx(stats["lat_mean_ns"]["mean"] / 1e9, rel=1e-9)
+        reps = {s.labels["label"]: s.value for s in families["storbench_result_repetitions"].samples if s.labels["workload"] == "rnd4k-q1t1-read"}
+        assert reps["study/d"] == 2
+        when = {s.labels["label"]: s.value for s in families["storbench_result_timestamp_seconds"].samples if s.labels["workload"] == "rnd4k-q1t1-read"}
+        info = get_json(f"{base}/api/runs/{newest}")["run"]
+        assert when["study/d"] == datetime.fromisoformat(info["finished_at"].replace("Z", "+00:00")).timestamp()
         assert {k[1] for k in iops} >= {"study/a", "study/d", "imported"}
+        assert "storbench_live_iops" not in text.replace("# HELP storbench_live_iops", "").replace("# TYPE storbench_live_iops", "")  # nothing is alive
 
 
 @pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
@@ -489,8 +505,8 @@ def test_prometheus_text_escapes_labels():
     from prometheus_client.parser import text_string_to_metric_families
 
     text = prometheus.format_metrics(
-        [{"run_id": 3, "workload": 'we"ird\\name', "target": "/mnt/a\nb", "host": None, "label": None,
-          "read_iops": 1234.5, "write_iops": None, "read_bw_bytes": 5e6, "write_bw_bytes": None}],
+        [{"run_id": 3, "workload": 'we"ird\\name', "target": "/mnt/a\nb", "host": None, "label": None, "repetitions": 3, "ended_s": 1.7e9,
+          "stats": {"read": {"iops": 1234.5, "bw_bytes": 5e6, "lat_mean_ns": 2e5, "clat_p99_ns": 9e5}}, "p50_ns": {"read": 1.5e5}}],
         [{"run_id": 9, "eta_run_s": 12, "results": [{}], "current": {"workload": "w", "target": "/t", "iops": 10.0, "bw_bytes": None, "percent": 50.0}}],
     )  # fmt: skip
     fams = {f.name: f for f in text_string_to_metric_families(text)}
@@ -498,6 +514,9 @@ def test_prometheus_text_escapes_labels():
     assert sample.labels["workload"] == 'we"ird\\name' and sample.labels["target"] == "/mnt/a\nb" and sample.value == 1234.5
     assert [s.value for s in fams["storbench_live_workload_percent"].samples] == [50.0]
     assert [s.value for s in fams["storbench_live_eta_seconds"].samples] == [12.0]
+    assert [(s.labels["quantile"], s.value) for s in fams["storbench_result_latency_seconds"].samples] == [("0.5", 1.5e-4), ("0.99", 9e-4)]
+    assert [s.value for s in fams["storbench_result_latency_mean_seconds"].samples] == [2e-4]
+    assert [s.value for s in fams["storbench_result_timestamp_seconds"].samples] == [1.7e9]
 
 
 @pytest.mark.slow  # real fio runs into a real PostgreSQL server

@@ -187,3 +187,16 @@ def test_the_runs_page_filters_by_the_status_a_run_is_told_with(tmp_path: Path) 
         assert store.query_runs(status="interrupted", offset=1) == ([], 1)  # the page cut after telling them apart
         complete, total = store.query_runs(status="complete")
         assert {r.run_id for r in complete} == set(ids[:-1]) - {ids[2]} and total == len(complete)
+
+
+def test_metrics_take_complete_runs_only(tmp_path: Path) -> None:
+    """/metrics's newest result of each workload comes from complete runs: an incomplete run (a killed
+    one's partial results) and an interrupted one are not a target's figure."""
+    url = f"sqlite:///{tmp_path / 'h.sqlite'}"
+    ids = build_history(url)
+    with Store.open(url) as store:
+        runs_of = {r["run_id"] for r in store.last_results()}
+        assert ids[2] not in runs_of and ids[-1] not in runs_of  # incomplete, interrupted
+        assert runs_of and runs_of <= {i for i in ids if store.get_run(i).status == "complete"}
+        newest_complete = max(i for i in ids if store.get_run(i).status == "complete" and store.results(i))
+        assert newest_complete in runs_of

@@ -404,7 +404,18 @@ class Server:
         return JSONResponse(self.live_data(_path_id(request, "run_id")))
 
     def metrics(self, request: Request) -> Response:
-        text = prometheus.format_metrics(self.store.last_results(), [s for _, _, s in self.store.live_states()])
+        from ..run.live import is_fresh
+
+        last = self.store.last_results()
+        run_ids = sorted({r["run_id"] for r in last})
+        runs = self.store.get_runs(run_ids) if run_ids else {}
+        figures = prometheus.result_figures(last, self.store.results_of(run_ids) if run_ids else {},
+                                            {rid: _epoch(info.finished_at) for rid, info in runs.items()})  # fmt: skip
+        states = self.store.live_states()
+        alive_runs = self.store.get_runs([rid for rid, _, _ in states]) if states else {}
+        now = time.time()
+        alive = [s for rid, _, s in states if rid in alive_runs and alive_runs[rid].status == "running" and is_fresh(s, now)]
+        text = prometheus.format_metrics(figures, alive)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 

@@ -645,9 +645,12 @@ class Store:
         return None if row is None else self._record(row)
 
     def last_results(self, limit: int = 1000) -> list[dict[str, Any]]:
-        """The newest result of each (workload, target, host) among the newest results (at most
-        ``limit`` of them): the headline columns only, not the whole record (``/metrics``)."""
-        newest = (select(func.max(results.c.id).label("id")).group_by(results.c.workload, results.c.target, results.c.host)
+        """The newest result of each (workload, target, host) among the newest results of complete
+        runs (at most ``limit`` of them; a run still going, stopped or killed is not a result yet):
+        the headline columns only, not the whole record (``/metrics``)."""
+        complete = select(runs.c.id).where(runs.c.status == "complete")
+        newest = (select(func.max(results.c.id).label("id")).where(results.c.run_id.in_(complete))
+                  .group_by(results.c.workload, results.c.target, results.c.host)
                   .order_by(func.max(results.c.id).desc()).limit(limit).subquery())  # fmt: skip
         query = select(results.c.id, results.c.run_id, results.c.workload, results.c.target, results.c.host, results.c.created_at,
                        results.c.read_iops, results.c.write_iops, results.c.read_bw_bytes, results.c.write_bw_bytes,
