@@ -161,6 +161,14 @@ def test_run_page_and_its_json(history):
         data = get_json(f"{base}/api/runs/{rid}")
         assert {r["workload"] for r in data["results"]} == {"rnd4k-q1t1-read", "seq1m-q1t1-write"}
         assert len(data["results"]) == 4 and all("stats" in r for r in data["results"])  # --json's form
+        # one truth: the findings the page says are the final ones (the last repetition's), as show says them
+        from markupsafe import escape
+
+        first = next(r for r in data["results"] if r["workload"] == "rnd4k-q1t1-read")
+        last = [r for r in data["results"] if r["workload"] == "rnd4k-q1t1-read"][-1]
+        final = next(f["message"] for f in last["findings"] if f["check"] == "short-run")
+        early = next(f["message"] for f in first["findings"] if f["check"] == "short-run")
+        assert final != early and str(escape(final)) in html and str(escape(early)) not in html
         raw_id = data["results"][0]["result_id"] if "result_id" in data["results"][0] else None
         assert raw_id is None or get(f"{base}/results/{raw_id}/raw")[0] == 200
         code, page, _ = get(f"{base}/runs/{rid}/report")

@@ -75,15 +75,24 @@ def result_rows(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
 
 
 def findings_once(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
-    """Every finding of the run said once: check, severity, the workloads it concerns, one
-    message (the first) as evidence and its fix; worst first."""
+    """Every finding of the run said once: check, severity, the workloads it concerns, and as
+    evidence the message and fix of the first such workload's last repetition that has it, the
+    final judgement over all its repetitions (the one ``storbench show`` prints; an earlier
+    repetition's says "over 2 repetitions" of a workload that had 3); worst first."""
+    from ..render.terminal import group_records
+
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in records:
-        for f in r.findings:
-            item = out.setdefault((f.check, f.severity), {"check": f.check, "severity": f.severity, "workloads": [],
-                                                          "message": f.message, "fix": f.fix})  # fmt: skip
-            if r.workload not in item["workloads"]:
-                item["workloads"].append(r.workload)
+    for group in group_records(records):
+        for r in sorted(group, key=lambda r: r.repetition):
+            for f in r.findings:
+                item = out.setdefault((f.check, f.severity), {"check": f.check, "severity": f.severity, "workloads": [],
+                                                              "message": f.message, "fix": f.fix, "_from": r.workload})  # fmt: skip
+                if r.workload not in item["workloads"]:
+                    item["workloads"].append(r.workload)
+                if item["_from"] == r.workload:  # a later repetition of the same workload: its final words
+                    item["message"], item["fix"] = f.message, f.fix
+    for item in out.values():
+        del item["_from"]
     return sorted(out.values(), key=lambda f: (-SEVERITIES.index(f["severity"]), f["check"]))
 
 
