@@ -203,8 +203,13 @@ def test_trend_follows_a_workload_over_runs(history):
     with serving(history) as base:
         trend = get_json(base + "/api/trend?workload=rnd4k-q1t1-read&label=study/")
         assert trend["metric"] == "iops" and trend["direction"] == "read"
-        assert [p["label"] for p in trend["points"]] == ["study/a", "study/b", "study/c", "study/d"]
-        assert all(p["n"] == 2 and p["ci95"] is None and p["ci_text"] == "none (n < 3)" for p in trend["points"])
+        # each study run tested its own directory: four targets, four lines of one run each, never one line through all
+        assert [Path(t).name for t in trend["targets"]] == ["t-d", "t-c", "t-b", "t-a"]  # the newest run's first
+        assert [(Path(p["target"]).name, p["label"]) for p in trend["points"]] == [("t-d", "study/d"), ("t-c", "study/c"), ("t-b", "study/b"), ("t-a", "study/a")]
+        assert all(p["n"] == 2 and p["ci95"] is None and p["ci_text"] == "none (n < 3)" and p["regression"] is None for p in trend["points"])
+        assert trend["unit"] == "IOPS"
+        one = get_json(base + f"/api/trend?workload=rnd4k-q1t1-read&target={urllib.parse.quote(trend['targets'][0])}")
+        assert one["targets"] == [trend["targets"][0]] and [p["label"] for p in one["points"]] == ["study/d"]
         code, html, _ = get(base + "/trend?workload=rnd4k-q1t1-read")
         assert code == 200 and 'data-figure="' in html
         assert get(base + "/api/trend")[0] == 400
@@ -504,6 +509,16 @@ def test_trend_marks_a_significant_drop_only():
     trend = views.trend_points(records, runs, "iops")
     marks = [(p["run_id"], p["regression"] is not None) for p in trend["points"]]
     assert marks == [(1, False), (2, False), (3, True), (4, False)]  # run 4 has one repetition: never judged
+    assert trend["targets"] == ["/t"] and trend["unit"] == "IOPS"
+    # the same runs on two targets are two lines: a run is judged against the run before it on its own target
+    other = [dataclasses.replace(r, target="/u") for r in records if r.run_id in (3, 4)]
+    split = views.trend_points([r for r in records if r.run_id in (1, 2)] + other, runs, "iops")
+    assert split["targets"] == ["/u", "/t"] and [(p["target"], p["run_id"], p["regression"] is not None) for p in split["points"]] == [
+        ("/u", 3, False), ("/u", 4, False), ("/t", 1, False), ("/t", 2, False)]  # fmt: skip
+    fig = views.trend_figure(split, "w")
+    assert [t["name"] for t in fig["data"]] == ["/u", "/t"] and fig["layout"]["yaxis"]["title"]["text"] == "IOPS"
+    bw = views.trend_points(records, runs, "bw")
+    assert bw["unit"] in ("B/s", "KiB/s", "MiB/s", "GiB/s") and views.trend_figure(bw, "w")["layout"]["yaxis"]["title"]["text"].endswith(f"({bw['unit']})")
     p3 = trend["points"][2]
     assert p3["regression"]["rel_diff_pct"] == pytest.approx(-30.0, abs=0.2) and p3["regression"]["p_value"] < 0.05
     assert p3["ci95"][0] < 700 < p3["ci95"][1] and p3["n"] == 3

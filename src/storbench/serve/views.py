@@ -115,16 +115,41 @@ def series_figure(record: ResultRecord) -> dict[str, Any] | None:
 
 
 def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], headline: str, alpha: float = 0.05) -> dict[str, Any]:
-    """One workload over time: per run, the headline figure's mean over its repetitions with its
-    95% interval, and whether it is significantly worse than the run before it (Welch's t-test,
-    as ``compare --fail-if-worse`` judges; never with a single run on either side)."""
+    """One workload over time, per target (runs on two targets are two lines, never one): per run,
+    the headline figure's mean over its repetitions with its 95% interval, and whether it is
+    significantly worse than the run on the same target before it (Welch's t-test, as
+    ``compare --fail-if-worse`` judges; never with a single run on either side).  ``points`` are
+    every target's, each naming its ``target``; ``targets`` lists them, newest run's first."""
     metric = headline_metric(headline)
+    by_target: dict[str, list[ResultRecord]] = {}
+    for r in records:
+        by_target.setdefault(r.target or "", []).append(r)
+    order = sorted(by_target, key=lambda t: max((runs[r.run_id].created_at if r.run_id in runs else "", r.run_id) for r in by_target[t]),
+                   reverse=True)  # fmt: skip
+    points: list[dict[str, Any]] = []
+    direction = None
+    for target in order:
+        found, direction = _trend_of_target(by_target[target], runs, metric, direction, alpha)
+        points.extend({**p, "target": target} for p in found)
+    unit = scale_unit(metric, [p["mean"] for p in points])
+    return {"metric": metric, "metric_words": METRIC_WORDS[metric], "direction": direction, "points": points, "targets": order,
+            "unit": unit[1], "divisor": unit[0]}  # fmt: skip
+
+
+def scale_unit(metric: str, values: Sequence[float]) -> tuple[float, str]:
+    """(divisor, unit) for an axis of ``metric`` values: ``IOPS``, ``MiB/s``, ``ms`` ... (the report's choice)."""
+    from ..render.html_charts import scale_for
+
+    return scale_for(metric if metric in ("iops", "bw_bytes") or metric.endswith("_ns") else metric, max(values, default=0.0))
+
+
+def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], metric: str, direction: str | None,
+                     alpha: float) -> tuple[list[dict[str, Any]], str | None]:  # fmt: skip
     by_run: dict[int, list[ResultRecord]] = {}
     for r in records:
         by_run.setdefault(r.run_id, []).append(r)
     points: list[dict[str, Any]] = []
     previous: list[float] | None = None
-    direction = None
     for run_id in sorted(by_run, key=lambda rid: (runs[rid].created_at if rid in runs else "", rid)):
         recs = by_run[run_id]
         figures = [direction_figures(r.fio) for r in recs]
@@ -147,25 +172,35 @@ def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], h
                 point["regression"] = {"rel_diff_pct": v.rel_diff_pct, "p_value": v.p_value}
         points.append(point)
         previous = values
-    return {"metric": metric, "metric_words": METRIC_WORDS[metric], "direction": direction, "points": points}
+    return points, direction
 
 
 def trend_figure(trend: Mapping[str, Any], title: str) -> dict[str, Any]:
-    pts = trend["points"]
-    xs = [p["created_at"] for p in pts]
-    error = {"type": "data", "symmetric": False,
-             "array": [(p["ci95"][1] - p["mean"]) if p["ci95"] else 0 for p in pts],
-             "arrayminus": [(p["mean"] - p["ci95"][0]) if p["ci95"] else 0 for p in pts]}  # fmt: skip
-    data = [{"type": "scatter", "mode": "lines+markers", "name": trend["metric_words"], "x": xs, "y": [p["mean"] for p in pts],
-             "error_y": error, "text": [f"run {p['run_id']}" for p in pts]}]  # fmt: skip
-    bad = [p for p in pts if p["regression"]]
+    """One line per target (a point per run at its time, with its interval), the worse runs marked,
+    the y axis in the figure's unit (``MiB/s``, not plotly's ``1.5B``), dates on the x axis."""
+    div = trend.get("divisor") or 1.0
+    data = []
+    for i, target in enumerate(trend.get("targets") or [""]):
+        pts = [p for p in trend["points"] if p.get("target", "") == target]
+        if not pts:
+            continue
+        error = {"type": "data", "symmetric": False,
+                 "array": [((p["ci95"][1] - p["mean"]) / div) if p["ci95"] else 0 for p in pts],
+                 "arrayminus": [((p["mean"] - p["ci95"][0]) / div) if p["ci95"] else 0 for p in pts]}  # fmt: skip
+        data.append({"type": "scatter", "mode": "lines+markers", "name": target or trend["metric_words"],
+                     "x": [p["created_at"] for p in pts], "y": [p["mean"] / div for p in pts], "error_y": error,
+                     "text": [f"run {p['run_id']}: {p['text']}" for p in pts], "hoverinfo": "text+x"})  # fmt: skip
+    bad = [p for p in trend["points"] if p["regression"]]
     if bad:
         data.append({"type": "scatter", "mode": "markers", "name": "significantly worse than the run before",
-                     "x": [p["created_at"] for p in bad], "y": [p["mean"] for p in bad],
+                     "x": [p["created_at"] for p in bad], "y": [p["mean"] / div for p in bad],
                      "marker": {"color": "#c0392b", "size": 12, "symbol": "x"}})  # fmt: skip
+    unit = trend.get("unit") or ""
     return {"data": data, "layout": {"title": {"text": title}, "autosize": True, "showlegend": True, "legend": {"orientation": "h"},
-                                     "yaxis": {"title": {"text": trend["metric_words"]}, "rangemode": "tozero"},
-                                     "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
+                                     "xaxis": {"type": "date", "title": {"text": "run started"}},
+                                     "yaxis": {"title": {"text": f"{trend['metric_words']} ({unit})" if unit and unit not in trend["metric_words"] else trend["metric_words"]},
+                                               "rangemode": "tozero", "ticksuffix": ""},
+                                     "margin": {"l": 60, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
 
 
 def curve_items(runs_meta: Sequence[tuple[RunInfo, Mapping[str, Any]]]) -> list[dict[str, Any]]:
