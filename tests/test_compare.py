@@ -575,3 +575,10 @@ def test_two_option_sweep_is_a_grid_the_partial_plotly_bundle_draws():
     points = dict(zip(zip(trace["x"], trace["y"]), trace["marker"]["color"]))
     assert points == {(bs, qd): 1005.0 * int(qd) / (16 if bs == "64k" else 1) for bs in ("4k", "64k") for qd in ("1", "8", "32")}
     assert trace["text"][0] == "1005 (n=2)"
+
+
+def test_no_workload_in_common_is_one_line():
+    """Two runs that share no workload: one line naming what each ran, not a line per workload of "only X has it"."""
+    records = [rec(1, "seq1m-q8t1-read", None, 1000.0), rec(1, "rnd4k-q32t1-read", None, 900.0), rec(2, "fsync-only", None, 50.0)]
+    cmp = compare(configurations(records, {1: "ext4", 2: "xfs"}))
+    assert verdict_lines(cmp) == ["no workload in common: ext4 ran seq1m-q8t1-read, rnd4k-q32t1-read; xfs ran fsync-only"]

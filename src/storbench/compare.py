@@ -557,6 +557,10 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -
     """
     names = {c.key: c.name for c in cmp.configs}
     out: list[str] = []
+    if cmp.rows and not any(sum(c is not None for c in row.cells) >= 2 for row in cmp.rows):
+        ran = {c.key: list(dict.fromkeys(row.workload for row in cmp.rows for cell in row.cells if cell is not None and cell.config == c.key))
+               for c in cmp.configs}  # fmt: skip
+        return ["no workload in common: " + "; ".join(f"{names[k]} ran {', '.join(ws)}" for k, ws in ran.items() if ws)]
     # one line per workload: a mixed workload is judged on its larger direction (the most
     # I/O in the first configuration that has the figure); another benchmark's figures each
     chosen: list[Row] = []

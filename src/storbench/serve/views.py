@@ -140,7 +140,7 @@ def scale_unit(metric: str, values: Sequence[float]) -> tuple[float, str]:
     """(divisor, unit) for an axis of ``metric`` values: ``IOPS``, ``MiB/s``, ``ms`` ... (the report's choice)."""
     from ..render.html_charts import scale_for
 
-    return scale_for(metric if metric in ("iops", "bw_bytes") or metric.endswith("_ns") else metric, max(values, default=0.0))
+    return scale_for(metric, max(values, default=0.0))
 
 
 def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], metric: str, direction: str | None,
