@@ -180,7 +180,7 @@ def trend_figure(trend: Mapping[str, Any], title: str) -> dict[str, Any]:
     the y axis in the figure's unit (``MiB/s``, not plotly's ``1.5B``), dates on the x axis."""
     div = trend.get("divisor") or 1.0
     data = []
-    for i, target in enumerate(trend.get("targets") or [""]):
+    for target in trend.get("targets") or [""]:
         pts = [p for p in trend["points"] if p.get("target", "") == target]
         if not pts:
             continue
