@@ -10,6 +10,10 @@ command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v hdparm >/dev/null 2>&1 || need+=(hdparm)
+# the application loads beside fio (storbench.loads; tests/loads/)
+command -v dbench >/dev/null 2>&1 || need+=(dbench)
+command -v fs_mark >/dev/null 2>&1 || need+=(fsmark)
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 # ZFS in user space (this kernel has no ZFS module): zfs-fuse 0.7, pool version 23; the tests
 # start its daemon themselves (tests/zfsfuse.py) and stop it by its PID
 command -v zfs-fuse >/dev/null 2>&1 || need+=(zfs-fuse)

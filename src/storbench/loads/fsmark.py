@@ -1,0 +1,88 @@
+"""fs_mark (Debian's ``fsmark`` 3.3): many small files, each written (and fsynced or not) and closed.
+
+``fs_mark -d DIR -n FILES -s SIZE -t THREADS -S SYNC -L LOOPS`` prints its settings as ``#``
+lines, then one row per loop: the filesystem's use (%), the files made so far, their size, the
+files per second of that loop and the application's own overhead (µs).  Its figure is files per
+second, the mean over the loops.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..model import Measure
+
+_VERSION = re.compile(r"^#\s*Version ([\d.]+), (\d+) thread\(s\)")
+_SYNC = re.compile(r"^#\s*Sync method: (.*?)\s*$")
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s*$")
+
+#: fs_mark -S: 0 no sync, 1 fsync() of each file as written (its default), 2 sync() before close ...
+SYNC_METHODS = {"0": "none", "1": "fsync each file", "2": "post-reverse fsync", "3": "reverse fsync", "4": "post fsync",
+                "5": "fsync of the directory", "6": "sync() before close"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FsMarkLoop:
+    fs_use_pct: int
+    files: int
+    file_size_bytes: int
+    files_per_s: float
+    app_overhead_us: int
+
+
+@dataclass(frozen=True)
+class FsMarkResult:
+    version: str | None
+    threads: int | None
+    sync_method: str | None  # fs_mark's own words ("INBAND FSYNC: fsync() per file in write loop.")
+    loops: tuple[FsMarkLoop, ...]
+
+    @property
+    def files_per_s(self) -> float:
+        return sum(loop.files_per_s for loop in self.loops) / len(self.loops)
+
+
+def argv(options: Mapping[str, str], directory: str) -> list[str]:
+    """The command line, run with ``directory`` as the working directory (fs_mark 3.3 refuses a
+    ``-d`` path of 40 bytes or more: "directory pathname too long", so it is given ``-d .``):
+    ``files`` per thread and loop (default 1000), ``size`` in bytes (4096), ``threads`` (1),
+    ``sync`` (fs_mark's -S; default 1, fsync each file), ``loops`` (1)."""
+    sync = options.get("sync", "1")
+    if sync not in SYNC_METHODS:
+        from . import LoadParseError
+
+        raise LoadParseError(f"fs_mark sync={sync!r}: give one of {', '.join(SYNC_METHODS)} ({'; '.join(f'{k}: {v}' for k, v in SYNC_METHODS.items())})")
+    return ["fs_mark", "-d", ".", "-n", str(int(options.get("files", "1000"))), "-s", str(int(options.get("size", "4096"))),
+            "-t", str(int(options.get("threads", "1"))), "-S", sync, "-L", str(int(options.get("loops", "1")))]  # fmt: skip
+
+
+def parse(text: str) -> FsMarkResult:
+    from . import LoadParseError
+
+    version, threads, sync = None, None, None
+    loops: list[FsMarkLoop] = []
+    for line in text.splitlines():
+        if m := _VERSION.match(line):
+            version, threads = m.group(1), int(m.group(2))
+        elif m := _SYNC.match(line):
+            sync = m.group(1)
+        elif m := _ROW.match(line):
+            loops.append(FsMarkLoop(int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4)), int(m.group(5))))
+    if not loops:
+        raise LoadParseError("not fs_mark output: no 'FSUse% Count Size Files/sec App Overhead' row")
+    return FsMarkResult(version=version, threads=threads, sync_method=sync, loops=tuple(loops))
+
+
+def measures(r: FsMarkResult) -> tuple[Measure, ...]:
+    return (Measure("files/s", r.files_per_s, True),)
+
+
+def _tool():
+    from . import LoadTool
+
+    return LoadTool(name="fs_mark", program="fs_mark", package="fsmark", argv=argv, parse=parse, measures=measures)
+
+
+TOOL = _tool()

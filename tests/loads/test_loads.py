@@ -1,0 +1,122 @@
+"""storbench.loads: the application loads' parsers on real outputs (this machine's Debian packages
+and published ones), their command lines, their one-line errors, and each tool run for real."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from storbench.loads import LoadParseError, dbench, fsmark, sysbench, tool, tool_names
+from storbench.model import Measure
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "loads"
+
+
+def text(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def test_dbench_debian_output():
+    r = dbench.parse(text("debian12-dbench-4.00-2clients-5s.txt"))
+    assert (r.version, r.throughput_mb_s, r.clients, r.procs, r.max_latency_ms, r.sync) == ("4.00", 117.116, 2, 2, 287.183, None)
+    assert [o.name for o in r.operations][:3] == ["NTCreateX", "Close", "Rename"] and len(r.operations) == 14
+    assert r.operations[-1] == dbench.DbenchOperation("Flush", 1352, 4.125, 287.156)
+    # the execute phase's seconds (dbench's warm-up left out, as it leaves it out of its result)
+    assert r.seconds == ((1, 177.18, 158.333), (2, 124.37, 284.134), (3, 133.41, 48.427), (4, 117.12, 287.183))
+    assert dbench.measures(r) == (Measure("MB/s", 117.116, True), Measure("max latency ms", 287.183, False))
+
+
+def test_dbench_published_sync_open_output():
+    r = dbench.parse(text("published-dbench-btrfs-32clients-sync-open.txt"))
+    assert (r.version, r.throughput_mb_s, r.clients, r.sync, r.max_latency_ms) == (None, 241.4, 32, "sync open", 1178.207)
+    assert {o.name for o in r.operations} >= {"Deltree", "Mkdir", "WriteX"} and len(r.operations) == 16 and r.seconds == ()
+
+
+def test_fs_mark_outputs():
+    r = fsmark.parse(text("debian12-fs_mark-3.3-2threads-2loops-fsync.txt"))
+    assert (r.version, r.threads, r.sync_method) == ("3.3", 2, "INBAND FSYNC: fsync() per file in write loop.")
+    assert [(loop.files, loop.files_per_s) for loop in r.loops] == [(400, 516.7), (800, 663.0)]
+    assert r.files_per_s == pytest.approx((516.7 + 663.0) / 2) and fsmark.measures(r) == (Measure("files/s", r.files_per_s, True),)
+    quick = fsmark.parse(text("debian12-fs_mark-3.3-1thread-nosync.txt"))
+    assert quick.threads == 1 and quick.loops[0].files_per_s == 22014.3 and quick.sync_method.startswith("NO SYNC")
+
+
+def test_sysbench_fileio_output():
+    r = sysbench.parse(text("debian12-sysbench-1.0.20-fileio-rndrw.txt"))
+    assert (r.version, r.reads_per_s, r.writes_per_s, r.fsyncs_per_s) == ("1.0.20", 4130.07, 2753.38, 276.34)
+    assert (r.read_mib_s, r.written_mib_s, r.total_time_s, r.events) == (64.53, 43.02, 3.0064, 21527)
+    assert (r.lat_min_ms, r.lat_avg_ms, r.lat_max_ms, r.lat_percentile) == (0.0, 0.14, 263.84, (99.0, 2.91))
+    assert [m.unit for m in sysbench.measures(r)] == ["reads/s", "writes/s", "fsyncs/s", "latency avg ms", "latency p99 ms"]
+
+
+@pytest.mark.parametrize(("parse", "output", "words"), [
+    (dbench.parse, "", "no 'Throughput N MB/sec' line"),
+    (dbench.parse, " Operation      Count    AvgLat    MaxLat\n NTCreateX      19005     0.065    61.244\n", "cut short"),
+    (fsmark.parse, "#  fs_mark  -d  /x\n", "no 'FSUse% Count"),
+    (sysbench.parse, "hello\n", "not sysbench fileio output"),
+    (sysbench.parse, "File operations:\n    reads/s:                      4130.07\n", "cut short: no 'writes/s' line"),
+])  # fmt: skip
+def test_unreadable_output_is_one_line(parse, output, words):
+    with pytest.raises(LoadParseError, match=words) as exc:
+        parse(output)
+    assert "\n" not in str(exc.value)
+
+
+def test_command_lines():
+    assert dbench.argv({"clients": "6", "runtime": "30", "sync": "open"}, "/d") == [
+        "dbench", "-D", "/d", "-t", "30", "-c", "/usr/share/dbench/client.txt", "-s", "6"]  # fmt: skip
+    assert fsmark.argv({"files": "100", "size": "16384", "sync": "0"}, "/d") == [
+        "fs_mark", "-d", ".", "-n", "100", "-s", "16384", "-t", "1", "-S", "0", "-L", "1"]  # fmt: skip (run in the directory)
+    assert sysbench.argv({"size": "32M"}, "/d", "prepare")[-1] == "prepare"
+    assert "--file-test-mode=rndrw" in sysbench.argv({}, "/d") and "--percentile=99" in sysbench.argv({}, "/d")
+    with pytest.raises(LoadParseError, match="fs_mark sync='9': give one of 0, 1"):
+        fsmark.argv({"sync": "9"}, "/d")
+    with pytest.raises(LoadParseError, match="mode='random': give one of seqwr"):
+        sysbench.argv({"mode": "random"}, "/d")
+    assert tool_names() == ["dbench", "fs_mark", "sysbench-fileio"] and tool("fs_mark").package == "fsmark"
+    with pytest.raises(LoadParseError, match="unknown tool 'iozone': storbench runs dbench, fs_mark, sysbench-fileio"):
+        tool("iozone")
+
+
+# --------------------------------------------------------------------------- the real tools
+
+
+def _real(program: str):
+    return pytest.mark.skipif(shutil.which(program) is None, reason=f"{program} is installed by tests/setup-system.sh")
+
+
+@pytest.mark.slow
+@_real("dbench")
+def test_dbench_for_real(tmp_path):
+    run = subprocess.run(dbench.argv({"clients": "1", "runtime": "2"}, str(tmp_path)), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    r = dbench.parse(run.stdout)
+    assert r.clients == 1 and r.throughput_mb_s > 0 and r.operations and r.version == "4.00"
+
+
+@pytest.mark.slow
+@_real("fs_mark")
+def test_fs_mark_for_real(tmp_path):
+    deep = tmp_path / ("a-directory-name-longer-than-fs_mark-takes-with-its-d-option" * 2)
+    deep.mkdir()
+    run = subprocess.run(fsmark.argv({"files": "50", "size": "4096", "sync": "1", "loops": "2"}, str(deep)), cwd=deep,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    r = fsmark.parse(run.stdout)
+    assert [loop.files for loop in r.loops] == [50, 100] and r.files_per_s > 0 and r.sync_method.startswith("INBAND FSYNC")
+
+
+@pytest.mark.slow
+@_real("sysbench")
+def test_sysbench_fileio_for_real(tmp_path):
+    opts = {"size": "8M", "files": "2", "runtime": "1", "mode": "rndrw"}
+    for phase in ("prepare", "run", "cleanup"):
+        done = subprocess.run(sysbench.argv(opts, str(tmp_path), phase), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        if phase == "run":
+            r = sysbench.parse(done.stdout)
+            assert r.reads_per_s > 0 and r.writes_per_s > 0 and r.lat_percentile is not None and r.lat_percentile[0] == 99.0
+    assert list(tmp_path.iterdir()) == []  # cleanup removed its files
