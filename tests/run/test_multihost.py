@@ -610,3 +610,17 @@ def test_a_job_that_needs_fios_environment_is_refused_on_hosts_before_fio() -> N
     with pytest.raises(TargetError, match=r"^rbd:rbd/img: this target needs fio's environment \(CEPH_CONF\), which fio's client/server mode cannot pass"):
         runner.run_fio(Remote(), spec, lambda status: None)
     assert calls == []
+
+
+def test_a_plain_list_of_hosts() -> None:
+    """``--hosts FILE`` also takes one HOST[:PORT] a line (comments and blank lines allowed), as fio's
+    own --client files are written; a mistake names its line."""
+    text = "# the rack\n127.0.0.2\n127.0.0.3:8766  # a second server\n\n[fd00::5]:8765\nhv-05.lan\n"
+    hosts = parse_inventory(text, "hosts.txt")
+    assert [(h.address, h.port) for h in hosts] == [("127.0.0.2", 8765), ("127.0.0.3", 8766), ("fd00::5", 8765), ("hv-05.lan", 8765)]
+    assert [h.display for h in hosts][:2] == [hosts[0].display, hosts[1].display] and len({h.display for h in hosts}) == 4
+    for bad, words in (("127.0.0.2\nfd00::5\n", "hosts.txt: line 2: 'fd00::5': write an IPv6 address in brackets"),
+                       ("h:99999\n", "hosts.txt: line 1: 'h:99999'"), ("# nothing\n\n", "hosts.txt: no hosts")):  # fmt: skip
+        with pytest.raises(UsageError) as err:
+            parse_inventory(bad, "hosts.txt")
+        assert str(err.value).startswith(words) and "\n" not in str(err.value), str(err.value)

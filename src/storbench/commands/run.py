@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 @click.option("--ceph-timeout", "ceph_timeout", type=click.IntRange(min=1, max=3600), metavar="SECONDS", help="How long one Ceph operation may wait for the cluster before the workload fails (default: 15).")
 @click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
 @click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
-@click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="TOML inventory of fio servers ([host.NAME] address, port, target, label); see docs/many-hosts.md.")
+@click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="The fio servers: a TOML inventory ([host.NAME] address, port, target, label) or one HOST[:PORT] a line; see docs/many-hosts.md.")
 @click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
 @click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s, 2m.")
 @click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option (repeatable: a grid).")

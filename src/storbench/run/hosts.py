@@ -210,8 +210,29 @@ def parse_host(text: str, default_port: int = DEFAULT_PORT) -> Host:
 _INVENTORY_KEYS = ("address", "port", "target", "label")
 
 
+def parse_host_list(text: str, source: str = "hosts file") -> tuple[Host, ...]:
+    """A plain list of hosts, one ``HOST[:PORT]`` a line (``#`` starts a comment, blank lines are
+    skipped), as pbench's and fio's own ``--client`` files are written; a mistake names its line."""
+    hosts: list[Host] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        value = line.split("#", 1)[0].strip()
+        if not value:
+            continue
+        try:
+            hosts.append(parse_host(value))
+        except UsageError as exc:
+            raise UsageError(f"{source}: line {number}: {exc.message.replace('--host ', '')}") from None
+    if not hosts:
+        raise UsageError(f"{source}: no hosts (one HOST[:PORT] a line, or [host.NAME] tables)")
+    return tuple(hosts)
+
+
 def parse_inventory(text: str, source: str = "hosts file") -> tuple[Host, ...]:
-    """A TOML inventory -> hosts, in file order.  One-line :class:`UsageError` for mistakes."""
+    """A ``--hosts`` file -> hosts, in file order: a TOML inventory (``[host.NAME]`` tables with an
+    address, port, target and label) or a plain list (:func:`parse_host_list`).  One-line
+    :class:`UsageError` for mistakes."""
+    if not re.search(r"^\s*\[\s*host\b|^\s*[A-Za-z_]+\s*=", text, re.M):
+        return parse_host_list(text, source)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
