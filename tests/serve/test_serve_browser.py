@@ -92,6 +92,19 @@ def test_every_page_fits_a_phone(browser, site, path):
     w.close(site)
 
 
+def _wait_until(page, expression: str, timeout_s: float) -> None:
+    """``page.wait_for_function`` without its string predicate, which Playwright evaluates inside
+    the page, where storbench serve's Content-Security-Policy refuses eval: the expression is
+    asked through the devtools protocol (``page.evaluate``), which the policy does not govern."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout_s} s: {expression}")
+        time.sleep(0.1)
+
+
 def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path):
     target = tmp_path / "t"
     target.mkdir()
@@ -106,8 +119,8 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
         page.click("#live-runs a")
         page.wait_for_url("**/live/*")
         run_id = page.url.rsplit("/", 1)[1]
-        page.wait_for_function("document.getElementById('live-plan').textContent.includes('of 2')", timeout=60_000)
-        page.wait_for_function("document.getElementById('live-iops').textContent !== '-'", timeout=60_000)
+        _wait_until(page, "document.getElementById('live-plan').textContent.includes('of 2')", 60)
+        _wait_until(page, "document.getElementById('live-iops').textContent !== '-'", 60)
         page.wait_for_selector("#live-results li", timeout=60_000)
         first = page.inner_text("#live-results li >> nth=0")
         assert first.startswith("rnd4k-q1t1-read: read ") and "IOPS" in first
