@@ -59,6 +59,8 @@ def test_browse_filter_and_compare_four_runs(browser, site):
         rows.nth(i).locator("input[type=checkbox]").check()
     page.click("#compare-button")
     page.wait_for_url("**/compare?run=*")
+    # the runs page and the compare page draw nothing: plotly.js (1.2 MB) was never asked for
+    assert not any(u.endswith("/static/plotly.js") for u in w.requests), w.requests
     verdicts = page.locator("#verdicts li").all_inner_texts()
     expected = get_json(site + "/api/compare?" + page.url.split("?", 1)[1])["verdicts"]
     assert verdicts == expected and len(verdicts) >= 1
@@ -70,6 +72,10 @@ def test_browse_filter_and_compare_four_runs(browser, site):
     page.click("#runs tbody tr >> nth=0 >> a")
     page.wait_for_url("**/runs/*")
     assert "CrystalDiskMark grid" in page.inner_text("main")
+    # a page that draws (the trend) loads plotly.js, once, and draws
+    page.goto(site + "/trend?workload=rnd4k-q1t1-read", wait_until="load")
+    page.wait_for_selector("div.chart .main-svg", timeout=30_000)
+    assert sum(u.endswith("/static/plotly.js") for u in w.requests) == 1
     w.close(site)
 
 

@@ -23,9 +23,11 @@
     window.Plotly.newPlot(el, fig.data, fit(fig.layout), CONFIG);
   }
 
-  document.querySelectorAll("div.chart[data-figure]").forEach(function (el) {
-    try { draw(el, JSON.parse(el.getAttribute("data-figure"))); } catch (e) { el.textContent = "chart not drawn: " + e; }
-  });
+  function drawAll() {
+    document.querySelectorAll("div.chart[data-figure]").forEach(function (el) {
+      try { draw(el, JSON.parse(el.getAttribute("data-figure"))); } catch (e) { el.textContent = "chart not drawn: " + e; }
+    });
+  }
 
   function text(id, value) { var el = document.getElementById(id); if (el) { el.textContent = value; } }
   function seconds(s) { if (s === null || s === undefined) { return "-"; } s = Math.round(s); return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s"; }
@@ -73,7 +75,21 @@
     }
     poll();
   };
-  // the live page names its run in data-run (no inline script: the Content-Security-Policy allows none)
-  var live = document.getElementById("live");
-  if (live && live.dataset.run) { window.storbenchLive(Number(live.dataset.run)); }
+  function start() {
+    drawAll();
+    // the live page names its run in data-run (no inline script: the Content-Security-Policy allows none)
+    var live = document.getElementById("live");
+    if (live && live.dataset.run) { window.storbenchLive(Number(live.dataset.run)); }
+  }
+
+  // plotly.js (1.2 MB) only on a page that draws: loaded from this server when a chart is there
+  if (document.querySelector("div.chart[data-figure], #live-chart") && !window.Plotly) {
+    var script = document.createElement("script");
+    script.src = "/static/plotly.js";
+    script.onload = start;
+    script.onerror = start; // each chart then says that plotly.js is missing
+    document.head.appendChild(script);
+  } else {
+    start();
+  }
 })();
