@@ -248,8 +248,10 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     ``stats``: per direction and metric the statistics over the repetitions of this
     workload in this run (``{"read": {"iops": {"n", "mean", "stderr", "ci95", "cv", ...}}}``);
     ``measures`` (only for results of another benchmark, such as a Phoronix Test Suite
-    test): ``[{"unit", "value", "higher_is_better"}]``, their statistics under
-    ``stats["result"][unit]``;
+    test or an application load): ``[{"unit", "value", "higher_is_better"}]``, their statistics under
+    ``stats["result"][unit]``; with them ``tool`` (``"pgbench"``, ``"dbench"``, ``"pts"``) and, for a
+    load, ``settings``: how it ran (pgbench: the server's fsync, synchronous_commit, ...,
+    ``database_size`` in bytes; every load: ``client_cpu_s``, ``wall_s``);
     ``backend`` (only when sampled): what the storage back-end reported during the run
     (``{"format_version", "zfs": {"pool", "vdevs", "arc_hit_ratio", "before", "after", ...}}``).
     """
@@ -275,6 +277,10 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
         out["measures"] = [
             {"unit": m.unit, "value": m.value, "higher_is_better": m.higher_is_better} for m in rec.fio.measures
         ]
+    if not rec.fio.jobs:  # another benchmark's result: which, and how it ran (a load's settings)
+        out["tool"] = rec.fio.format
+        if rec.fio.global_options:
+            out["settings"] = dict(rec.fio.global_options)
     if stats is not None:
         out["stats"] = {d: dict(m) for d, m in stats.items()}
     if rec.backend is not None:

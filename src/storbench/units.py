@@ -338,3 +338,9 @@ def fio_bool(value: str | None) -> bool | None:
         return int(word) != 0
     except ValueError:
         return None
+
+
+def fmt_measure(value: float) -> str:
+    """Another benchmark's figure (tps, MB/s, files/s, ms): whole with thousands separators from
+    100 up (``3,164``), else three significant digits (``42.2``, ``0.638``)."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"

@@ -285,6 +285,55 @@ def _raid_battery_failed() -> CheckContext:
     return clean(storage=st)
 
 
+def _pgbench_load(*, mem: int = 16 * GiB, cpus: int = 8, settings: dict | None = None, **options: str) -> CheckContext:
+    """A real pgbench result (tests/data/loads: 2 clients, 2 threads, scale 4, PostgreSQL 15's
+    settings as read back from its server) as the run stores it, with ``options`` and ``settings`` changed."""
+    from storbench.loads import check_options, pgbench
+    from storbench.storage import HostInfo
+
+    loads = DATA.parent / "loads"
+    logs = {p.name: p.read_text(encoding="utf-8") for p in loads.glob("debian12-pgbench-15-tpcb-2clients-t150.log.*")}
+    parsed = pgbench.parse((loads / "debian12-pgbench-15-tpcb-2clients-t150.txt").read_text(encoding="utf-8"), logs)
+    got = {**pgbench.settings(parsed), **pgbench.parse_settings((loads / "debian12-postgresql-15-settings.txt").read_text(encoding="utf-8")),
+           "client_cpu_s": "1.2", "wall_s": "10.0", **(settings or {})}  # fmt: skip
+    result = FioResult(fio_version=None, jobs=(), format="pgbench", global_options=got, measures=pgbench.measures(parsed))
+    raw = {"clients": 2, "threads": 2, "scale": 4, "runtime": 600}
+    raw.update({k: int(v) if v.isdigit() else v for k, v in options.items()})
+    host = HostInfo("h", "6.18", "Debian 12", "cpu", cpus, mem)
+    return CheckContext(workload="pg", options=dict(check_options(pgbench.TOOL, raw)), results=(result,), tool="pgbench",
+                        storage=dataclasses.replace(storage(), host=host), mem_bytes=mem)  # fmt: skip
+
+
+def _load_fits_in_ram() -> CheckContext:
+    return _pgbench_load(mem=16 * GiB)  # the database: 70,819,175 bytes (pg_database_size)
+
+
+def _load_fsync_off() -> CheckContext:
+    return _pgbench_load(mem=64 * MiB, fsync="off", settings={"fsync": "off"})
+
+
+def _load_client_cpu() -> CheckContext:
+    return _pgbench_load(mem=64 * MiB, cpus=2, settings={"client_cpu_s": "17.5", "wall_s": "10.0"})
+
+
+def _load_many_clients() -> CheckContext:
+    return _pgbench_load(mem=64 * MiB, cpus=2, clients="128", threads="2")
+
+
+def _load_short() -> CheckContext:
+    return _pgbench_load(mem=64 * MiB, runtime="60")
+
+
+def test_a_sound_load_has_no_findings_and_fio_checks_never_judge_one() -> None:
+    ctx = _pgbench_load(mem=64 * MiB)  # a database larger than the RAM, durable, 10 min, 2 clients on 8 CPUs
+    assert run_checks(ctx) == ()
+    # three repetitions of it: the spread check judges tps, nothing else
+    assert run_checks(dataclasses.replace(ctx, results=ctx.results * 3)) == ()
+    slower = dataclasses.replace(ctx.results[0], measures=(dataclasses.replace(ctx.results[0].measures[0], value=2000.0),))
+    [found] = run_checks(dataclasses.replace(ctx, results=(ctx.results[0], slower)))
+    assert found.check == "high-variation" and found.message.startswith("tps varied by")
+
+
 #: sshfs as started in tests/servers.py (recorded from /proc/PID/cmdline): no -o sync_write
 SSHFS_ARGV = ("sshfs", "-p", "35001", "-o", "IdentityFile=/srv/lab/ssh/id_ed25519,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes",
               "root@127.0.0.1:/srv/lab/ssh/export", "/srv/lab/ssh/mnt")  # fmt: skip
@@ -480,6 +529,11 @@ CASES: dict[str, Case] = {
     "drive-failing": Case(_drive_failing, "warning", ("/dev/sdc (Hitachi HDS721050DLE630): its SMART verdict is FAILED; 8 sectors pending reallocation",), "replace the drive"),
     "raid-cache-fallback": Case(_raid_write_through, "warning", ("a0/v24 on adapter 0 runs WriteThrough where WriteBack was configured",), "MegaCli64 -LDGetProp -Cache -LAll -aALL"),
     "raid-degraded": Case(_raid_degraded, "warning", ("a0/v0 on adapter 0 is Degraded", "the figures describe a degraded array"), "MegaCli64 -LdPdInfo -aALL"),
+    "load-dataset-in-ram": Case(_load_fits_in_ram, "warning", ("the database is 67.5 MiB (scale 4)", "16.0 GiB of RAM"), "larger than the RAM"),
+    "load-not-durable": Case(_load_fsync_off, "invalid", ("fsync = off",), "fsync = on"),
+    "load-client-cpu-bound": Case(_load_client_cpu, "warning", ("pgbench's own processes used 1.75 CPUs", "of the 2 they could use"), "more threads"),
+    "load-clients-over-cores": Case(_load_many_clients, "info", ("128 clients on 2 CPUs (64 per CPU)",), "scale the client count"),
+    "load-short-run": Case(_load_short, "info", ("wrote for 60 s, less than checkpoint_timeout (300 s)",), "checkpoint_timeout"),
     "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
 }
 

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from storbench.loads import LoadParseError, dbench, fsmark, sysbench, tool, tool_names
+from storbench.loads import (
+    LoadOptionError,
+    LoadParseError,
+    check_options,
+    dbench,
+    fsmark,
+    pgbench,
+    sysbench,
+    tool,
+    tool_names,
+)
 from storbench.model import Measure
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "loads"
@@ -49,7 +59,71 @@ def test_sysbench_fileio_output():
     assert (r.version, r.reads_per_s, r.writes_per_s, r.fsyncs_per_s) == ("1.0.20", 4130.07, 2753.38, 276.34)
     assert (r.read_mib_s, r.written_mib_s, r.total_time_s, r.events) == (64.53, 43.02, 3.0064, 21527)
     assert (r.lat_min_ms, r.lat_avg_ms, r.lat_max_ms, r.lat_percentile) == (0.0, 0.14, 263.84, (99.0, 2.91))
-    assert [m.unit for m in sysbench.measures(r)] == ["reads/s", "writes/s", "fsyncs/s", "latency avg ms", "latency p99 ms"]
+    assert [m.unit for m in sysbench.measures(r)] == ["I/O/s", "reads/s", "writes/s", "fsyncs/s", "latency avg ms", "latency p99 ms"]
+
+
+def test_pgbench_debian_output_and_its_transaction_log():
+    logs = {p.name: p.read_text(encoding="utf-8") for p in DATA.glob("debian12-pgbench-15-tpcb-2clients-t150.log.*")}
+    r = pgbench.parse(text("debian12-pgbench-15-tpcb-2clients-t150.txt"), logs)
+    assert (r.version, r.transaction_type, r.scale, r.query_mode, r.clients, r.threads) == ("15.18", "TPC-B (sort of)", 4, "simple", 2, 2)
+    assert (r.processed, r.failed, r.tps, r.latency_avg_ms, r.connection_ms) == (300, 0, 2975.865729, 0.672, 3.04)
+    # the percentiles by nearest rank over the 300 logged latencies (µs in the log's third field)
+    latencies = sorted(int(line.split()[2]) for t in logs.values() for line in t.splitlines())
+    assert r.transactions_logged == 300 == len(latencies)
+    assert r.percentiles_ms == ((50.0, latencies[149] / 1000), (95.0, latencies[284] / 1000), (99.0, latencies[296] / 1000),
+                                (99.9, latencies[299] / 1000))  # fmt: skip
+    assert r.percentiles_ms[0] == (50.0, 0.638) and r.lat_max_ms == 3.281
+    assert r.lat_mean_ms == pytest.approx(sum(latencies) / 300 / 1000)
+    assert [m.unit for m in pgbench.measures(r)] == ["tps", "latency mean ms", "latency p50 ms", "latency p95 ms", "latency p99 ms",
+                                                     "latency p99.9 ms", "latency max ms"]  # fmt: skip
+    assert pgbench.measures(r)[0] == Measure("tps", 2975.865729, True)
+
+
+def test_pgbench_select_only_output_needs_its_log():
+    out = text("debian12-pgbench-15-select-only-2clients-2s.txt")
+    r = pgbench.parse(out, {"pgbench_log.7": "0 1 20 0 1796420649 658706\n1 1 failed 0 1796420649 658707\n0 2 30 0 1796420649 658720\n"})
+    assert (r.transaction_type, r.processed, r.tps, r.transactions_logged) == ("select only", 201838, 101057.448705, 2)
+    with pytest.raises(LoadParseError, match="no per-transaction log"):
+        pgbench.parse(out, {})
+    with pytest.raises(LoadParseError, match=r"pgbench log x, line 2: latency 'abc' is not a whole number"):
+        pgbench.parse(out, {"x": "0 1 20 0 1 2\n0 2 abc 0 1 2\n"})
+
+
+def test_postgresql_settings():
+    got = pgbench.parse_settings(text("debian12-postgresql-15-settings.txt"))
+    assert got == {"checkpoint_timeout": "300s", "database_size": "70819175", "fsync": "on", "full_page_writes": "on",
+                   "server_version": "15.18 (Debian 15.18-0+deb12u1)", "shared_buffers": str(16384 * 8192),
+                   "synchronous_commit": "on", "wal_sync_method": "fdatasync"}  # fmt: skip
+    with pytest.raises(LoadParseError, match="without 'fsync'"):
+        pgbench.parse_settings("server_version|15||\n")
+
+
+def test_pgbench_steps_and_scale():
+    opts = dict(check_options(pgbench.TOOL, {"clients": 4, "threads": 8, "mode": "select-only", "size": "100M"}))
+    assert pgbench.scale_of(opts) == 7  # (100 MiB - an empty database) / 15.7 MB, rounded up
+    steps = pgbench.steps(opts, "/t/d")
+    assert steps.prepare == (("pgbench", "-h", "/t/d", "-U", "postgres", "-i", "-q", "-s", "7", "postgres"),)
+    assert steps.measure == ("pgbench", "-h", "/t/d", "-U", "postgres", "-c", "4", "-j", "4", "-T", "10", "-S", "-l",
+                             "--log-prefix=/t/d/pgbench_log", "postgres")  # fmt: skip (threads at most the clients)
+    assert "listen_addresses = ''" in pgbench.conf_lines(opts, "/t/d") and "fsync = on" in pgbench.conf_lines(opts, "/t/d")
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    ({"clientz": 2}, "clientz: unknown pgbench option (allowed: mode, scale, size, clients"),
+    ({"clients": 0}, "clients: must be at least 1 (got 0)"),
+    ({"clients": "2"}, "clients: must be a whole number (got '2')"),
+    ({"mode": "tpc-c"}, "mode: must be one of tpcb, select-only, simple-update (got 'tpc-c')"),
+    ({"size": "lots"}, "size: 'lots' is not a size"),
+    ({"fsync": True}, "fsync: must be text"),
+])  # fmt: skip
+def test_bad_load_options_are_one_line(raw, words):
+    with pytest.raises(LoadOptionError) as exc:
+        check_options(pgbench.TOOL, raw)
+    assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_options_filled_in_tool_order():
+    assert check_options(tool("dbench"), {"clients": 6, "fsync": True}) == (("clients", "6"), ("runtime", "10"), ("sync", "none"), ("fsync", "1"))
 
 
 @pytest.mark.parametrize(("parse", "output", "words"), [
@@ -57,6 +131,9 @@ def test_sysbench_fileio_output():
     (dbench.parse, " Operation      Count    AvgLat    MaxLat\n NTCreateX      19005     0.065    61.244\n", "cut short"),
     (fsmark.parse, "#  fs_mark  -d  /x\n", "no 'FSUse% Count"),
     (sysbench.parse, "hello\n", "not sysbench fileio output"),
+    (pgbench.parse, "hello\n", "not pgbench output"),
+    (dbench.parse, "Throughput 0 MB/sec  2 clients  2 procs  max_latency=0.000 ms\n", "measured nothing: its run ended inside its warm-up"),
+    (pgbench.parse, "transaction type: <builtin: TPC-B (sort of)>\nscaling factor: 1\n", "cut short"),
     (sysbench.parse, "File operations:\n    reads/s:                      4130.07\n", "cut short: no 'writes/s' line"),
 ])  # fmt: skip
 def test_unreadable_output_is_one_line(parse, output, words):
@@ -68,7 +145,7 @@ def test_unreadable_output_is_one_line(parse, output, words):
 def test_command_lines():
     assert dbench.argv({"clients": "6", "runtime": "30", "sync": "open"}, "/d") == [
         "dbench", "-D", "/d", "-t", "30", "-c", "/usr/share/dbench/client.txt", "-s", "6"]  # fmt: skip
-    assert fsmark.argv({"files": "100", "size": "16384", "sync": "0"}, "/d") == [
+    assert fsmark.argv({"files": "100", "file_size": "16K", "sync": "0"}, "/d") == [
         "fs_mark", "-d", ".", "-n", "100", "-s", "16384", "-t", "1", "-S", "0", "-L", "1"]  # fmt: skip (run in the directory)
     assert sysbench.argv({"size": "32M"}, "/d", "prepare")[-1] == "prepare"
     assert "--file-test-mode=rndrw" in sysbench.argv({}, "/d") and "--percentile=99" in sysbench.argv({}, "/d")
@@ -76,8 +153,8 @@ def test_command_lines():
         fsmark.argv({"sync": "9"}, "/d")
     with pytest.raises(LoadParseError, match="mode='random': give one of seqwr"):
         sysbench.argv({"mode": "random"}, "/d")
-    assert tool_names() == ["dbench", "fs_mark", "sysbench-fileio"] and tool("fs_mark").package == "fsmark"
-    with pytest.raises(LoadParseError, match="unknown tool 'iozone': storbench runs dbench, fs_mark, sysbench-fileio"):
+    assert tool_names() == ["dbench", "fs_mark", "pgbench", "sysbench-fileio"] and tool("fs_mark").package == "fsmark"
+    with pytest.raises(LoadParseError, match="unknown tool 'iozone': storbench runs dbench, fs_mark, pgbench, sysbench-fileio"):
         tool("iozone")
 
 
@@ -102,7 +179,7 @@ def test_dbench_for_real(tmp_path):
 def test_fs_mark_for_real(tmp_path):
     deep = tmp_path / ("a-directory-name-longer-than-fs_mark-takes-with-its-d-option" * 2)
     deep.mkdir()
-    run = subprocess.run(fsmark.argv({"files": "50", "size": "4096", "sync": "1", "loops": "2"}, str(deep)), cwd=deep,
+    run = subprocess.run(fsmark.argv({"files": "50", "file_size": "4K", "sync": "1", "loops": "2"}, str(deep)), cwd=deep,
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr
     r = fsmark.parse(run.stdout)

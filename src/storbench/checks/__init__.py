@@ -22,7 +22,7 @@ The edge that measures what the records hold (``os.stat``, ``os.statvfs``, the a
 sampler) is the runner's; :meth:`FileState.from_stat` and :meth:`FsSpace.from_statvfs`
 only convert what it read.
 
-May import: the records (:mod:`storbench.model`, :mod:`storbench.activity`), storage, stats,
+May import: the records (:mod:`storbench.model`, :mod:`storbench.activity`), storage, stats, loads,
 metrics (the figures a result is judged by, one meaning everywhere), units and errors: pure,
 no edge; never run, store, render or commands.
 """
@@ -118,6 +118,9 @@ class CheckContext:
     backend: BackendActivity | None = None
     #: each repetition's per-second series (:func:`storbench.fio.logs.series_from_logs`), same order; may be shorter
     series: tuple[Any, ...] = ()
+    #: ``"fio"``, or the application load that ran (``"pgbench"``): its options are the load's, its
+    #: figures measures, and only :data:`LOAD_FAMILIES` judge it
+    tool: str = "fio"
 
     def __post_init__(self) -> None:
         for name in ("results", "activity", "files_before", "files_after", "series"):
@@ -144,9 +147,12 @@ FAMILIES = tuple(
     importlib.import_module(f"{__name__}.{name}")
     for name in (
         "cache", "direct", "compression", "sparse", "writecache", "duration", "latency", "fsync", "variation",
-        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "hardware",
+        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "hardware", "loads",
     )
 )  # fmt: skip
+#: The families that judge an application load's result (its options are not fio's): its own
+#: pitfalls and the spread of its repetitions.
+LOAD_FAMILIES = tuple(f for f in FAMILIES if f.__name__.rsplit(".", 1)[-1] in ("loads", "variation"))
 #: The families that also run before a run (they need no measurement): those with a
 #: ``preflight_workload``, in the order above; the sparse-file check last, as it always was.
 PREFLIGHT_FAMILIES = tuple(
@@ -186,7 +192,7 @@ def _drop_superseded(found: list[Finding]) -> list[Finding]:
 def run_checks(ctx: CheckContext) -> tuple[Finding, ...]:
     """Every post-run check over ``ctx``, in family order, each finding naming ``ctx.workload``."""
     found: list[Finding] = []
-    for family in FAMILIES:
+    for family in FAMILIES if ctx.tool == "fio" else LOAD_FAMILIES:
         found.extend(family.check(ctx))
     return tuple(dataclasses.replace(f, workload=ctx.workload) for f in _drop_superseded(found))
 

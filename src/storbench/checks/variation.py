@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from storbench.metrics import headline_value
 from storbench.model import Finding
 from storbench.stats.core import summarize
-from storbench.units import fmt_ns
+from storbench.units import fmt_measure, fmt_ns
 
 from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_rate
 
@@ -48,7 +48,8 @@ def _format(value: float, headline: str) -> str:
 def _variation(ctx: CheckContext) -> Finding | None:
     if len(ctx.results) < 2:
         return None
-    headline = ctx.headline if ctx.headline in ("iops", "bw", "lat") else "iops"
+    measured = ctx.results[-1].measures  # an application load: judged by its first figure
+    headline = ctx.headline if ctx.headline in ("iops", "bw", "lat") and not measured else "iops"
     values = [headline_value(r, headline) for r in ctx.results]
     if any(v is None for v in values):
         return None
@@ -56,14 +57,15 @@ def _variation(ctx: CheckContext) -> Finding | None:
     summary = summarize(xs)
     if summary.cv is None or summary.cv <= MAX_CV:
         return None
-    name = {"iops": "IOPS", "bw": "bandwidth", "lat": "mean latency"}[headline]
-    shown = " / ".join(_format(v, headline) for v in xs[:MAX_VALUES_SHOWN]) + (" / ..." if len(xs) > MAX_VALUES_SHOWN else "")
+    name = measured[0].unit if measured else {"iops": "IOPS", "bw": "bandwidth", "lat": "mean latency"}[headline]
+    fmt = (lambda v, _h: fmt_measure(v)) if measured else _format
+    shown = " / ".join(fmt(v, headline) for v in xs[:MAX_VALUES_SHOWN]) + (" / ..." if len(xs) > MAX_VALUES_SHOWN else "")
     sd = summary.stddev or 0.0
     return finding(
         "high-variation",
         "warning",
         f"{name} varied by {summary.cv * 100:.1f}% (coefficient of variation) over {summary.n} repetitions: {shown} "
-        f"(mean {_format(summary.mean, headline)} ± {_format(sd, headline)}), above the {MAX_CV * 100:.0f}% a stable setup shows",
+        f"(mean {fmt(summary.mean, headline)} ± {fmt(sd, headline)}), above the {MAX_CV * 100:.0f}% a stable setup shows",
         fix_of(INFO["high-variation"]),
     )
 

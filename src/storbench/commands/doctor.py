@@ -76,6 +76,7 @@ def doctor(
         options = {
             w.name: dict(build_job(w, target, overrides, ioengine="libaio").options)
             for w in suite.workloads
+            if w.is_fio  # an application load's pitfalls are judged from its run
         }
         mem = storage.host.mem_bytes if storage is not None and storage.host else None
         findings = preflight(

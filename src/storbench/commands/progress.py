@@ -106,6 +106,10 @@ class CliReporter:
             parts.append(
                 f"{d.direction} {fmt_iops(d.iops)} IOPS {fmt_bw(d.bw_bytes)} lat {fmt_ns(lat.mean_ns if lat else None)}"
             )
+        if not record.fio.jobs:  # an application load: its figures
+            from ..units import fmt_measure
+
+            parts = [f"{fmt_measure(m.value)} {m.unit}" for m in record.fio.measures[:3]]
         rep = f" #{record.repetition + 1}" if record.repetition else ""
         self.console.print(f"  done {record.workload}{rep}: " + "; ".join(parts), highlight=False, markup=False)
         for f in record.findings:

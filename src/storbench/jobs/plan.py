@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..units import format_bytes, format_duration, parse_duration, parse_size
 
-__all__ = ["FIO_START_STOP_S", "Estimate", "estimate", "format_plan", "format_total", "needs_probe", "total_seconds"]
+__all__ = ["FIO_START_STOP_S", "Estimate", "estimate", "format_plan", "format_total", "load_estimate", "needs_probe", "total_seconds"]
 
 #: fio's own start and stop per job plus storbench's work around it (seconds)
 FIO_START_STOP_S = 0.4
@@ -118,6 +118,15 @@ def estimate(workload: str, target: str, options: Mapping[str, str | None], repe
         cap = parse_duration(CAP_RUNTIME)
         hint = f"--runtime {CAP_RUNTIME} would cap it at about {format_duration(warm + cap)}"
     return Estimate(workload, target, repetitions, seconds, f"{format_bytes(n)} at about {format_bytes(rate_bps)}/s", hint)
+
+
+def load_estimate(workload: str, target: str, tool: str, options: Mapping[str, str | None], repetitions: int) -> Estimate:
+    """An application load's duration: what its tool says one run takes (its runtime, its
+    warm-up, a dataset to load; fs_mark's files at a planned rate)."""
+    from ..loads import tool as load_tool
+
+    seconds = load_tool(tool).runtime_s({k: v or "" for k, v in options.items()})
+    return Estimate(workload, target, repetitions, seconds + FIO_START_STOP_S, f"{tool}, {format_duration(seconds)} a run")
 
 
 def total_seconds(estimates: Sequence[Estimate]) -> tuple[float, int]:

@@ -15,9 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..model import Measure
+from . import LoadOption, LoadParseError, LoadSteps, LoadTool
 
 #: Debian's load file
 CLIENT_TXT = "/usr/share/dbench/client.txt"
+#: dbench 4.0's warm-up before the measured phase, as a share of ``-t`` (its ``warmup`` lines: a
+#: fifth of the time limit; its result leaves them out)
+WARMUP_SHARE = 0.2
 
 _VERSION = re.compile(r"^dbench version (\S+)")
 _SECOND = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+) MB/sec\s+(warmup|execute)\s+(\d+) sec\s+latency ([\d.]+) ms\s*$")
@@ -50,11 +54,20 @@ class DbenchResult:
     seconds: tuple[tuple[int, float, float], ...]
 
 
+OPTIONS = (
+    LoadOption("clients", "count", "1", "how many clients replay the load at once (seed 002's ladder: 1, 6, 12, 48, 128, 256)"),
+    LoadOption("runtime", "seconds", "10", "seconds of dbench's run (-t; its first fifth is a warm-up it leaves out; -t 1 measures nothing)",
+               minimum=2),
+    LoadOption("sync", "choice", "none", "none; open: every file opened O_SYNC (-s); dirs: directory changes synced (-S)",
+               choices=("none", "open", "dirs")),
+    LoadOption("fsync", "bool", "0", "fsync after every write (-F)"),
+)
+
+
 def argv(options: Mapping[str, str], directory: str) -> list[str]:
-    """The command line: ``clients`` (default 1), ``runtime`` in seconds (default 10), ``loadfile``,
-    ``sync`` (``open``: -s O_SYNC, ``dirs``: -S), ``fsync`` (1: -F)."""
+    """The command line (see :data:`OPTIONS`); the load file is Debian's ``client.txt``."""
     out = ["dbench", "-D", directory, "-t", str(int(options.get("runtime", "10"))), "-c", options.get("loadfile", CLIENT_TXT)]
-    sync = options.get("sync", "")
+    sync = options.get("sync", "none")
     if sync == "open":
         out.append("-s")
     elif sync == "dirs":
@@ -64,9 +77,12 @@ def argv(options: Mapping[str, str], directory: str) -> list[str]:
     return [*out, str(int(options.get("clients", "1")))]
 
 
-def parse(text: str) -> DbenchResult:
-    from . import LoadParseError
+def steps(options: Mapping[str, str], directory: str) -> LoadSteps:
+    return LoadSteps(measure=tuple(argv(options, directory)),
+                     creates=f"dbench's clients/clientN trees ({options.get('clients', '1')} client(s)), removed by dbench's cleanup phase")  # fmt: skip
 
+
+def parse(text: str, logs: Mapping[str, str] | None = None) -> DbenchResult:
     version = None
     ops: list[DbenchOperation] = []
     seconds: list[tuple[int, float, float]] = []
@@ -89,6 +105,8 @@ def parse(text: str) -> DbenchResult:
     if result is None:
         cut = "the table of operations but no 'Throughput' line (cut short?)" if ops else "no 'Throughput N MB/sec' line"
         raise LoadParseError(f"not dbench output: {cut}")
+    if float(result.group(1)) == 0 and not seconds:
+        raise LoadParseError("dbench measured nothing: its run ended inside its warm-up (no 'execute' second); give a longer runtime")
     return DbenchResult(version=version, throughput_mb_s=float(result.group(1)), clients=int(result.group(3)), procs=int(result.group(4)),
                         max_latency_ms=float(result.group(5)), sync=result.group(2), operations=tuple(ops), seconds=tuple(seconds))  # fmt: skip
 
@@ -97,10 +115,18 @@ def measures(r: DbenchResult) -> tuple[Measure, ...]:
     return (Measure("MB/s", r.throughput_mb_s, True), Measure("max latency ms", r.max_latency_ms, False))
 
 
-def _tool():
-    from . import LoadTool
+def settings(r: DbenchResult) -> dict[str, str]:
+    out = {"dbench_version": r.version or "unknown", "procs": str(r.procs)}
+    if r.sync:
+        out["sync"] = r.sync
+    return out
 
-    return LoadTool(name="dbench", program="dbench", package="dbench", argv=argv, parse=parse, measures=measures)
+
+def _tool() -> LoadTool:
+    return LoadTool(name="dbench", program="dbench", package="dbench", headline="MB/s", options=OPTIONS, steps=steps, parse=parse,
+                    measures=measures, runtime_s=lambda o: float(o.get("runtime", "10")) * (1 + WARMUP_SHARE), settings=settings,
+                    clients="clients",
+                    description="dbench 4.0: clients replaying an SMB file-server trace (client.txt); MB/s and the slowest operation")  # fmt: skip
 
 
 TOOL = _tool()

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..model import Measure
+from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 _VERSION = re.compile(r"^#\s*Version ([\d.]+), (\d+) thread\(s\)")
 _SYNC = re.compile(r"^#\s*Sync method: (.*?)\s*$")
@@ -44,23 +45,42 @@ class FsMarkResult:
         return sum(loop.files_per_s for loop in self.loops) / len(self.loops)
 
 
+OPTIONS = (
+    LoadOption("files", "count", "1000", "files each thread writes in each loop (-n)"),
+    LoadOption("file_size", "size", "4K", "the size of each file (-s)"),
+    LoadOption("threads", "count", "1", "threads, each in a directory of its own (-t)"),
+    LoadOption("sync", "choice", "1", "fs_mark's -S: " + "; ".join(f"{k} {v}" for k, v in SYNC_METHODS.items()),
+               choices=tuple(SYNC_METHODS)),
+    LoadOption("loops", "count", "1", "loops (-L): each writes its files anew; files/s is their mean"),
+)
+
+
 def argv(options: Mapping[str, str], directory: str) -> list[str]:
     """The command line, run with ``directory`` as the working directory (fs_mark 3.3 refuses a
-    ``-d`` path of 40 bytes or more: "directory pathname too long", so it is given ``-d .``):
-    ``files`` per thread and loop (default 1000), ``size`` in bytes (4096), ``threads`` (1),
-    ``sync`` (fs_mark's -S; default 1, fsync each file), ``loops`` (1)."""
+    ``-d`` path of 40 bytes or more: "directory pathname too long", so it is given ``-d .``)."""
     sync = options.get("sync", "1")
     if sync not in SYNC_METHODS:
-        from . import LoadParseError
-
         raise LoadParseError(f"fs_mark sync={sync!r}: give one of {', '.join(SYNC_METHODS)} ({'; '.join(f'{k}: {v}' for k, v in SYNC_METHODS.items())})")
-    return ["fs_mark", "-d", ".", "-n", str(int(options.get("files", "1000"))), "-s", str(int(options.get("size", "4096"))),
+    return ["fs_mark", "-d", ".", "-n", str(int(options.get("files", "1000"))), "-s", str(size_bytes(options.get("file_size", "4K"))),
             "-t", str(int(options.get("threads", "1"))), "-S", sync, "-L", str(int(options.get("loops", "1")))]  # fmt: skip
 
 
-def parse(text: str) -> FsMarkResult:
-    from . import LoadParseError
+def steps(options: Mapping[str, str], directory: str) -> LoadSteps:
+    n = int(options.get("files", "1000")) * int(options.get("threads", "1"))
+    return LoadSteps(measure=tuple(argv(options, directory)),
+                     creates=f"{n} file(s) of {options.get('file_size', '4K')} a loop in fs_mark's directories (removed by fs_mark after each loop)")  # fmt: skip
 
+
+#: files a second assumed for the plan's estimate (fs_mark's run is as long as its files take)
+_PLANNED_FILES_PER_S = 1000.0
+
+
+def runtime_s(options: Mapping[str, str]) -> float:
+    n = int(options.get("files", "1000")) * int(options.get("threads", "1")) * int(options.get("loops", "1"))
+    return max(1.0, n / _PLANNED_FILES_PER_S)
+
+
+def parse(text: str, logs: Mapping[str, str] | None = None) -> FsMarkResult:
     version, threads, sync = None, None, None
     loops: list[FsMarkLoop] = []
     for line in text.splitlines():
@@ -79,10 +99,14 @@ def measures(r: FsMarkResult) -> tuple[Measure, ...]:
     return (Measure("files/s", r.files_per_s, True),)
 
 
-def _tool():
-    from . import LoadTool
+def settings(r: FsMarkResult) -> dict[str, str]:
+    return {"fs_mark_version": r.version or "unknown", "sync_method": r.sync_method or "unknown"}
 
-    return LoadTool(name="fs_mark", program="fs_mark", package="fsmark", argv=argv, parse=parse, measures=measures)
+
+def _tool() -> LoadTool:
+    return LoadTool(name="fs_mark", program="fs_mark", package="fsmark", headline="files/s", options=OPTIONS, steps=steps, parse=parse,
+                    measures=measures, runtime_s=runtime_s, settings=settings, clients="threads",
+                    description="fs_mark 3.3: many small files written, fsynced (or not) and closed; files/s")  # fmt: skip
 
 
 TOOL = _tool()

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..model import Measure
+from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 MODES = ("seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw")
 _VERSION = re.compile(r"^sysbench (\S+)")
@@ -37,26 +38,41 @@ class SysbenchFileio:
     lat_percentile: tuple[float, float] | None
 
 
+OPTIONS = (
+    LoadOption("mode", "choice", "rndrw", "sysbench's --file-test-mode", choices=MODES),
+    LoadOption("size", "size", "64M", "the files' total size (--file-total-size)"),
+    LoadOption("files", "count", "4", "how many files (--file-num)"),
+    LoadOption("block", "size", "16K", "the size of each read and write (--file-block-size)"),
+    LoadOption("runtime", "seconds", "10", "seconds of the measured run (--time)"),
+    LoadOption("threads", "count", "1", "threads (--threads)"),
+    LoadOption("fsync_freq", "count", "100", "an fsync after this many writes to a file; 0: none (--file-fsync-freq)", minimum=0),
+    LoadOption("direct", "bool", "0", "open the files O_DIRECT (--file-extra-flags=direct), past the page cache"),
+)
+
+
 def argv(options: Mapping[str, str], directory: str, phase: str = "run") -> list[str]:
-    """One phase's command line (run it in ``directory``): ``mode`` (one of :data:`MODES`, default
-    rndrw), ``size`` (total, sysbench's form: 64M), ``files`` (4), ``block`` (16K), ``runtime``
-    (seconds, 10), ``fsync_freq`` (100), ``threads`` (1); the latency's 99th percentile is asked for."""
+    """One phase's command line (``prepare``, ``run`` or ``cleanup``, run in ``directory``; see
+    :data:`OPTIONS`); the latency's 99th percentile is asked for."""
     mode = options.get("mode", "rndrw")
     if mode not in MODES:
-        from . import LoadParseError
-
         raise LoadParseError(f"sysbench fileio mode={mode!r}: give one of {', '.join(MODES)}")
     base = ["sysbench", "fileio", f"--file-total-size={options.get('size', '64M')}", f"--file-num={int(options.get('files', '4'))}",
-            f"--file-block-size={options.get('block', '16K')}"]  # fmt: skip
+            f"--file-block-size={size_bytes(options.get('block', '16K'))}"]  # fmt: skip
+    if options.get("direct") == "1":
+        base.append("--file-extra-flags=direct")
     if phase != "run":
         return [*base, phase]
     return [*base, f"--file-test-mode={mode}", f"--time={int(options.get('runtime', '10'))}", f"--threads={int(options.get('threads', '1'))}",
             f"--file-fsync-freq={int(options.get('fsync_freq', '100'))}", "--percentile=99", "--histogram=off", "run"]  # fmt: skip
 
 
-def parse(text: str) -> SysbenchFileio:
-    from . import LoadParseError
+def steps(options: Mapping[str, str], directory: str) -> LoadSteps:
+    return LoadSteps(prepare=(tuple(argv(options, directory, "prepare")),), measure=tuple(argv(options, directory)),
+                     cleanup=(tuple(argv(options, directory, "cleanup")),),
+                     creates=f"{options.get('files', '4')} test_file.N files of {options.get('size', '64M')} in all (sysbench's prepare; removed by its cleanup)")  # fmt: skip
 
+
+def parse(text: str, logs: Mapping[str, str] | None = None) -> SysbenchFileio:
     version = None
     fields: dict[str, float] = {}
     for line in text.splitlines():
@@ -80,7 +96,7 @@ def parse(text: str) -> SysbenchFileio:
 
 
 def measures(r: SysbenchFileio) -> tuple[Measure, ...]:
-    out = [Measure("reads/s", r.reads_per_s, True), Measure("writes/s", r.writes_per_s, True), Measure("fsyncs/s", r.fsyncs_per_s, True)]
+    out = [Measure("I/O/s", r.reads_per_s + r.writes_per_s, True), Measure("reads/s", r.reads_per_s, True), Measure("writes/s", r.writes_per_s, True), Measure("fsyncs/s", r.fsyncs_per_s, True)]
     if r.lat_avg_ms is not None:
         out.append(Measure("latency avg ms", r.lat_avg_ms, False))
     if r.lat_percentile is not None:
@@ -88,10 +104,14 @@ def measures(r: SysbenchFileio) -> tuple[Measure, ...]:
     return tuple(out)
 
 
-def _tool():
-    from . import LoadTool
+def settings(r: SysbenchFileio) -> dict[str, str]:
+    return {"sysbench_version": r.version or "unknown"}
 
-    return LoadTool(name="sysbench-fileio", program="sysbench", package="sysbench", argv=argv, parse=parse, measures=measures)
+
+def _tool() -> LoadTool:
+    return LoadTool(name="sysbench-fileio", program="sysbench", package="sysbench", headline="I/O/s", options=OPTIONS, steps=steps, parse=parse,
+                    measures=measures, runtime_s=lambda o: float(o.get("runtime", "10")), settings=settings, clients="threads",
+                    description="sysbench 1.0 fileio: sequential or random reads and writes with fsync; reads, writes and fsyncs per second apart")  # fmt: skip
 
 
 TOOL = _tool()

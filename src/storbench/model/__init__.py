@@ -20,6 +20,7 @@ May import: the standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -65,13 +66,21 @@ class Workload:
 
     ``options`` keeps file order; a value of ``None`` is a valueless fio flag
     (``time_based``).  ``headline`` is the metric a person judges this workload by.
+    ``tool``: ``"fio"``, or an application load of :mod:`storbench.loads` (``"pgbench"``,
+    ``"dbench"``, ...), whose options ``options`` then holds (every one, as text) and whose
+    headline is the first figure it measures (``"tps"``, ``"MB/s"``).
     """
 
     name: str
     description: str
     options: tuple[tuple[str, str | None], ...]
-    headline: str = "iops"  # one of "iops", "bw", "lat"
+    headline: str = "iops"  # one of "iops", "bw", "lat"; a load's: its first figure's unit
     origin: str = "built-in"  # "built-in" or the suite file's path
+    tool: str = "fio"
+
+    @property
+    def is_fio(self) -> bool:
+        return self.tool == "fio"
 
     def option(self, key: str, default: str | None = None) -> str | None:
         for k, v in self.options:
@@ -81,6 +90,21 @@ class Workload:
 
     def has_option(self, key: str) -> bool:
         return any(k == key for k, _ in self.options)
+
+
+def workload_to_meta(w: Workload) -> dict[str, Any]:
+    """A workload as the run's metadata keeps it (every option, in order)."""
+    out = {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
+    if not w.is_fio:  # written only for a load, so that an older storbench's runs read the same
+        out["tool"] = w.tool
+    return out
+
+
+def workload_from_meta(d: Mapping[str, Any]) -> Workload:
+    return Workload(
+        name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
+        headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"), tool=d.get("tool", "fio"),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -276,7 +276,7 @@ def format_suites(suites: Sequence[Suite]) -> list[str]:
         origin = "" if suite.origin == "built-in" else f"  (from {suite.origin})"
         lines.append(f"{suite.name}{origin}: {suite.description}")
         for w in suite.workloads:
-            opts = " ".join(k if v is None else f"{k}={v}" for k, v in w.options)
+            opts = ("" if w.is_fio else f"{w.tool}: ") + " ".join(k if v is None else f"{k}={v}" for k, v in w.options)
             lines.append(f"  {w.name} [{w.headline}]: {w.description}")
             lines.append(f"      {opts}")
         lines.append("")

@@ -14,22 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..model import Overrides, Repeat, Workload
+from ..model import Overrides, Repeat, Workload, workload_from_meta, workload_to_meta
 
 if TYPE_CHECKING:
     from .hosts import Host
-
-
-def workload_to_meta(w: Workload) -> dict[str, Any]:
-    """A workload as the run's metadata keeps it (every option, in order)."""
-    return {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
-
-
-def workload_from_meta(d: Mapping[str, Any]) -> Workload:
-    return Workload(
-        name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
-        headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"),
-    )  # fmt: skip
 
 
 @dataclass(frozen=True)

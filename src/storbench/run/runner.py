@@ -24,6 +24,7 @@ from .. import __version__
 from ..errors import FioParseError, Interrupted, TargetError, UsageError
 from ..fio.progress import Status
 from ..jobs.jobfile import build_job
+from ..jobs.load import build_load_job
 from ..model import JobSpec, Overrides, Repeat, Target, Workload
 from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
@@ -217,7 +218,9 @@ def plan_jobs(
         engine = None
         fixed = kind_of(target).engine is not None  # an NBD export: fio's nbd engine, nothing to probe
         for workload in plan.workloads:
-            if workload.option("ioengine") == "auto" and not fixed:
+            if not workload.is_fio:
+                specs.append(build_load_job(workload, target, plan.overrides, pid=os.getpid()))
+            elif workload.option("ioengine") == "auto" and not fixed:
                 if engine is None:
                     engine = engine_for(target)
                 specs.append(build_job(workload, target, plan.overrides, ioengine=engine))
@@ -471,6 +474,8 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                     outcome: tuple[ResultRecord, list[ResultRecord], list[Failure]] | Failure
                     if local and target_identity(spec.target) != expected:
                         outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "since the run started; it was not run"))
+                    elif not spec.workload.is_fio:
+                        outcome = _measure_load(run_id, spec, repetition, records, storage, telemetry=telemetry, label=label, clock=clock)
                     else:
                         outcome = _measure_once(
                             run_id, spec, repetition, records, storage,
@@ -811,6 +816,34 @@ def _measure_once(
     return aggregate, per_host, failures
 
 
+def _measure_load(
+    run_id: int | Callable[[], int],
+    spec: JobSpec,
+    repetition: int,
+    previous: Sequence[ResultRecord],
+    storage: StorageInfo | None,
+    *,
+    telemetry: Telemetry,
+    label: str | None,
+    clock: Callable[[], str],
+) -> tuple[ResultRecord, list[ResultRecord], list[Failure]] | Failure:
+    """One repetition of an application load (run/loads.py), recorded like a fio result: its
+    figures as measures, the devices' activity while it ran, the findings of the load checks."""
+    from ..model import ResultRecord
+    from .loads import LoadFailed, run_load
+
+    try:
+        done = run_load(spec, storage, telemetry)
+    except LoadFailed as exc:
+        return Failure(spec.workload.name, spec.target.display, str(exc))
+    record = ResultRecord(
+        run_id=run_id if isinstance(run_id, int) else run_id(), workload=spec.workload.name, target=spec.target.display,
+        fio=done.result, raw_output=done.output, label=label, options=dict(spec.options), job_text=spec.job_text,
+        repetition=repetition, created_at=clock(), storage=storage, activity=done.activity, backend=done.backend,
+    )  # fmt: skip
+    return dataclasses.replace(record, findings=_findings(spec, record, previous, telemetry)), [], []
+
+
 def _area_bytes(spec: JobSpec) -> int | None:
     """The bytes of the target a job uses (its ``size=``), when storbench can tell."""
     from ..units import parse_size
@@ -919,6 +952,7 @@ def _findings(
         mem_bytes=mem,
         test_file_created=bool(space.get("test_file_created")),
         headline=spec.workload.headline,
+        tool=spec.workload.tool,
         backend=record.backend,
         series=tuple(r.series for r in previous) + (record.series,),
     )

@@ -203,6 +203,9 @@ def estimates(ctx: SessionEnv, specs: Sequence[JobSpec], request: RunRequest, ex
     rates: dict[tuple[str, str], float | None] = {}
     for spec in specs:
         options = dict(spec.options)
+        if not spec.workload.is_fio:
+            out.append(plan.load_estimate(spec.workload.name, spec.target.display, spec.workload.tool, options, request.repetitions))
+            continue
         rate = None
         if probe and plan.needs_probe(options):
             key = (spec.workload.name, spec.target.display)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ..curve.model import CurvePlan
 from ..errors import UsageError
-from ..model import Overrides, Repeat, RunInfo, Workload, versions
+from ..model import Overrides, Repeat, RunInfo, Workload, versions, workload_from_meta, workload_to_meta
 from ..units import fio_size, parse_size
 from .setups import Setup, devices_needed, setup_from_table, setup_to_table
 
@@ -85,11 +85,7 @@ class Study:
             "format_version": STUDY_FORMAT_VERSION,
             "label": self.label,
             "setups": [{"name": s.name, **setup_to_table(s)} for s in self.setups],
-            "workloads": [
-                {"name": w.name, "description": w.description, "options": [list(o) for o in w.options],
-                 "headline": w.headline, "origin": w.origin}
-                for w in self.workloads
-            ],
+            "workloads": [workload_to_meta(w) for w in self.workloads],
             "overrides": {"size": self.overrides.size, "runtime": self.overrides.runtime,
                           "default_size": self.overrides.default_size, "extra": [list(e) for e in self.overrides.extra]},
             "repeat": dataclasses.asdict(self.repeat),
@@ -109,11 +105,7 @@ class Study:
                 table = dict(table)
                 name = table.pop("name")
                 setups.append(setup_from_table(name, table, label=f"stored study {meta['label']!r}"))
-            workloads = tuple(
-                Workload(name=w["name"], description=w["description"], options=tuple((k, v) for k, v in w["options"]),
-                         headline=w.get("headline", "iops"), origin=w.get("origin", "built-in"))
-                for w in meta["workloads"]
-            )  # fmt: skip
+            workloads = tuple(workload_from_meta(w) for w in meta["workloads"])
             ov = meta["overrides"]
             overrides = Overrides(
                 size=ov["size"], runtime=ov["runtime"], default_size=ov.get("default_size", "1g"),

@@ -43,7 +43,7 @@ that are not option names are refused.
 
 A user file's workload and suite names must not repeat built-in ones.
 
-May import: jobs, model, units and errors; never run or commands.
+May import: jobs, loads, model, units and errors; never run or commands.
 """
 
 from __future__ import annotations
@@ -589,6 +589,9 @@ def _parse_workload(src: _Source, name: str, body: Any, origin: str, table: FioO
     _check_name(src, "workload", name)
     if not isinstance(body, dict):
         raise src.fail(path, f"must be a table with description and fio (got {_toml_type(body)})")
+    tool = body.get("tool", "fio")
+    if tool != "fio":
+        return _parse_load_workload(src, name, body, origin, tool)
     for key in body:
         if key not in _WORKLOAD_KEYS:
             raise src.fail(path + (key,), f"unknown key {key!r}{_did_you_mean(key, _WORKLOAD_KEYS)} "
@@ -603,6 +606,37 @@ def _parse_workload(src: _Source, name: str, body: Any, origin: str, table: FioO
     elif headline not in HEADLINES:
         raise src.fail(path + ("headline",), f"invalid headline {headline!r} (allowed: {', '.join(HEADLINES)})")
     return Workload(name=name, description=description, options=options, headline=headline, origin=origin)
+
+
+def _parse_load_workload(src: _Source, name: str, body: dict[str, Any], origin: str, tool: Any) -> Workload:
+    """A workload of an application load (``tool = "pgbench"``, its options in a table named after
+    the tool): every option of the tool checked and filled in (:func:`storbench.loads.check_options`)."""
+    from storbench.loads import LoadOptionError, check_options, tool_names
+    from storbench.loads import tool as load_tool
+
+    path = ("workload", name)
+    if not isinstance(tool, str) or tool not in tool_names():
+        raise src.fail(path + ("tool",), f"unknown tool {tool!r} (allowed: fio, {', '.join(tool_names())})",
+                       value=tool if isinstance(tool, str) else None)  # fmt: skip
+    load = load_tool(tool)
+    allowed = ("description", "tool", tool)
+    for key in body:
+        if key not in allowed:
+            why = " (a load's options go in its own table)" if key in ("fio", "headline") else ""
+            raise src.fail(path + (key,), f"unknown key {key!r} for a {tool} workload{why} (allowed: {', '.join(allowed)})")
+    if tool not in body:
+        raise src.fail(path, f"missing {tool} table: give its options, e.g. {tool} = {{ {load.options[0].name} = ... }} "
+                             f"(options: {', '.join(o.name for o in load.options)})")  # fmt: skip
+    raw = body[tool]
+    if not isinstance(raw, dict):
+        raise src.fail(path + (tool,), f"must be a table of {tool} options (got {_toml_type(raw)})")
+    description = _check_description(src, path + ("description",), body.get("description", ""))
+    try:
+        options = check_options(load, raw)
+    except LoadOptionError as exc:
+        key, _, problem = str(exc).partition(": ")
+        raise src.fail(path + (tool, key) if key in raw else path + (tool,), problem if key in raw else str(exc)) from None
+    return Workload(name=name, description=description, options=options, headline=load.headline, origin=origin, tool=tool)
 
 
 def _parse_document(

@@ -1,0 +1,247 @@
+"""Application loads run for real through ``storbench run``: pgbench on a private PostgreSQL cluster,
+dbench, fs_mark and sysbench fileio in a directory of their own under the target; stored, shown
+and compared like fio's results; their findings on real reproductions; nothing left behind after a
+run, after Ctrl-C, and (at the next start) after a SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from storbench.jobs.load import LOAD_DIR_PREFIX
+
+SUITE = """
+[workload.t-pg-rw]
+description = "pgbench TPC-B-like, 2 clients"
+tool = "pgbench"
+pgbench = { clients = 2, threads = 2, runtime = 1 }
+
+[workload.t-pg-nofsync]
+description = "pgbench with fsync off"
+tool = "pgbench"
+pgbench = { clients = 1, runtime = 1, fsync = "off" }
+
+[workload.t-dbench]
+description = "dbench, 2 clients"
+tool = "dbench"
+dbench = { clients = 2, runtime = 2 }
+
+[workload.t-fsmark]
+description = "fs_mark without sync"
+tool = "fs_mark"
+fs_mark = { files = 100, sync = "0" }
+
+[workload.t-sysbench]
+description = "sysbench fileio random read/write"
+tool = "sysbench-fileio"
+sysbench-fileio = { size = "8M", files = 2, runtime = 1 }
+
+[workload.t-pg-long]
+description = "pgbench for long enough to be interrupted"
+tool = "pgbench"
+pgbench = { clients = 1, runtime = 60 }
+
+[suite.t-loads]
+description = "every load once"
+workloads = ["t-pg-rw", "t-pg-nofsync", "t-dbench", "t-fsmark", "t-sysbench"]
+"""
+
+TOOLS = ("pgbench", "dbench", "fs_mark", "sysbench", "psql")
+needs_tools = pytest.mark.skipif(
+    any(shutil.which(t) is None for t in TOOLS) or not any(Path("/usr/lib/postgresql").glob("*/bin/initdb")),
+    reason="pgbench, PostgreSQL, dbench, fs_mark and sysbench are installed by tests/setup-system.sh",
+)
+
+
+@pytest.fixture
+def load_target():
+    """A directory PostgreSQL's own user can enter (pytest's tmp_path is under a 0700 directory)."""
+    path = tempfile.mkdtemp(prefix="storbench-loads-", dir="/var/tmp")
+    os.chmod(path, 0o755)
+    try:
+        yield Path(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def suite_file(tmp_path: Path) -> Path:
+    path = tmp_path / "loads.toml"
+    path.write_text(SUITE, encoding="utf-8")
+    return path
+
+
+def _postgres_under(path: Path) -> list[str]:
+    """Command lines of running postgres processes whose data directory is under ``path``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "postgres" in cmd and str(path) in cmd:
+            found.append(cmd)
+    return found
+
+
+def _assert_clean(target: Path) -> None:
+    assert [p.name for p in target.iterdir()] == [], "a load's directory was left behind"
+    deadline = time.monotonic() + 10
+    while _postgres_under(target) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _postgres_under(target) == [], "a PostgreSQL server outlived its run"
+
+
+def _by_workload(records: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in records:
+        out.setdefault(r["workload"], []).append(r)
+    return out
+
+
+@pytest.mark.slow
+@needs_tools
+def test_every_load_runs_stores_shows_and_compares(cli, suite_file: Path, load_target: Path) -> None:
+    runs = []
+    for label in ("one", "two"):
+        res = cli("run", "--suite-file", str(suite_file), "--suite", "t-loads", "--target", str(load_target), "--repeat", "2",
+                  "--label", label, "--json", "--no-report")  # fmt: skip
+        assert res.code == 0, res.err
+        runs.append(_by_workload(json.loads(res.out)))
+        _assert_clean(load_target)
+    first = runs[0]
+    assert set(first) == {"t-pg-rw", "t-pg-nofsync", "t-dbench", "t-fsmark", "t-sysbench"}
+    assert all(len(v) == 2 for v in first.values())  # two repetitions each
+    units = {w: [m["unit"] for m in recs[0]["measures"]] for w, recs in first.items()}
+    assert units["t-pg-rw"][:5] == ["tps", "latency mean ms", "latency p50 ms", "latency p95 ms", "latency p99 ms"]
+    assert units["t-dbench"] == ["MB/s", "max latency ms"] and units["t-fsmark"] == ["files/s"]
+    assert units["t-sysbench"][:4] == ["I/O/s", "reads/s", "writes/s", "fsyncs/s"]
+    for recs in first.values():
+        assert all(m["value"] >= 0 for r in recs for m in r["measures"]) and recs[0]["measures"][0]["value"] > 0
+    pg = first["t-pg-rw"][0]
+    p50, p95, p99 = (m["value"] for m in pg["measures"][2:5])
+    assert 0 < p50 <= p95 <= p99  # from the transaction log, each completed transaction counted
+
+    def checks(workload: str) -> dict[str, str]:
+        return {f["check"]: f["severity"] for r in first[workload] for f in r["findings"]}
+
+    # a scale-1 database (about 23 MB) is far smaller than any machine's RAM that runs this suite
+    assert checks("t-pg-rw").get("load-dataset-in-ram") == "warning"
+    assert checks("t-pg-nofsync")["load-not-durable"] == "invalid" and "load-not-durable" not in checks("t-pg-rw")
+    assert checks("t-fsmark")["load-not-durable"] == "warning"
+    assert "fio-cpu-bound" not in {c for w in first for c in checks(w)}  # fio's checks do not judge a load
+
+    # the server's settings are stored with the result, read back from the server
+    shown = cli("show", "one", "--json")
+    assert shown.code == 0, shown.err
+    stored = [r for r in json.loads(shown.out) if r["workload"] == "t-pg-nofsync"]
+    assert stored and stored[0]["tool"] == "pgbench" and stored[0]["settings"]["fsync"] == "off"
+    assert stored[0]["settings"]["synchronous_commit"] == "on" and stored[0]["settings"]["server_version"].startswith("1")
+    assert int(stored[0]["settings"]["database_size"]) > 10 * 2**20
+
+    res = cli("compare", "one", "two", "--json")
+    assert res.code == 0, res.err
+    verdicts = json.loads(res.out)
+    text = json.dumps(verdicts)
+    assert '"tps"' in text and '"latency p99 ms"' in text and '"files/s"' in text
+    human = cli("compare", "one", "two")
+    assert "t-pg-rw (tps):" in human.out and "t-dbench (MB/s):" in human.out
+
+
+def _start(target: Path, suite_file: Path, db: Path, *workloads: str) -> subprocess.Popen:
+    args = [a for w in workloads for a in ("--workload", w)]
+    env = dict(os.environ, STORBENCH_DB=str(db))
+    return subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", "--suite-file", str(suite_file), *args, "--target", str(target), "--no-report"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+
+
+def _wait_for_pgbench(target: Path, proc: subprocess.Popen, timeout_s: float = 120) -> None:
+    """Until pgbench's measured run (``-T``) is running in the target's load directory."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if cmd and cmd[0].endswith(b"pgbench") and b"-T" in cmd and any(str(target).encode() in c for c in cmd):
+                return
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "pgbench did not start"
+        time.sleep(0.1)
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@pytest.mark.slow
+@needs_tools
+def test_ctrl_c_in_the_middle_of_pgbench_leaves_no_server_and_no_cluster(tmp_path: Path, suite_file: Path, load_target: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    proc = _start(load_target, suite_file, db, "t-fsmark", "t-pg-long")
+    _wait_for_pgbench(load_target, proc)
+    assert _postgres_under(load_target), "the private server runs while pgbench does"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted (Ctrl-C) during workload 't-pg-long'" in err and "Traceback" not in err
+    _assert_clean(load_target)
+    assert _rows(db, "select status from runs") == [("incomplete",)]
+    assert _rows(db, "select workload from results") == [("t-fsmark",)]  # the finished workload kept
+
+
+@pytest.mark.slow
+@needs_tools
+def test_a_killed_runs_server_and_cluster_go_at_the_next_start(tmp_path: Path, suite_file: Path, load_target: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    proc = _start(load_target, suite_file, db, "t-pg-long")
+    _wait_for_pgbench(load_target, proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    # PostgreSQL's server is a daemon of pg_ctl, not storbench's child: it outlives a SIGKILL
+    assert _postgres_under(load_target)
+    assert [p.name for p in load_target.iterdir()] == [f"{LOAD_DIR_PREFIX}{proc.pid}-t-pg-long"]
+    again = _start(load_target, suite_file, db, "t-fsmark")
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    _assert_clean(load_target)
+
+
+@needs_tools
+def test_a_load_on_a_file_target_is_one_line(cli, suite_file: Path, tmp_path: Path) -> None:
+    target = tmp_path / "disk.img"
+    target.write_bytes(b"\0" * 4096)
+    res = cli("run", "--suite-file", str(suite_file), "--workload", "t-dbench", "--target", str(target), "--no-report")
+    assert res.code != 0 and "Traceback" not in res.err
+    [line] = [ln for ln in res.err.splitlines() if ln.startswith("storbench: ")]
+    assert "workload 't-dbench' runs dbench, which needs a directory on a mounted filesystem" in line
+
+
+@needs_tools
+def test_a_tool_not_installed_names_its_package(cli, suite_file: Path, tmp_path: Path, monkeypatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fio").symlink_to(shutil.which("fio"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    target = tmp_path / "t"
+    target.mkdir()
+    res = cli("run", "--suite-file", str(suite_file), "--workload", "t-fsmark", "--target", str(target), "--no-report",
+              "--no-telemetry", env_extra={"PATH": str(bin_dir)})  # fmt: skip
+    assert res.code != 0 and "Traceback" not in res.err
+    assert "fs_mark is not installed: apt-get install fsmark (or make install)" in res.err
+    assert list(target.iterdir()) == []
