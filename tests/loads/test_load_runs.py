@@ -245,3 +245,24 @@ def test_a_tool_not_installed_names_its_package(cli, suite_file: Path, tmp_path:
     assert res.code != 0 and "Traceback" not in res.err
     assert "fs_mark is not installed: apt-get install fsmark (or make install)" in res.err
     assert list(target.iterdir()) == []
+
+
+@pytest.mark.slow
+@needs_tools
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, mounts)")
+def test_database_loads_on_loop_mounted_ext4_and_xfs_compare_by_setup(cli, suite_file: Path, tmp_path: Path) -> None:
+    """storbench matrix builds ext4 and xfs on a loop file and runs pgbench and dbench on each:
+    compared per setup with Welch verdicts on tps and MB/s; no loop device, mount or server left."""
+    res = cli("matrix", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "400m", "--fs", "ext4,xfs",
+              "--suite-file", str(suite_file), "--workload", "t-pg-rw", "--workload", "t-dbench", "--repeat", "2",
+              "--label", "fsdb", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    assert "t-pg-rw (tps): fsdb/" in res.out and "t-dbench (MB/s): fsdb/" in res.out
+    shown = cli("show", "fsdb/xfs", "--json")
+    assert shown.code == 0, shown.err
+    records = json.loads(shown.out)
+    assert sorted({(r["workload"], r["tool"]) for r in records}) == [("t-dbench", "dbench"), ("t-pg-rw", "pgbench")]
+    assert all(r["settings"]["client_cpu_s"] for r in records) and len(records) == 4
+    assert "storbench-matrix" not in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    assert "storbench-matrix" not in Path("/proc/mounts").read_text()
+    assert _postgres_under(Path(tempfile.gettempdir())) == []

@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import Measure
+if TYPE_CHECKING:
+    from ..model import Measure
+
 from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 _VERSION = re.compile(r"^#\s*Version ([\d.]+), (\d+) thread\(s\)")
@@ -96,6 +99,8 @@ def parse(text: str, logs: Mapping[str, str] | None = None) -> FsMarkResult:
 
 
 def measures(r: FsMarkResult) -> tuple[Measure, ...]:
+    from ..model import Measure  # the result records load once a run has measured (tests/run/test_startup.py)
+
     return (Measure("files/s", r.files_per_s, True),)
 
 

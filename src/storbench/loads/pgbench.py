@@ -22,8 +22,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import Measure
+if TYPE_CHECKING:
+    from ..model import Measure
+
 from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 MODES = ("tpcb", "select-only", "simple-update")
@@ -204,6 +207,8 @@ def parse(text: str, logs: Mapping[str, str] | None = None) -> PgbenchResult:
 
 
 def measures(r: PgbenchResult) -> tuple[Measure, ...]:
+    from ..model import Measure  # the result records load once a run has measured (tests/run/test_startup.py)
+
     out = [Measure("tps", r.tps, True), Measure("latency mean ms", r.lat_mean_ms, False)]
     out += [Measure(f"latency p{p:g} ms", v, False) for p, v in r.percentiles_ms]
     return (*out, Measure("latency max ms", r.lat_max_ms, False))

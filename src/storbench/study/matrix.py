@@ -241,6 +241,9 @@ def run_study(
                     raise UsageError(f"--devices names one device twice ({', '.join(scratch.paths)}); give each once")
             with critical():
                 tmpdir = tempfile.mkdtemp(prefix="storbench-matrix-")
+                # the setups' mount points are below it: a load's server (pgbench's PostgreSQL, run
+                # as user postgres when storbench is root) must be able to enter it
+                os.chmod(tmpdir, 0o755)
                 scratch_td.add(f"remove {tmpdir}", lambda: _remove_tmpdir(tmpdir, system))
             if scratch.kind == "loop":
                 files = loop_files(scratch, scratch_td, study.keep_files)
@@ -315,7 +318,11 @@ def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | No
     specs = []
     engine: str | None = None
     for workload in study.workloads:
-        if workload.option("ioengine") == "auto" and built.target.kind != "nbd":
+        if not workload.is_fio:  # an application load: in a directory of its own on the setup's filesystem
+            from ..jobs.load import build_load_job
+
+            specs.append(build_load_job(workload, built.target, study.overrides, pid=os.getpid()))
+        elif workload.option("ioengine") == "auto" and built.target.kind != "nbd":
             if engine is None:
                 from ..run.engines import probe_ioengine
 
