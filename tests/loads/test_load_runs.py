@@ -157,6 +157,22 @@ def test_every_load_runs_stores_shows_and_compares(cli, suite_file: Path, load_t
     human = cli("compare", "one", "two")
     assert "t-pg-rw (tps):" in human.out and "t-dbench (MB/s):" in human.out
 
+    # serve: the run's page, and /metrics giving each load's figures of the newest run (their mean)
+    from prometheus_client.parser import text_string_to_metric_families
+    from test_serve import get, get_json, serving
+
+    with serving(cli.db) as base:
+        newest = get_json(base + "/api/runs?label=two")["runs"][0]["id"]
+        code, html, _ = get(f"{base}/runs/{newest}")
+        assert code == 200 and "latency p99 ms" in html and "load-dataset-in-ram" in html
+        code, text, _ = get(base + "/metrics")
+        assert code == 200
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        measured = {(s.labels["workload"], s.labels["unit"]): s.value for s in families["storbench_result_measure"].samples}
+    tps = [m["value"] for r in runs[1]["t-pg-rw"] for m in r["measures"] if m["unit"] == "tps"]
+    assert measured[("t-pg-rw", "tps")] == pytest.approx(sum(tps) / len(tps), rel=1e-9)
+    assert ("t-fsmark", "files/s") in measured and ("t-sysbench", "fsyncs/s") in measured
+
 
 def _start(target: Path, suite_file: Path, db: Path, *workloads: str) -> subprocess.Popen:
     args = [a for w in workloads for a in ("--workload", w)]

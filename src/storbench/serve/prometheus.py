@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..metrics import MEASURE_DIRECTION
+
 
 def _escape(value: Any) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
@@ -33,6 +35,7 @@ FAMILIES = (
     ("storbench_result_bandwidth_bytes_per_second", "gauge", "Bandwidth of a workload on a target: the mean over the repetitions of its newest complete run"),
     ("storbench_result_latency_mean_seconds", "gauge", "Mean I/O latency of a workload on a target (mean over the repetitions)"),
     ("storbench_result_latency_seconds", "gauge", "Completion latency percentiles of a workload on a target (mean over the repetitions)"),
+    ("storbench_result_measure", "gauge", "A figure of another benchmark (an application load: pgbench's tps, dbench's MB/s; a PTS import) in its own unit (label unit): the mean over the repetitions"),
     ("storbench_result_repetitions", "gauge", "How many repetitions the exported figures are the mean of"),
     ("storbench_result_timestamp_seconds", "gauge", "When the run the figures come from ended (Unix time)"),
     ("storbench_result_run_id", "gauge", "The run the exported figures of a workload on a target come from"),
@@ -83,6 +86,10 @@ def format_metrics(figures: Sequence[Mapping[str, Any]], live: Sequence[Mapping[
     for r in figures:
         base = {"workload": r["workload"], "target": r.get("target") or "", "host": r.get("host") or "", "label": r.get("label") or ""}
         for direction, by_metric in r["stats"].items():
+            if direction == MEASURE_DIRECTION:
+                for unit, value in by_metric.items():
+                    add("storbench_result_measure", {**base, "unit": unit}, value)
+                continue
             labels = {**base, "direction": direction}
             add("storbench_result_iops", labels, by_metric.get("iops"))
             add("storbench_result_bandwidth_bytes_per_second", labels, by_metric.get("bw_bytes"))

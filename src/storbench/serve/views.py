@@ -13,7 +13,7 @@ from typing import Any
 from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
 from ..model import SEVERITIES, ResultRecord, RunInfo
 from ..stats.core import VERDICT_WORSE, compare_samples, summarize
-from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, formatter
+from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, formatter
 
 #: the metrics a person reads first, per headline
 METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}
@@ -59,16 +59,20 @@ def result_rows(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
         for direction, metrics in by_dir.items():
             cells = {}
             for metric, summary in metrics.items():
-                fmt = formatter(metric) if metric in HIGHER_IS_BETTER else (lambda v: f"{v:g}")
+                fmt = formatter(metric) if metric in HIGHER_IS_BETTER else fmt_measure
                 lo, hi = summary.ci95 if summary.ci95 else (None, None)
+                ci = fmt_interval(lo, hi, metric, summary.n) if metric in HIGHER_IS_BETTER else (
+                    f"{fmt_measure(lo)} … {fmt_measure(hi)}" if lo is not None and hi is not None else "none (n < 3)")
                 cells[metric] = {
                     "mean": summary.mean, "n": summary.n, "text": fmt(summary.mean),
-                    "sd": fmt(summary.stddev) if summary.stddev is not None else None,
-                    "ci": fmt_interval(lo, hi, metric, summary.n) if metric in HIGHER_IS_BETTER else None,
+                    "sd": fmt(summary.stddev) if summary.stddev is not None else None, "ci": ci,
                 }  # fmt: skip
             rows.append({
                 "workload": workload, "target": target, "host": host, "direction": direction, "runs": len(recs),
                 "cells": cells, "result_ids": [r.result_id for r in recs],
+                # an application load's: the tool and how it ran (pgbench: the server's durability settings)
+                "tool": recs[-1].fio.format if not recs[-1].fio.jobs else None,
+                "settings": dict(recs[-1].fio.global_options) if not recs[-1].fio.jobs else {},
                 "findings": [{"check": f.check, "severity": f.severity} for f in recs[-1].findings if f.severity != "info"],
             })  # fmt: skip
     return rows
