@@ -275,3 +275,43 @@ def test_own_fio_runs_beside_a_published_pts_result(cli, tmp_path):
     row = next(x for x in c["rows"] if x["workload"] == "rand-read-4k" and x["direction"] == "read" and x["metric"] == "iops")
     assert [cell["n"] for cell in row["cells"].values()] == [2, 3, 3]  # my two runs and both PTS systems' trials
     assert row["cells"]["run2:ext4 NVMe"]["mean"] == pytest.approx((207872 + 206592 + 208640) / 3)
+
+
+DBENCH_XML = Path(__file__).parent.parent / "data" / "pts" / "dbench-zfs-recordsize.xml"
+
+
+def test_pts_dbench_maps_onto_the_pts_disk_suites_workloads():
+    imported = map_result_file(parse_result_file(DBENCH_XML.read_text()))
+    assert [w.name for w in imported.workloads] == ["dbench-1", "dbench-128"]
+    by = {(r.workload, r.system): [] for r in imported.records}
+    for r in imported.records:
+        by[(r.workload, r.system)].append(r.fio.measures[0])
+    assert all(m.unit == "MB/s" and m.higher_is_better for ms in by.values() for m in ms)
+    # seed 002's figures are the means of each system's three trials
+    assert summarize([m.value for m in by[("dbench-128", "raw 8k")]]).mean == pytest.approx(97.8, abs=0.05)
+    assert summarize([m.value for m in by[("dbench-128", "raw 64k")]]).mean == pytest.approx(207.3, abs=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("dbench") is None, reason="dbench is installed by tests/setup-system.sh")
+def test_an_imported_pts_dbench_meets_a_storbench_dbench_run_in_one_table(cli, tmp_path):
+    assert cli("import", str(DBENCH_XML), "--label", "seed002").code == 0
+    target = tmp_path / "t"
+    target.mkdir()
+    run = cli("run", "--workload", "dbench-1", "--target", str(target), "--runtime", "2s", "--repeat", "2", "--label", "mine",
+              "--no-report")  # fmt: skip
+    assert run.code == 0, run.err
+    c = json.loads(cli("compare", "mine", "seed002", "--json").out)
+    # one table: storbench's run, then each PTS system, marked as imported
+    assert [x["name"] for x in c["configs"]] == ["mine", "seed002, imported (raw 8k)", "seed002, imported (raw 64k)"]
+    row = next(x for x in c["rows"] if x["workload"] == "dbench-1" and x["metric"] == "MB/s")
+    assert [cell["n"] for cell in row["cells"].values()] == [2, 3, 3]
+    assert row["cells"]["run1:raw 8k"]["mean"] == pytest.approx(42.2, abs=0.05)
+    assert row["cells"]["run2"]["mean"] > 0
+    assert row["versus"]["run1:raw 8k"]["verdict"] in ("better", "worse", "within noise")
+    # the two imported systems compare with each other as in seed 002: 64k ahead at 128 clients
+    wide = next(x for x in c["rows"] if x["workload"] == "dbench-128" and x["metric"] == "MB/s")
+    assert [k for k, v in wide["cells"].items() if v] == ["run1:raw 8k", "run1:raw 64k"] and wide["leader"] == "run1:raw 64k" and wide["leader_significant"]
+    # comparing imports alone marks nothing
+    alone = json.loads(cli("compare", "seed002", "--json").out)
+    assert [x["name"] for x in alone["configs"]] == ["seed002 (raw 8k)", "seed002 (raw 64k)"]

@@ -107,8 +107,10 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
         records: list[ResultRecord] = []
         empty: list[int] = []
         infos, found_of, metas = store.get_runs(ids), store.results_of(ids), store.run_metas(ids)
+        # imports compared with storbench's own runs are marked (their n and spread are the file's)
+        mixed = len({infos[rid].kind == "import" for rid in ids}) > 1
         for rid in ids:
-            run_names[rid] = infos[rid].label or f"run {rid}"
+            run_names[rid] = (infos[rid].label or f"run {rid}") + (", imported" if mixed and infos[rid].kind == "import" else "")
             found = found_of[rid]
             if not found:
                 empty.append(rid)

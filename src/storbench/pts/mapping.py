@@ -15,7 +15,9 @@
   x 2^20) and ``iops``; the other figure is derived from the block size when only one was
   reported.  Workload names are those of storbench's ``pts-fio`` suite (``rand-read-4k``),
   so ``storbench run --suite pts-fio`` lines up with a published PTS result; options other
-  than that suite's (another engine, buffered I/O) are added to the name.  Every other
+  than that suite's (another engine, buffered I/O) are added to the name.  **pts/dbench**'s
+  ``Client Count: N`` in MB/s is workload ``dbench-N``, the ``pts-disk`` suite's (its figure
+  ``MB/s``, as storbench's dbench load reports it).  Every other
   test's figure is a :class:`~storbench.model.Measure` under its unit, with PTS's HIB/LIB.
 * What cannot be a figure is named, never dropped silently: PASS/FAIL results, line
   graphs and images, values that are not numbers.
@@ -178,6 +180,19 @@ def _fio_name(options: Mapping[str, str | None]) -> str:
     return "-".join([base, *extra])
 
 
+#: pts/dbench's "Client Count" option (``Client Count: 12``; older profiles ``12 Clients``)
+_DBENCH_CLIENTS = re.compile(r"^(?:Client Count: (\d+)|(\d+) Clients?)$")
+
+
+def _dbench_name(result: PtsResult) -> str | None:
+    """``dbench-N`` (the ``pts-disk`` suite's workload of that client count) for a pts/dbench
+    result in MB/s, so that a storbench run of that suite lines up with the import; else None."""
+    if (result.test_base != "pts/dbench" and result.title.lower() != "dbench") or result.scale != "MB/s":
+        return None
+    m = _DBENCH_CLIENTS.match(result.description.strip())
+    return f"dbench-{m.group(1) or m.group(2)}" if m else None
+
+
 def _trials(entry: PtsEntry) -> tuple[float, ...] | None:
     """The trials' values of an entry (RawString, else Value), or None when one is not a number."""
     texts = entry.raw or (entry.value,)
@@ -254,6 +269,8 @@ def map_result_file(pts: PtsResultFile) -> PtsImport:
     for label, results, fio in groups:
         if fio is not None:
             name = _fio_name(dict(fio))
+        elif (dbench := _dbench_name(results[0])) is not None:
+            name = dbench
         else:
             name = label
             if name in names or any(
