@@ -378,3 +378,63 @@ class Gluster:
                 else:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(path)
+
+
+class Tgt:
+    """tgt's ``tgtd`` (a userspace iSCSI target) on 127.0.0.1:PORT, its management socket in its
+    work directory, one target ``IQN`` with LUN 1 backed by a ``size_mib`` file (zeros, or the
+    bytes of ``content``), bound to the initiator address 127.0.0.1.
+
+    tgtd ignores SIGTERM (../shared/NFS-ISCSI.md, trap 1): it is stopped by taking the system
+    offline and deleting it with tgtadm, then waited for by its PID (SIGKILL after 10 s)."""
+
+    IQN = "iqn.2026-12.lab.storbench:disk1"
+
+    def __init__(self, workdir: Path, size_mib: int = 64, content: bytes = b"") -> None:
+        self.dir = workdir
+        self.size_mib = size_mib
+        self.content = content
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.env = dict(os.environ, TGT_IPC_SOCKET=str(workdir / "tgtd.ipc"))
+
+    @property
+    def uri(self) -> str:
+        return f"iscsi://127.0.0.1:{self.port}/{self.IQN}/1"
+
+    def adm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["tgtadm", *args], env=self.env, capture_output=True, text=True, timeout=30, check=check)
+
+    def __enter__(self) -> Tgt:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        disk = self.dir / "disk.img"
+        with open(disk, "wb") as fh:
+            fh.write(self.content)
+            fh.truncate(self.size_mib << 20)
+        self.proc = subprocess.Popen(["tgtd", "-f", "--iscsi", f"portal=127.0.0.1:{self.port}"], env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=open(self.dir / "tgtd.log", "wb"))  # fmt: skip
+        try:
+            wait_for_port(self.port)
+            deadline = time.monotonic() + 10
+            while self.adm("--mode", "sys", "--op", "show", check=False).returncode != 0:
+                assert time.monotonic() < deadline, "tgtd's management socket did not answer"
+                time.sleep(0.05)
+            self.adm("--lld", "iscsi", "--mode", "target", "--op", "new", "--tid", "1", "--targetname", self.IQN)
+            self.adm("--lld", "iscsi", "--mode", "logicalunit", "--op", "new", "--tid", "1", "--lun", "1", "--backing-store", str(disk))
+            self.adm("--lld", "iscsi", "--mode", "target", "--op", "bind", "--tid", "1", "--initiator-address", "127.0.0.1")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.adm("--op", "update", "--mode", "sys", "--name", "State", "-v", "offline", check=False)
+        self.adm("--lld", "iscsi", "--mode", "target", "--op", "delete", "--force", "--tid", "1", check=False)
+        self.adm("--op", "delete", "--mode", "system", check=False)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()

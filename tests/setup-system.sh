@@ -25,6 +25,11 @@ command -v smbnetfs >/dev/null 2>&1 || need+=(smbnetfs)
 command -v smbpasswd >/dev/null 2>&1 || need+=(samba-common-bin)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v sshfs >/dev/null 2>&1 || need+=(sshfs)
+# iSCSI: tgt's userspace target (tests/servers.py Tgt), reached through qemu-nbd with qemu's
+# libiscsi driver (qemu-block-extra) by storbench's iscsi:// targets; libiscsi-bin's iscsi-inq
+command -v tgtd >/dev/null 2>&1 || need+=(tgt)
+command -v iscsi-inq >/dev/null 2>&1 || need+=(libiscsi-bin)
+[ -e /usr/lib/x86_64-linux-gnu/qemu/block-iscsi.so ] || ls /usr/lib/*/qemu/block-iscsi.so >/dev/null 2>&1 || need+=(qemu-block-extra)
 command -v glusterd >/dev/null 2>&1 || need+=(glusterfs-server)
 command -v gluster >/dev/null 2>&1 || need+=(glusterfs-cli)
 # a one-node Ceph (mon, mgr, one BlueStore OSD on a file) that tests/ceph.py brings up; without

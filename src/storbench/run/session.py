@@ -123,6 +123,15 @@ def resolve_targets(ctx: SessionEnv, request: RunRequest) -> tuple[Target, ...]:
     return resolved
 
 
+def serve_targets(stack: contextlib.ExitStack, targets: Sequence[Target]) -> None:
+    """Start what each target's kind keeps running for the run (an iSCSI LUN's qemu-nbd bridge),
+    stopped when ``stack`` closes."""
+    from ..targets import kind_of
+
+    for target in targets:
+        stack.enter_context(kind_of(target).serve(target))
+
+
 def prepare_hosts(ctx: SessionEnv, request: RunRequest) -> tuple[ClientFio, Preflight]:
     """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are left out
     with one line each, and the rest run."""
@@ -230,6 +239,7 @@ def plan_lines(ctx: SessionEnv, request: RunRequest) -> list[str]:
     with contextlib.ExitStack() as stack:
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(ctx.env.cwd)),)
+        serve_targets(stack, resolved)
         run_plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=request.label)
         specs = runner.plan_jobs(run_plan, _engine_prober(executor, remote=False))
         return plan.format_plan(estimates(ctx, specs, request, executor, probe=True))
@@ -405,6 +415,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
     with contextlib.ExitStack() as stack:
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(ctx.env.cwd)),)
+        serve_targets(stack, resolved)
         plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=label,
                               keep_files=request.keep_files, repeat=request.repeat)  # fmt: skip
         specs = runner.plan_jobs(plan, _engine_prober(executor, remote=preflight is not None))

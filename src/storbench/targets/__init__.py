@@ -6,6 +6,8 @@
 ``block``               ``block``: a block device, writes guarded (:mod:`storbench.targets.guard`)
 ``nbd``                 ``nbd``: an NBD export through fio's nbd engine (``nbd://``, ``nbd+unix://``,
                         or the unix socket of an image ``storbench matrix`` serves)
+``iscsi``               ``iscsi``: an iSCSI LUN (``iscsi://HOST[:PORT]/IQN/LUN``) through qemu-nbd, a userspace
+                        bridge storbench runs for the run, and fio's nbd engine; writes guarded
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
 ``rbd``                 ``rbd``: an RBD image through fio's rbd engine (``rbd:POOL/IMAGE``), writes guarded
 ``rados``               ``rados``: a RADOS pool through fio's rados engine (``rados:POOL``), writes guarded
@@ -32,13 +34,14 @@ from storbench.model import Target, Workload
 from .base import Placement, ResolveContext, TargetKind, engine_for_kind, fio_filename
 from .block import BLOCK
 from .gluster import GLUSTER
+from .iscsi import ISCSI
 from .local import DIR, FILE
 from .nbd import NBD
 from .rados import RADOS
 from .rbd import RBD
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 

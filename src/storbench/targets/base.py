@@ -16,6 +16,7 @@ A kind answers, for one sort of ``--target``:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -130,6 +131,11 @@ class TargetKind:
 
         path = self.describe_path(target)
         return describe_target(path, fio_version=fio_version) if path is not None else None
+
+    def serve(self, target: Target) -> contextlib.AbstractContextManager[None]:
+        """What the kind keeps running while a run uses ``target`` (edge): an iSCSI LUN's userspace
+        bridge; nothing for the others."""
+        return contextlib.nullcontext()
 
     def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
         """(files to stat, directory whose filesystem's used space to read); None: not local."""

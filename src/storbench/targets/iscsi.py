@@ -1,0 +1,216 @@
+"""iSCSI LUNs, reached without an initiator in the kernel: through qemu-nbd, a userspace bridge.
+
+``--target iscsi://HOST[:PORT]/IQN/LUN`` (port 3260 by default).  This machine's kind of host (a
+container, a NAS under evaluation attached to nothing) has no kernel iSCSI initiator, so storbench
+serves the LUN itself for the run: ``qemu-nbd -f raw iscsi://...`` (qemu's libiscsi driver,
+Debian's ``qemu-block-extra``) on a unix socket in a directory of its own
+(``$TMPDIR/storbench-fio-<pid>-iscsi-<hash>``, removed after the run, or by the next run when
+storbench was killed), and fio reaches that socket with its nbd engine (``ioengine=nbd``, the
+workload's engine replaced with a comment saying so).  The storage description says so: one more
+hop and one more process on the client's CPUs.
+
+Checked before anything runs, in one line each: the URI's form; that the LUN answers
+(``qemu-img info``, bounded); writes need ``--destroy-data`` repeating the URI exactly, and the
+refusal says what the LUN holds (its first MiB read with ``qemu-img dd`` and probed with
+``wipefs``: a partition table or a filesystem); reads are always allowed.
+
+Not yet read: the LUN's write cache (the WCE bit of its caching mode page; tgt's default is on,
+writes then acknowledged from the server's RAM) -- it needs a SCSI MODE SENSE, which qemu-img does
+not send; the description says it is unknown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from storbench.errors import TargetError
+from storbench.model import Target
+
+from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text, refuse_unnamed_writes
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
+
+ISCSI_PREFIX = "iscsi://"
+DEFAULT_PORT = 3260
+#: qemu-img's login, INQUIRY and READ CAPACITY (or its first MiB) take well under a second on loopback
+PROBE_TIMEOUT_S = 30.0
+BRIDGE_START_S = 15.0
+#: what the guard reads of a LUN to tell what it holds
+PROBE_BYTES = 1 << 20
+_URI_RE = re.compile(
+    r"^iscsi://(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?"
+    r"/(?P<iqn>(?:iqn|eui|naa)\.[A-Za-z0-9.:_-]+)/(?P<lun>\d{1,5})$"
+)
+#: the bridge's words in the storage description
+BRIDGE_NOTE = "reached through qemu-nbd, a userspace bridge from NBD to iSCSI (libiscsi): one more hop and one more process on this machine's CPUs"
+
+
+def check_iscsi_uri(spec: str) -> tuple[str, int, str, int]:
+    """(host, port, IQN, LUN) of ``spec``; one-line TargetError naming the form otherwise."""
+    check_uri_text("iSCSI URI", spec)
+    m = _URI_RE.match(spec)
+    if m is None:
+        raise TargetError(f"iSCSI URI {spec!r} is not iscsi://HOST[:PORT]/IQN/LUN (e.g. iscsi://192.0.2.7/iqn.2024-01.lab.example:disk1/1)")
+    port = int(m.group("port") or DEFAULT_PORT)
+    if not 1 <= port <= 65535:
+        raise TargetError(f"iSCSI URI {spec!r} has an invalid port (a number from 1 to 65535)")
+    return m.group("host"), port, m.group("iqn"), int(m.group("lun"))
+
+
+def bridge_dir(target_uri: str) -> str:
+    """The bridge's directory for ``target_uri`` in this process (deterministic: the job text names its socket)."""
+    digest = hashlib.sha256(target_uri.encode()).hexdigest()[:10]
+    return os.path.join(tempfile.gettempdir(), f"storbench-fio-{os.getpid()}-iscsi-{digest}")
+
+
+def bridge_socket(target_uri: str) -> str:
+    return os.path.join(bridge_dir(target_uri), "nbd.sock")
+
+
+def _missing(program: str, package: str) -> TargetError:
+    return TargetError(f"iSCSI targets need {program} (Debian package {package}: apt-get install {package}, or make install)")
+
+
+def _qemu(argv: Sequence[str], what: str, spec: str) -> str:
+    from storbench.process import proc
+
+    try:
+        done = proc.run(argv, timeout_s=PROBE_TIMEOUT_S)
+    except FileNotFoundError:
+        raise _missing(argv[0], "qemu-utils") from None
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"cannot reach iSCSI LUN {spec!r}: {what} did not answer in {PROBE_TIMEOUT_S:.0f} s") from None
+    if done.returncode != 0:
+        last = proc.last_line(done.stderr) or proc.last_line(done.stdout) or f"exit status {done.returncode}"
+        if "Unknown protocol 'iscsi'" in last or "Unknown driver 'iscsi'" in last:
+            raise _missing("qemu's iscsi driver", "qemu-block-extra")
+        raise TargetError(f"cannot reach iSCSI LUN {spec!r}: {last}")
+    return done.stdout
+
+
+def lun_size(spec: str) -> int:
+    """The LUN's size in bytes (``qemu-img info``: a login and READ CAPACITY)."""
+    out = _qemu(["qemu-img", "info", "--output=json", "-f", "raw", spec], "qemu-img info", spec)
+    try:
+        return int(json.loads(out)["virtual-size"])
+    except (ValueError, KeyError, TypeError):
+        raise TargetError(f"cannot read the size of iSCSI LUN {spec!r}: qemu-img info said {out[:80]!r}") from None
+
+
+def lun_signatures(spec: str) -> tuple[str, ...]:
+    """What the LUN's first MiB holds (a partition table, a filesystem), as wipefs names it."""
+    from storbench.process import proc
+
+    from .guard import parse_wipefs_json
+
+    with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-probe-") as tmp:
+        head = os.path.join(tmp, "head.img")
+        _qemu(["qemu-img", "dd", "-f", "raw", "-O", "raw", "bs=65536", f"count={PROBE_BYTES // 65536}", f"if={spec}", f"of={head}"],
+              "qemu-img dd", spec)  # fmt: skip
+        try:
+            done = proc.run(["wipefs", "--no-act", "--json", head], timeout_s=PROBE_TIMEOUT_S)
+        except (FileNotFoundError, subprocess.TimeoutExpired):
+            return ()
+        return parse_wipefs_json(done.stdout) if done.returncode == 0 else ()
+
+
+class IscsiKind(TargetKind):
+    name = "iscsi"
+    prefixes = (ISCSI_PREFIX,)
+    engine = "nbd"
+    own_options = frozenset({"uri"})
+    local_path = False
+    noun = "an iSCSI LUN"
+
+    def resolve(self, spec: str, ctx: ResolveContext) -> Target:
+        check_iscsi_uri(spec)
+        for program, package in (("qemu-img", "qemu-utils"), ("qemu-nbd", "qemu-utils")):
+            if shutil.which(program) is None:
+                raise _missing(program, package)
+        lun_size(spec)  # reachable, logged in, a LUN
+        from storbench.targets.guard import workload_writes
+
+        if any(workload_writes(w.options) for w in ctx.workloads) and spec not in ctx.destroy:
+            held = lun_signatures(spec)
+            harm = f"destroying what it holds ({', '.join(held)})" if held else "destroying what it holds"
+            refuse_unnamed_writes(spec, ctx, f"iSCSI LUN {spec!r}", harm)
+        return Target(kind="iscsi", path=spec)
+
+    def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
+        return Placement(options=(("uri", f"nbd+unix:///?socket={bridge_socket(target.path)}"),),
+                         notes=(f"{target.path} through qemu-nbd (a userspace bridge) on {bridge_socket(target.path)}",))  # fmt: skip
+
+    def describe_path(self, target: Target) -> str | None:
+        return None
+
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
+        """The host, the LUN as the bridge serves it (``nbdinfo``), and the bridge itself."""
+        from storbench.storage import StorageInfo, describe_host
+        from storbench.storage.network import parse_nbdinfo_json
+
+        from .nbd import nbdinfo
+
+        notes: list[str] = [BRIDGE_NOTE, "the LUN's write cache (WCE) is not read: a write may be acknowledged from the server's RAM"]
+        host = describe_host(fio_version, notes=notes)
+        export = None
+        uri = f"nbd+unix:///?socket={bridge_socket(target.path)}"
+        rc, out, _err = nbdinfo(uri)
+        if rc == 0:
+            try:
+                export = parse_nbdinfo_json(out, target.path)
+            except ValueError as exc:
+                notes.append(f"the bridge's answer for {target.path} not understood: {exc}")
+        return StorageInfo(target=target.path, target_kind="iscsi", filesystem=None, devices=(), host=host,
+                           notes=tuple(notes), export=export)  # fmt: skip
+
+    def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
+        return None
+
+    @contextlib.contextmanager
+    def serve(self, target: Target) -> Iterator[None]:
+        """qemu-nbd serving the LUN on :func:`bridge_socket` while the run lasts; stopped by its PID."""
+        from storbench.process import proc
+
+        from .nbd import nbdinfo
+
+        directory = bridge_dir(target.path)
+        shutil.rmtree(directory, ignore_errors=True)
+        os.mkdir(directory, 0o700)
+        socket = bridge_socket(target.path)
+        child = None
+        try:
+            # -t: stay up for every fio of the run (each connects anew); -f raw: the LUN as it is
+            child, noted = proc.spawn(["qemu-nbd", "-t", "-k", socket, "-f", "raw", target.path],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+            from storbench.process import signals
+
+            signals.raise_noted(noted)
+            deadline = time.monotonic() + BRIDGE_START_S
+            while nbdinfo(f"nbd+unix:///?socket={socket}")[0] != 0:
+                if child.poll() is not None:
+                    err = proc.last_line(child.stderr.read() if child.stderr else "")
+                    raise TargetError(f"qemu-nbd could not serve iSCSI LUN {target.path!r}: {err or f'exit status {child.returncode}'}")
+                if time.monotonic() > deadline:
+                    raise TargetError(f"qemu-nbd did not serve iSCSI LUN {target.path!r} within {BRIDGE_START_S:.0f} s")
+                time.sleep(0.05)
+            yield
+        finally:
+            if child is not None:
+                proc.stop_group(child)
+                if child.stderr is not None:
+                    child.stderr.close()
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+ISCSI = IscsiKind()

@@ -1,0 +1,37 @@
+"""iSCSI target URIs checked before anything runs (pure): one line naming the form."""
+
+from __future__ import annotations
+
+import pytest
+
+from storbench.errors import TargetError
+from storbench.jobs.jobfile import build_job
+from storbench.model import Overrides, Target, Workload
+from storbench.targets.iscsi import bridge_socket, check_iscsi_uri
+
+
+def test_uri_parts():
+    assert check_iscsi_uri("iscsi://192.0.2.7/iqn.2024-01.lab.example:disk1/1") == ("192.0.2.7", 3260, "iqn.2024-01.lab.example:disk1", 1)
+    assert check_iscsi_uri("iscsi://nas.lan:3261/iqn.2005-10.org.freenas.ctl:pool/0")[1:] == (3261, "iqn.2005-10.org.freenas.ctl:pool", 0)
+
+
+@pytest.mark.parametrize("spec", [
+    "iscsi://host/disk1/1",                     # not an IQN, EUI or NAA name
+    "iscsi://host/iqn.2024-01.lab:disk1",       # no LUN
+    "iscsi://host:99999/iqn.2024-01.lab:d/1",   # no such port
+    "iscsi://host/iqn.2024-01.lab:d/1;rw=write",
+    "iscsi:///iqn.2024-01.lab:d/1",
+])  # fmt: skip
+def test_bad_uris_are_one_line(spec):
+    with pytest.raises(TargetError) as exc:
+        check_iscsi_uri(spec)
+    assert "\n" not in str(exc.value) and repr(spec) in str(exc.value)
+
+
+def test_the_job_reaches_the_lun_through_the_bridge_socket():
+    uri = "iscsi://127.0.0.1:3260/iqn.2024-01.lab.example:disk1/1"
+    w = Workload(name="r", description="", options=(("rw", "randread"), ("ioengine", "libaio"), ("bs", "4k")))
+    job = build_job(w, Target(kind="iscsi", path=uri), Overrides())
+    opts = dict(job.options)
+    assert opts["ioengine"] == "nbd" and opts["uri"] == f"nbd+unix:///?socket={bridge_socket(uri)}"
+    assert "filename" not in opts and f"# storbench: {uri} through qemu-nbd (a userspace bridge)" in job.job_text
