@@ -390,7 +390,11 @@ class Tgt:
 
     IQN = "iqn.2026-12.lab.storbench:disk1"
 
-    def __init__(self, workdir: Path, size_mib: int = 64, content: bytes = b"") -> None:
+    #: the caching mode page with WCE=0, as tgt-admin writes it for "write-cache off"
+    CACHE_OFF = "mode_page=8:0:18:0x10:0:0xff:0xff:0:0:0xff:0xff:0xff:0xff:0x80:0x14:0:0:0:0:0:0"
+
+    def __init__(self, workdir: Path, size_mib: int = 64, content: bytes = b"", write_cache: bool = True) -> None:
+        self.write_cache = write_cache
         self.dir = workdir
         self.size_mib = size_mib
         self.content = content
@@ -421,6 +425,8 @@ class Tgt:
                 time.sleep(0.05)
             self.adm("--lld", "iscsi", "--mode", "target", "--op", "new", "--tid", "1", "--targetname", self.IQN)
             self.adm("--lld", "iscsi", "--mode", "logicalunit", "--op", "new", "--tid", "1", "--lun", "1", "--backing-store", str(disk))
+            if not self.write_cache:
+                self.adm("--lld", "iscsi", "--mode", "logicalunit", "--op", "update", "--tid", "1", "--lun", "1", "--params", self.CACHE_OFF)
             self.adm("--lld", "iscsi", "--mode", "target", "--op", "bind", "--tid", "1", "--initiator-address", "127.0.0.1")
         except BaseException:
             self.__exit__()

@@ -350,6 +350,25 @@ def _sshfs_write() -> CheckContext:
     return clean(options={**CLEAN_OPTIONS, "rw": "randwrite"}, storage=st, activity=())
 
 
+def _iscsi_write_cache_on() -> CheckContext:
+    """An iSCSI LUN as storbench describes it after its MODE SENSE of tgt's caching page (WCE=1)."""
+    from storbench.storage.network import ExportInfo
+
+    uri = "iscsi://127.0.0.1:3260/iqn.2026-12.lab.storbench:disk1/1"
+    export = ExportInfo(protocol="iscsi", uri=uri, server="127.0.0.1:3260", export="iqn.2026-12.lab.storbench:disk1/1",
+                        size_bytes=64 << 20, details=("write_cache=on", "client=qemu-nbd bridge"))  # fmt: skip
+    st = StorageInfo(target=uri, target_kind="iscsi", filesystem=None, devices=(), export=export)
+    return clean(options={**CLEAN_OPTIONS, "rw": "randwrite", "ioengine": "nbd"}, storage=st, activity=())
+
+
+def test_a_lun_with_its_cache_off_or_synced_writes_has_no_cache_finding() -> None:
+    ctx = _iscsi_write_cache_on()
+    off = dataclasses.replace(ctx.storage.export, details=("write_cache=off",))
+    assert "lun-write-cache" not in ids(run_checks(dataclasses.replace(ctx, storage=dataclasses.replace(ctx.storage, export=off))))
+    assert "lun-write-cache" not in ids(run_checks(dataclasses.replace(ctx, options={**ctx.options, "fsync": "1"})))
+    assert "lun-write-cache" not in ids(run_checks(dataclasses.replace(ctx, options={**ctx.options, "rw": "randread"})))
+
+
 def _share_of_local_zfs() -> CheckContext:
     """An sshfs share whose server is this machine, serving a zfs-fuse dataset (recorded zfs get)."""
     from storbench.storage import network_info_from_mount, parse_zfs_get, zfs_info_from
@@ -520,6 +539,7 @@ CASES: dict[str, Case] = {
     "iodepth-no-effect": Case(_sync_depth, "warning", ("iodepth=8", "psync", "100.0% of I/O at depth 1")),
     "randrepeat-on": Case(_randrepeat_default, "info", ("randrepeat not set", "randread")),
     "impossible-latency": Case(_libaio_fsync, "invalid", ("sync latency maximum 312.27 s", "about 1 s", "libaio")),
+    "lun-write-cache": Case(_iscsi_write_cache_on, "warning", ("iSCSI LUN iqn.2026-12.lab.storbench:disk1/1 on 127.0.0.1:3260 has its write cache on (WCE=1", "randwrite writes"), "write cache off"),
     "share-write-ack": Case(_sshfs_write, "warning", ("fuse.sshfs share from 127.0.0.1 at /srv/lab/ssh/mnt", "sshfs without -o sync_write", "randwrite figure"), "sshfs -o sync_write"),
     "server-cache": Case(_share_of_local_zfs, "warning", ("fuse.sshfs share of /tmp/zx/mnt/b from 127.0.0.1", "ZFS dataset tst/b (primarycache=all)", "64.0 MiB test file fits its ARC (at most 100.0 MiB)"), "zfs set primarycache=metadata tst/b"),
     "pool-not-healthy": Case(_pool_degraded, "warning", ("ZFS pool tank", "before the run the pool was DEGRADED", "mirror-0 was DEGRADED", "loop2 was OFFLINE"), "zpool online tank"),

@@ -70,3 +70,34 @@ def test_an_unreachable_lun_is_one_line(cli, tmp_path: Path):
             [line] = [ln for ln in res.err.splitlines() if ln.startswith("storbench: ")]
             assert f"cannot reach iSCSI LUN '{uri}': " in line, line
     assert _leftovers() == []
+
+
+@pytest.mark.parametrize("write_cache", [True, False], ids=["cache-on", "cache-off"])
+def test_the_luns_write_cache_is_read_and_judged(cli, tmp_path: Path, write_cache: bool):
+    """tgt's write cache on (its default) or off: storbench's own MODE SENSE reads it, the
+    description keeps it, and unsynced writes on a caching LUN get the lun-write-cache finding."""
+    from storbench.storage.scsi import iscsi_write_cache
+
+    from servers import Tgt
+
+    with Tgt(tmp_path / "tgt", write_cache=write_cache) as tgt:
+        page, why = iscsi_write_cache(f"127.0.0.1:{tgt.port}", Tgt.IQN, 1)
+        assert why is None and page is not None and page.write_cache is write_cache
+        res = cli("run", "--workload", "rnd4k-q1t1-write", "--target", tgt.uri, "--destroy-data", tgt.uri, "--runtime", "1s",
+                  "--json", "--no-report")  # fmt: skip
+        assert res.code == 0, res.err
+        [record] = json.loads(res.out)
+        checks = {f["check"] for f in record["findings"]}
+        assert ("lun-write-cache" in checks) is write_cache
+        shown = cli("show", "last")
+        assert f"write_cache={'on' if write_cache else 'off'}" in shown.out  # kept in the stored description
+    assert _leftovers() == []
+
+
+def test_a_write_cache_that_cannot_be_read_says_why():
+    from storbench.storage.scsi import iscsi_write_cache
+
+    from servers import free_port
+
+    page, why = iscsi_write_cache(f"127.0.0.1:{free_port()}", "iqn.2026-12.lab.storbench:none", 1)
+    assert page is None and why is not None and why.startswith("login failed")

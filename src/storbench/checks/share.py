@@ -8,6 +8,11 @@ gather buffered writes in the client's memory until a close or an fsync.  The fi
 measures the client, not the share.  Writes that fio itself syncs (``sync=1``, ``fsync=N``,
 ``fdatasync=N``) wait for the server on every protocol; direct I/O bypasses the NFS and SMB
 client caches (not sshfs's queue).  Also before the run, from the storage description.
+
+Check (id): ``lun-write-cache`` -- an iSCSI LUN whose caching mode page says WCE=1 (tgt's
+default) acknowledges writes from the target's write-back cache; unsynced write figures then
+measure that cache (here: turning tgt's cache off cut random writes to 30-60 %).  Read from the
+description's export (``write_cache=on``), which storbench fills with a MODE SENSE of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import TYPE_CHECKING
 from storbench.model import Finding
 from storbench.storage import StorageInfo
 
-from ._common import CheckInfo, Options, finding, is_direct, rw_mode, sync_reasons, writes
+from ._common import CheckInfo, Options, finding, fix_of, is_direct, rw_mode, sync_reasons, writes
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -31,10 +36,40 @@ INFO = {
         severities=("warning",),
         preflight=True,
     ),
+    "lun-write-cache": CheckInfo(
+        title="The LUN acknowledges writes from its server's cache",
+        explanation="The iSCSI LUN's caching mode page has WCE set (tgt's default): the target acknowledges a write once it is in its write-back cache (the server's RAM), so write figures without a sync measure that cache, and comparing them with an NFS export that commits (or with a LUN whose cache is off) compares caches, not protocols.",
+        evidence="A workload that writes without sync=1, fsync or fdatasync, on an iscsi:// target whose MODE SENSE caching page says WCE=1 (storbench reads it before the run).",
+        fix="Turn the LUN's write cache off on the target (tgt: a caching mode page with WCE=0) or add fsync=1 (or sync=1) to the workload; compare protocols with the same acknowledgement.",
+        severities=("warning",),
+        preflight=True,
+    ),
 }
 
 
+def _lun_cache(options: Options, storage: StorageInfo | None) -> list[Finding]:
+    export = storage.export if storage is not None else None
+    if export is None or export.protocol != "iscsi" or "write_cache=on" not in export.details:
+        return []
+    if not writes(options) or sync_reasons(options):
+        return []
+    return [
+        finding(
+            "lun-write-cache",
+            "warning",
+            f"iSCSI LUN {export.export} on {export.server} has its write cache on (WCE=1 in its caching mode page): the "
+            f"{rw_mode(options)} writes were acknowledged from the server's cache, so the figure measures that cache, "
+            "not the storage under it",
+            fix_of(INFO["lun-write-cache"]),
+        )
+    ]
+
+
 def _judge(options: Options, storage: StorageInfo | None) -> list[Finding]:
+    return _lun_cache(options, storage) + _share(options, storage)
+
+
+def _share(options: Options, storage: StorageInfo | None) -> list[Finding]:
     fs = storage.filesystem if storage is not None else None
     net = fs.network if fs is not None else None
     if net is None or net.writes_wait_for_server is not False or not writes(options) or sync_reasons(options):

@@ -14,9 +14,10 @@ Checked before anything runs, in one line each: the URI's form; that the LUN ans
 refusal says what the LUN holds (its first MiB read with ``qemu-img dd`` and probed with
 ``wipefs``: a partition table or a filesystem); reads are always allowed.
 
-Not yet read: the LUN's write cache (the WCE bit of its caching mode page; tgt's default is on,
-writes then acknowledged from the server's RAM) -- it needs a SCSI MODE SENSE, which qemu-img does
-not send; the description says it is unknown.
+The LUN's write cache (the WCE bit of its caching mode page; tgt's default is on: writes are then
+acknowledged from the server's RAM) is read with a MODE SENSE of storbench's own
+(:mod:`storbench.storage.scsi`) and kept in the description (``write_cache=on``), where the
+``lun-write-cache`` finding reads it.
 """
 
 from __future__ import annotations
@@ -155,22 +156,33 @@ class IscsiKind(TargetKind):
         return None
 
     def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
-        """The host, the LUN as the bridge serves it (``nbdinfo``), and the bridge itself."""
+        """The host; the LUN as the bridge serves it (``nbdinfo``) with its write cache (MODE SENSE
+        of its caching page, :func:`storbench.storage.scsi.iscsi_write_cache`); the bridge itself."""
         from storbench.storage import StorageInfo, describe_host
-        from storbench.storage.network import parse_nbdinfo_json
+        from storbench.storage.network import ExportInfo, parse_nbdinfo_json
+        from storbench.storage.scsi import iscsi_write_cache
 
         from .nbd import nbdinfo
 
-        notes: list[str] = [BRIDGE_NOTE, "the LUN's write cache (WCE) is not read: a write may be acknowledged from the server's RAM"]
+        host_name, port, iqn, lun = check_iscsi_uri(target.path)
+        notes: list[str] = [BRIDGE_NOTE]
         host = describe_host(fio_version, notes=notes)
-        export = None
-        uri = f"nbd+unix:///?socket={bridge_socket(target.path)}"
-        rc, out, _err = nbdinfo(uri)
+        served = None
+        rc, out, _err = nbdinfo(f"nbd+unix:///?socket={bridge_socket(target.path)}")
         if rc == 0:
             try:
-                export = parse_nbdinfo_json(out, target.path)
+                served = parse_nbdinfo_json(out, target.path)
             except ValueError as exc:
                 notes.append(f"the bridge's answer for {target.path} not understood: {exc}")
+        page, why = iscsi_write_cache(f"{host_name}:{port}", iqn, lun)
+        if page is None:
+            notes.append(f"the LUN's write cache (WCE) could not be read: {why}")
+        cache = "unknown" if page is None else ("on" if page.write_cache else "off")
+        export = ExportInfo(
+            protocol="iscsi", uri=target.path, server=f"{host_name}:{port}", export=f"{iqn}/{lun}",
+            size_bytes=served.size_bytes if served else None, read_only=served.read_only if served else None,
+            details=(f"write_cache={cache}", "client=qemu-nbd bridge", *(served.details if served else ())),
+        )  # fmt: skip
         return StorageInfo(target=target.path, target_kind="iscsi", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), export=export)  # fmt: skip
 
