@@ -444,3 +444,118 @@ class Tgt:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    """A process that runs (a zombie does not: PID 1 here reaps late, ../shared/NFS-ISCSI.md trap 11)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].split()[0] != "Z"
+
+
+def _stop(pid: int | None, comm: str) -> None:
+    """SIGTERM ``pid`` if it still is ``comm``, wait 10 s, then SIGKILL."""
+    if pid is None or not _alive(pid):
+        return
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() != comm[:15]:
+            return
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(pid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class Ganesha:
+    """nfs-ganesha 4.3 (VFS) serving ``export/`` as NFSv3 and v4, in a private loopback-only network
+    namespace with its own rpcbind (rpcbind cannot be limited to 127.0.0.1, and NFSv3 needs it:
+    ../shared/NFS-ISCSI.md traps 2-4) and a private dbus-daemon (trap 7).  :meth:`inside` prefixes
+    a command with ``nsenter`` into that namespace: a client (storbench, nfs-ls) runs there.
+    ``commit``: ganesha's ``NFS_Commit`` (true: every WRITE made stable on the server)."""
+
+    RPCBIND_FILES = ("/run/rpcbind.sock", "/run/rpcbind.lock", "/run/rpcbind/portmap.xdr", "/run/rpcbind/rpcbind.xdr")
+
+    def __init__(self, workdir: Path, commit: bool = False) -> None:
+        self.dir = workdir
+        self.export = workdir / "export"
+        self.commit = commit
+        self.pids: dict[str, int] = {}
+
+    @property
+    def url(self) -> str:
+        return "nfs://127.0.0.1/export/"
+
+    def inside(self, *argv: str) -> list[str]:
+        return ["nsenter", f"--net=/proc/{self.pids['rpcbind']}/ns/net", *argv]
+
+    def _write_config(self) -> None:
+        d = self.dir
+        (d / "ganesha.conf").write_text(f"""NFS_CORE_PARAM {{
+    NFS_Port = 2049; MNT_Port = 20048; Protocols = 3, 4;
+    Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; mount_path_pseudo = true;
+}}
+NFSV4 {{ Graceless = true; RecoveryBackend = fs; RecoveryRoot = {d}/recov; }}
+EXPORT {{
+    Export_Id = 1; Path = {self.export}; Pseudo = /export; Access_Type = RW; Squash = No_Root_Squash;
+    NFS_Commit = {'true' if self.commit else 'false'}; SecType = sys; Protocols = 3, 4; Transports = TCP;
+    FSAL {{ Name = VFS; }}
+}}
+NFS_KRB5 {{ Active_krb5 = false; CCacheDir = {d}/ccache; }}
+LOG {{ Default_Log_Level = EVENT; }}
+""")
+        (d / "dbus.conf").write_text(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path={d}/dbus.sock</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="root"/><allow own="org.ganesha.nfsd"/><allow send_destination="*"/><allow receive_sender="*"/></policy>
+</busconfig>
+""")
+
+    def __enter__(self) -> Ganesha:
+        if subprocess.run(["pgrep", "-x", "rpcbind"], capture_output=True).returncode == 0:
+            raise RuntimeError("an rpcbind already runs here: the test's rpcbind would take over /run/rpcbind.sock")
+        for sub in ("export", "recov", "ccache"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        self._write_config()
+        try:
+            dbus = subprocess.run(["dbus-daemon", f"--config-file={self.dir / 'dbus.conf'}", "--fork", "--print-pid"],
+                                  capture_output=True, text=True, timeout=15, check=True)  # fmt: skip
+            self.pids["dbus-daemon"] = int(dbus.stdout.split()[0])
+            rpcbind = subprocess.Popen(["unshare", "-n", "sh", "-c", "ip link set lo up && exec rpcbind -f"], start_new_session=True,
+                                       stdout=subprocess.DEVNULL, stderr=open(self.dir / "rpcbind.log", "wb"))  # fmt: skip
+            self.pids["rpcbind"] = rpcbind.pid
+            deadline = time.monotonic() + 10
+            while subprocess.run(self.inside("rpcinfo", "-p", "127.0.0.1"), capture_output=True).returncode != 0:
+                assert time.monotonic() < deadline and rpcbind.poll() is None, (self.dir / "rpcbind.log").read_text()
+                time.sleep(0.05)
+            env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={self.dir / 'dbus.sock'}")
+            log, pidfile = self.dir / "ganesha.log", self.dir / "ganesha.pid"
+            subprocess.run(self.inside("ganesha.nfsd", "-f", str(self.dir / "ganesha.conf"), "-L", str(log), "-p", str(pidfile), "-N", "NIV_EVENT"),
+                           env=env, check=True, timeout=30, capture_output=True)  # fmt: skip
+            deadline = time.monotonic() + 20
+            while not (pidfile.exists() and log.exists() and "NFS SERVER INITIALIZED" in log.read_text(errors="replace")):
+                assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:] if log.exists() else "no ganesha log"
+                time.sleep(0.05)
+            self.pids["ganesha.nfsd"] = int(pidfile.read_text().split()[0])
+            deadline = time.monotonic() + 15
+            while subprocess.run(self.inside("nfs-ls", self.url), capture_output=True, timeout=15).returncode != 0:
+                assert time.monotonic() < deadline, "ganesha does not answer nfs-ls"
+                time.sleep(0.1)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for comm in ("ganesha.nfsd", "rpcbind", "dbus-daemon"):
+            _stop(self.pids.get(comm), comm)
+        if "rpcbind" in self.pids:
+            for path in self.RPCBIND_FILES:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)

@@ -30,6 +30,13 @@ command -v sshfs >/dev/null 2>&1 || need+=(sshfs)
 command -v tgtd >/dev/null 2>&1 || need+=(tgt)
 command -v iscsi-inq >/dev/null 2>&1 || need+=(libiscsi-bin)
 [ -e /usr/lib/x86_64-linux-gnu/qemu/block-iscsi.so ] || ls /usr/lib/*/qemu/block-iscsi.so >/dev/null 2>&1 || need+=(qemu-block-extra)
+# NFS: nfs-ganesha (VFS) with its own rpcbind and dbus-daemon in a network namespace (tests/servers.py
+# Ganesha), reached through qemu-nbd's libnfs driver by storbench's nfs:// targets; nfs-ls
+command -v ganesha.nfsd >/dev/null 2>&1 || need+=(nfs-ganesha)
+[ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || ls /usr/lib/*/ganesha/libfsalvfs.so >/dev/null 2>&1 || need+=(nfs-ganesha-vfs)
+command -v rpcbind >/dev/null 2>&1 || [ -x /usr/sbin/rpcbind ] || need+=(rpcbind)
+command -v nfs-ls >/dev/null 2>&1 || need+=(libnfs-utils)
+command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus-daemon)
 command -v glusterd >/dev/null 2>&1 || need+=(glusterfs-server)
 command -v gluster >/dev/null 2>&1 || need+=(glusterfs-cli)
 # a one-node Ceph (mon, mgr, one BlueStore OSD on a file) that tests/ceph.py brings up; without

@@ -242,7 +242,7 @@ def test_workload_may_not_carry_where_options():
 
 def test_unknown_target_kind():
     with pytest.raises(ValueError):
-        build_job(GITLAB, Target("nfs", "/d"), Overrides())
+        build_job(GITLAB, Target("smb", "/d"), Overrides())
 
 
 # --------------------------------------------------------------------------- real fio

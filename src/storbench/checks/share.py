@@ -31,7 +31,7 @@ INFO = {
     "share-write-ack": CheckInfo(
         title="Writes acknowledged before the server has them",
         explanation="The share's client answers writes before the server has them (sshfs without sync_write, NFS without sync, SMB with client caching), so write figures measure the client's queue or memory, not the share.",
-        evidence="A workload that writes, on an sshfs mount without -o sync_write (even with direct=1), or on an NFS or kernel SMB mount whose options let the client cache writes with buffered I/O; fio's own sync=1, fsync=N or fdatasync=N makes every write wait and silences it.",
+        evidence="A workload that writes, on an sshfs mount without -o sync_write (even with direct=1), on an NFS or kernel SMB mount whose options let the client cache writes with buffered I/O, or on an nfs:// target (qemu's nfs driver sends UNSTABLE writes); fio's own sync=1, fsync=N or fdatasync=N makes every write wait and silences it.",
         fix="Mount with the option that makes writes wait (sshfs -o sync_write, NFS sync, SMB cache=none), or add fsync=1 (or sync=1) to the workload to measure committed writes.",
         severities=("warning",),
         preflight=True,
@@ -49,9 +49,20 @@ INFO = {
 
 def _lun_cache(options: Options, storage: StorageInfo | None) -> list[Finding]:
     export = storage.export if storage is not None else None
-    if export is None or export.protocol != "iscsi" or "write_cache=on" not in export.details:
+    if export is None or not writes(options) or sync_reasons(options):
         return []
-    if not writes(options) or sync_reasons(options):
+    if export.protocol == "nfs" and "writes=unstable until a commit" in export.details:
+        return [
+            finding(
+                "share-write-ack",
+                "warning",
+                f"NFS export {export.export} on {export.server} reached through qemu's nfs driver, whose WRITEs are UNSTABLE "
+                f"until a COMMIT (sent only when fio syncs): the {rw_mode(options)} figure measures how fast the server takes "
+                "writes into its cache, not how fast it stores them",
+                "add fsync=1 (or end_fsync=1) to the workload, or make the server commit every write (ganesha: NFS_Commit = true)",
+            )
+        ]
+    if export.protocol != "iscsi" or "write_cache=on" not in export.details:
         return []
     return [
         finding(

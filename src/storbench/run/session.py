@@ -123,13 +123,15 @@ def resolve_targets(ctx: SessionEnv, request: RunRequest) -> tuple[Target, ...]:
     return resolved
 
 
-def serve_targets(stack: contextlib.ExitStack, targets: Sequence[Target]) -> None:
-    """Start what each target's kind keeps running for the run (an iSCSI LUN's qemu-nbd bridge),
-    stopped when ``stack`` closes."""
+def serve_targets(stack: contextlib.ExitStack, targets: Sequence[Target], specs: Sequence[JobSpec]) -> None:
+    """Start what each target's kind keeps running for the run (an iSCSI LUN's or an NFS export's
+    qemu-nbd bridge; an NFS test file as large as the largest job on it), stopped when ``stack`` closes."""
     from ..targets import kind_of
+    from ..units import parse_size
 
     for target in targets:
-        stack.enter_context(kind_of(target).serve(target))
+        sizes = [parse_size(v) for s in specs if s.target == target for k, v in s.options if k == "size" and v and not v.endswith("%")]
+        stack.enter_context(kind_of(target).serve(target, max(sizes, default=None)))
 
 
 def prepare_hosts(ctx: SessionEnv, request: RunRequest) -> tuple[ClientFio, Preflight]:
@@ -239,9 +241,9 @@ def plan_lines(ctx: SessionEnv, request: RunRequest) -> list[str]:
     with contextlib.ExitStack() as stack:
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(ctx.env.cwd)),)
-        serve_targets(stack, resolved)
         run_plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=request.label)
         specs = runner.plan_jobs(run_plan, _engine_prober(executor, remote=False))
+        serve_targets(stack, resolved, specs)
         return plan.format_plan(estimates(ctx, specs, request, executor, probe=True))
 
 
@@ -415,10 +417,10 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
     with contextlib.ExitStack() as stack:
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(ctx.env.cwd)),)
-        serve_targets(stack, resolved)
         plan = runner.RunPlan(workloads=request.workloads, targets=resolved, overrides=request.overrides, label=label,
                               keep_files=request.keep_files, repeat=request.repeat)  # fmt: skip
         specs = runner.plan_jobs(plan, _engine_prober(executor, remote=preflight is not None))
+        serve_targets(stack, resolved, specs)
         capped = sorted({ln[len("# storbench: "):].split(" capped at ")[1] for s in specs if s.target.kind == "file"
                          for ln in s.job_text.splitlines() if ln.startswith("# storbench: ") and " capped at " in ln})  # fmt: skip
         for what in capped:  # a file target is never grown: said once for the run

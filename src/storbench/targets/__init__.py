@@ -8,6 +8,8 @@
                         or the unix socket of an image ``storbench matrix`` serves)
 ``iscsi``               ``iscsi``: an iSCSI LUN (``iscsi://HOST[:PORT]/IQN/LUN``) through qemu-nbd, a userspace
                         bridge storbench runs for the run, and fio's nbd engine; writes guarded
+``nfs``                 ``nfs``: a directory of an NFS export (``nfs://HOST/EXPORT/``): storbench's test file
+                        there, served through a qemu-nbd bridge for the run, fio's nbd engine
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
 ``rbd``                 ``rbd``: an RBD image through fio's rbd engine (``rbd:POOL/IMAGE``), writes guarded
 ``rados``               ``rados``: a RADOS pool through fio's rados engine (``rados:POOL``), writes guarded
@@ -37,11 +39,12 @@ from .gluster import GLUSTER
 from .iscsi import ISCSI
 from .local import DIR, FILE
 from .nbd import NBD
+from .nfs import NFS
 from .rados import RADOS
 from .rbd import RBD
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, NFS, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 

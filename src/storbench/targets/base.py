@@ -132,9 +132,10 @@ class TargetKind:
         path = self.describe_path(target)
         return describe_target(path, fio_version=fio_version) if path is not None else None
 
-    def serve(self, target: Target) -> contextlib.AbstractContextManager[None]:
-        """What the kind keeps running while a run uses ``target`` (edge): an iSCSI LUN's userspace
-        bridge; nothing for the others."""
+    def serve(self, target: Target, size_bytes: int | None = None) -> contextlib.AbstractContextManager[None]:
+        """What the kind keeps running while a run uses ``target`` (edge): an iSCSI LUN's or an NFS
+        export's userspace bridge (an NFS test file of ``size_bytes``, the jobs' largest size);
+        nothing for the others."""
         return contextlib.nullcontext()
 
     def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:

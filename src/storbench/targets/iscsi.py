@@ -190,7 +190,7 @@ class IscsiKind(TargetKind):
         return None
 
     @contextlib.contextmanager
-    def serve(self, target: Target) -> Iterator[None]:
+    def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
         """qemu-nbd serving the LUN on :func:`bridge_socket` while the run lasts; stopped by its PID."""
         from storbench.process import proc
 
