@@ -156,7 +156,7 @@ def report_runs(tmp_path_factory):
 #: modules whose every test needs a real server or daemon the session starts (ZFS, Ceph, GlusterFS,
 #: SMB, sshfs, NBD, iperf3, fio servers, PostgreSQL)
 BACKEND_MODULES = frozenset({
-    "test_agent", "test_ceph", "test_gluster", "test_iscsi", "test_multihost", "test_nfs", "test_nbd", "test_net", "test_share_faults",
+    "test_agent", "test_ceph", "test_gluster", "test_iscsi", "test_multihost", "test_nfs", "test_protocol_study", "test_nbd", "test_net", "test_share_faults",
     "test_share_study", "test_store_postgres", "test_zfs", "test_zfs_study",
 })
 BACKEND_FIXTURES = frozenset({"pg_server", "pg_url", "zfs_daemon", "zfs", "ceph", "iperf3_server", "agents", "netns"})

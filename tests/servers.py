@@ -393,8 +393,11 @@ class Tgt:
     #: the caching mode page with WCE=0, as tgt-admin writes it for "write-cache off"
     CACHE_OFF = "mode_page=8:0:18:0x10:0:0xff:0xff:0:0:0xff:0xff:0xff:0xff:0x80:0x14:0:0:0:0:0:0"
 
-    def __init__(self, workdir: Path, size_mib: int = 64, content: bytes = b"", write_cache: bool = True) -> None:
+    def __init__(self, workdir: Path, size_mib: int = 64, content: bytes = b"", write_cache: bool = True,
+                 inside: Sequence[str] = ()) -> None:  # fmt: skip
         self.write_cache = write_cache
+        #: a command prefix that runs tgtd in another network namespace (``Ganesha.inside()``'s nsenter)
+        self.prefix = list(inside)
         self.dir = workdir
         self.size_mib = size_mib
         self.content = content
@@ -415,10 +418,11 @@ class Tgt:
         with open(disk, "wb") as fh:
             fh.write(self.content)
             fh.truncate(self.size_mib << 20)
-        self.proc = subprocess.Popen(["tgtd", "-f", "--iscsi", f"portal=127.0.0.1:{self.port}"], env=self.env,
+        self.proc = subprocess.Popen([*self.prefix, "tgtd", "-f", "--iscsi", f"portal=127.0.0.1:{self.port}"], env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=open(self.dir / "tgtd.log", "wb"))  # fmt: skip
         try:
-            wait_for_port(self.port)
+            if not self.prefix:  # in another namespace its port is not reachable from here: the login below tells
+                wait_for_port(self.port)
             deadline = time.monotonic() + 10
             while self.adm("--mode", "sys", "--op", "show", check=False).returncode != 0:
                 assert time.monotonic() < deadline, "tgtd's management socket did not answer"
@@ -428,6 +432,10 @@ class Tgt:
             if not self.write_cache:
                 self.adm("--lld", "iscsi", "--mode", "logicalunit", "--op", "update", "--tid", "1", "--lun", "1", "--params", self.CACHE_OFF)
             self.adm("--lld", "iscsi", "--mode", "target", "--op", "bind", "--tid", "1", "--initiator-address", "127.0.0.1")
+            deadline = time.monotonic() + 15
+            while subprocess.run([*self.prefix, "qemu-img", "info", "-f", "raw", self.uri], capture_output=True, timeout=30).returncode != 0:
+                assert time.monotonic() < deadline, "the LUN does not answer a login"
+                time.sleep(0.1)
         except BaseException:
             self.__exit__()
             raise
