@@ -263,6 +263,43 @@ def test_host_timing_shows_the_tail() -> None:
     assert timing[b]["behind_first_ms"] == 750 and timing[b]["runtime_ms"] == 1750
 
 
+def _late_start() -> dict[str, tuple]:
+    """Two real hosts' per-second IOPS logs (fio 3.33 client/server on 127.0.0.2 and .3, log_unix_epoch=1,
+    runtime 4 s; the second host's job with startdelay=2: tests/data/multihost/late-start-*)."""
+    from storbench.fio.logs import epoch_series
+
+    data = Path(__file__).resolve().parent.parent / "data" / "multihost"
+    return {host: epoch_series([(data / f"late-start-sbh{i}_iops.1.log.{host}").read_text()]) for i, host in enumerate(("127.0.0.2", "127.0.0.3"))}
+
+
+def test_the_common_window_of_a_host_started_late() -> None:
+    from storbench.run.hosts import common_window, window_findings
+
+    series = _late_start()
+    assert series["127.0.0.2"][0] == (1796423629313, 20122.0, 0.0) and len(series["127.0.0.3"]) == 3
+    w = common_window(series)
+    assert w is not None and (w.start_ms, w.end_ms) == (1796423630315, 1796423631313)
+    assert w.iops == 15368 + 15267  # the one second both ran, each host's figure in it
+    assert w.spans == (("127.0.0.2", 1796423628313, 1796423631313), ("127.0.0.3", 1796423630315, 1796423633315))
+    data = Path(__file__).resolve().parent.parent / "data" / "multihost"
+    everyone = next(c for c in json.loads((data / "late-start-client.json").read_text())["client_stats"] if c["jobname"] == "All clients")
+    [finding] = window_findings("r", w, everyone["read"]["iops"])
+    assert finding.check == "hosts-not-together" and finding.severity == "warning"
+    assert finding.message.startswith("127.0.0.3 started 2.0 s after the first; 127.0.0.2 ended 2.0 s before the last:")
+    assert "every host ran together for 1.0 s, in which they did 30,635 IOPS together" in finding.message
+    assert f"says {everyone['read']['iops']:,.0f}" in finding.message
+
+
+def test_hosts_that_ran_together_raise_nothing() -> None:
+    from storbench.run.hosts import common_window, window_findings
+
+    one = _late_start()["127.0.0.2"]
+    together = {"a": one, "b": tuple((t + 37, i, b) for t, i, b in one)}  # 37 ms apart: the same seconds
+    w = common_window(together)
+    assert w is not None and w.seconds == pytest.approx(2.963) and window_findings("r", w, 1.0) == []
+    assert common_window({"a": one}) is None and window_findings("r", None, 1.0) == []
+
+
 def _scaled(result, factor: float):
     job = result.jobs[0]
     d = job.directions["read"]
@@ -443,7 +480,8 @@ def _rows(db: Path, sql: str):
 @needs_fio
 def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> None:
     a, b = agents("a1"), agents("a2")
-    res = cli("run", "--host", a.endpoint, "--host", b.endpoint, *SMALL, "--label", "two")
+    # 3 s: the hosts' per-second logs need whole seconds (a 1 s job logs none, so has no common window)
+    res = cli("run", "--host", a.endpoint, "--host", b.endpoint, *SMALL, "--runtime", "3", "--label", "two")
     assert res.code == 0, res.err
     rows = _rows(cli.db, "select host, read_iops, target from results order by id")
     assert [r[0] for r in rows] == [a.endpoint, b.endpoint, "all"]
@@ -459,6 +497,12 @@ def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> Non
     assert [h["port"] for h in meta["hosts"]] == [a.port, b.port]
     series = json.loads(_rows(cli.db, "select series_json from results order by id")[0][0])
     assert series["timing"]["runtime_ms"] >= 900
+    # the aggregate over the seconds both hosts ran, from their Unix-time stamped logs; they started together
+    window = json.loads(_rows(cli.db, "select series_json from results where host = 'all'")[0][0])["window"]
+    assert {h[0] for h in window["hosts"]} == {a.endpoint, b.endpoint} and window["end_ms"] >= window["start_ms"] and window["iops"] > 0
+    stored = json.loads(_rows(cli.db, "select findings_json from results where host = 'all'")[0][0] or "{}")
+    assert "hosts-not-together" not in {f["check"] for f in stored.get("findings", [])}
+    assert "all ran together" in res.out  # beside fio's sum in the hosts' lines
     assert f"{a.endpoint}" in res.out and "all hosts" in res.out
     # the glance is the aggregate's (never the mean of the hosts and their sum), said with the host count
     from storbench.render.glance import glance

@@ -511,3 +511,23 @@ def io_log_summary_to_dict(summary: IoLogSummary) -> dict[str, Any]:
         "notes": list(summary.notes),
     }
 
+
+
+# --------------------------------------------------------------------------- many hosts: epoch-stamped logs
+
+
+def epoch_series(iops_logs: Iterable[str], bw_logs: Iterable[str] = ()) -> tuple[tuple[int, float, float], ...]:
+    """One host's per-second figures from its jobs' ``log_unix_epoch=1`` logs (``log_avg_msec=1000``):
+    ``(interval end in Unix ms, IOPS, bytes/s)`` per second, the host's jobs and directions added
+    up (each job's rows put in the second their end falls in).  Bandwidth logs are in KiB/s."""
+    by_second: dict[int, list[float]] = {}
+    for kind, texts in (("iops", iops_logs), ("bw", bw_logs)):
+        for text in texts:
+            for t_ms, value, _direction in _parse_rows_python(text):
+                slot = by_second.setdefault(round(t_ms / 1000), [0.0, 0.0, 0.0])
+                slot[0] = max(slot[0], float(t_ms))
+                if kind == "iops":
+                    slot[1] += value
+                else:
+                    slot[2] += value * 1024.0
+    return tuple((int(v[0]), v[1], v[2]) for _, v in sorted(by_second.items()))

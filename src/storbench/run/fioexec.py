@@ -50,6 +50,8 @@ class FioInvocation:
     host_names: Mapping[tuple[str, int], str] = field(default_factory=dict)
     #: client/server: hosts (by name) with no result in fio's JSON, and why
     lost_hosts: Mapping[str, str] = field(default_factory=dict)
+    #: client/server: each host's per-second figures, Unix-time stamped (storbench.fio.logs.epoch_series)
+    host_series: Mapping[str, tuple[tuple[int, float, float], ...]] = field(default_factory=dict)
 
 
 class FioExecutor(Protocol):

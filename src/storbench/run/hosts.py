@@ -330,6 +330,13 @@ def job_for_host(job_text: str, target: str | None) -> str:
     raise ValueError("job text has no filename= line")
 
 
+def with_window_logs(job_text: str, index: int) -> str:
+    """The job text with per-second IOPS and bandwidth logs stamped with Unix time, named for host
+    ``index`` (``sbhN``: two servers on one address would overwrite each other's ``sb`` logs)."""
+    lines = [f"write_iops_log=sbh{index}", f"write_bw_log=sbh{index}", *(f"{k}={v}" for k, v in WINDOW_LOG_OPTIONS)]
+    return job_text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+
+
 def filename_of(job_text: str) -> str | None:
     """The (escaped) ``filename`` value of a job text."""
     for line in reversed(job_text.split("\n")):
@@ -571,6 +578,89 @@ def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, dict[str
     }
 
 
+#: hosts whose start or end differs by more than this share of the runtime (and by more than one
+#: logging interval) did not run together
+APART_SHARE = 0.10
+#: the hosts' interval logs: one second a row, stamped with Unix time (ClientFio asks for them)
+WINDOW_LOG_OPTIONS: tuple[tuple[str, str], ...] = (("log_avg_msec", "1000"), ("log_unix_epoch", "1"))
+INTERVAL_MS = 1000
+
+
+@dataclass(frozen=True)
+class CommonWindow:
+    """The interval in which every host was running (Unix ms), and the aggregate over it: the
+    hosts' IOPS and bandwidth summed second by second inside it, then averaged."""
+
+    start_ms: int
+    end_ms: int
+    iops: float
+    bw_bytes: float
+    #: each host's first and last second: (host, start_ms, end_ms)
+    spans: tuple[tuple[str, int, int], ...]
+
+    @property
+    def seconds(self) -> float:
+        return max(0, self.end_ms - self.start_ms) / 1000
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format_version": versions.HOST_TIMING, "start_ms": self.start_ms, "end_ms": self.end_ms, "seconds": self.seconds,
+                "iops": self.iops, "bw_bytes": self.bw_bytes, "hosts": [list(s) for s in self.spans]}  # fmt: skip
+
+
+def common_window(series: Mapping[str, Sequence[tuple[int, float, float]]]) -> CommonWindow | None:
+    """Pure: from each host's :func:`storbench.fio.logs.epoch_series` (a row per second: the
+    interval's end in Unix ms, IOPS, bytes/s), the window every host ran in and the aggregate over
+    it; None without two hosts with logs.  A host's span is from its first interval's start to its
+    last interval's end; the window's aggregate counts the seconds wholly inside it."""
+    spans = [(h, rows[0][0] - INTERVAL_MS, rows[-1][0]) for h, rows in series.items() if rows]
+    if len(spans) < 2:
+        return None
+    start, end = max(s for _, s, _ in spans), min(e for _, _, e in spans)
+    slack = INTERVAL_MS // 10  # the hosts' rows end a few ms apart
+    iops = bw = 0.0
+    for rows in series.values():
+        inside = [(i, b) for t, i, b in rows if t - INTERVAL_MS >= start - slack and t <= end + slack]
+        if inside:
+            iops += sum(i for i, _ in inside) / len(inside)
+            bw += sum(b for _, b in inside) / len(inside)
+    return CommonWindow(start_ms=start, end_ms=end, iops=iops, bw_bytes=bw, spans=tuple(sorted(spans, key=lambda s: s[1])))
+
+
+def window_findings(workload: str, window: CommonWindow | None, fio_sum_iops: float | None) -> list[Finding]:
+    """Pure: a ``hosts-not-together`` finding when the hosts' starts or ends differ by more than
+    :data:`APART_SHARE` of the runtime (and a logging interval), naming the late hosts and how far
+    fio's "All clients" sum is from the aggregate over the window they all ran."""
+    if window is None:
+        return []
+    first_start = min(s for _, s, _ in window.spans)
+    last_end = max(e for _, _, e in window.spans)
+    runtime_ms = max(e - s for _, s, e in window.spans)
+    allowed = max(INTERVAL_MS, APART_SHARE * runtime_ms)
+    late = [(h, s - first_start) for h, s, _ in window.spans if s - first_start > allowed]
+    early = [(h, last_end - e) for h, _, e in window.spans if last_end - e > allowed]
+    if not late and not early:
+        return []
+    said = [f"{h} started {d / 1000:.1f} s after the first" for h, d in late[:3]]
+    said += [f"{h} ended {d / 1000:.1f} s before the last" for h, d in early[:3]]
+    more = len(late) + len(early) - len(said)
+    if window.seconds <= 0:
+        how = "no second had every host running: fio's sum adds up runs that never overlapped"
+    else:
+        how = f"every host ran together for {window.seconds:.1f} s, in which they did {window.iops:,.0f} IOPS together"
+        if fio_sum_iops:
+            over = (fio_sum_iops - window.iops) / window.iops * 100 if window.iops else None
+            how += f"; fio's sum of each host over its own runtime says {fio_sum_iops:,.0f}" + (f" ({over:+.0f} %)" if over is not None else "")
+    return [
+        Finding(
+            check="hosts-not-together",
+            severity="warning",
+            message=f"{'; '.join(said)}{f' (and {more} more)' if more > 0 else ''}: {how}",
+            fix="start the hosts together (a slow connection, a busy server, a late startdelay), or judge the aggregate over the common window",
+            workload=workload,
+        )
+    ]
+
+
 def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[str, FioResult]]) -> list[Finding]:
     """Pure: hosts whose headline metric is far below the hosts' median (or, for a
     latency headline, far above it).  Needs at least two hosts with the metric."""
@@ -627,6 +717,9 @@ def format_host_lines(records: Sequence[ResultRecord]) -> list[str]:
                 tail = f"  took {timing['runtime_ms'] / 1000:.1f} s"
                 if timing.get("behind_first_ms"):
                     tail += f" (+{timing['behind_first_ms'] / 1000:.1f} s after the first)"
+            window = (rec.series or {}).get("window") if isinstance(rec.series, Mapping) else None
+            if window:
+                tail += f"  all ran together {window['seconds']:.1f} s: {fmt_iops(window['iops'])} IOPS {fmt_bw(window['bw_bytes'])}"
             name = "all hosts" if rec.host == "all" else rec.host
             lines.append(f"  {name:<24} {fmt_iops(iops):>10} IOPS {fmt_bw(bw):>12}{tail}")
     return lines
@@ -684,7 +777,7 @@ class ClientFio:
             for i, host in enumerate(self.hosts):
                 path = os.path.join(tmp, f"job-{i}.fio")
                 with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(job_for_host(job_text, host.target))
+                    fh.write(with_window_logs(job_for_host(job_text, host.target), i))
                 paths.append(path)
             out_path, err_path = os.path.join(tmp, "stdout.json"), os.path.join(tmp, "stderr.txt")
             interrupted = False
@@ -709,7 +802,28 @@ class ClientFio:
                 interrupted=interrupted,
                 host_names=self.host_names,
                 lost_hosts=lost_hosts(self.hosts, output_text, stderr_text),
+                host_series=self._host_series(tmp),
             )
+
+    def _host_series(self, tmp: str) -> dict[str, tuple[tuple[int, float, float], ...]]:
+        """Each host's per-second figures from the logs its server sent back (``sbhN_iops.J.log.HOST``)."""
+        from ..fio.logs import epoch_series
+
+        names = os.listdir(tmp)
+        out = {}
+        for i, host in enumerate(self.hosts):
+            texts: dict[str, list[str]] = {"iops": [], "bw": []}
+            for name in names:
+                m = re.match(rf"^sbh{i}_(iops|bw)\.\d+\.log\.", name)
+                if m:
+                    with open(os.path.join(tmp, name), encoding="ascii", errors="replace") as fh:
+                        texts[m.group(1)].append(fh.read())
+            if texts["iops"]:
+                try:
+                    out[host.display] = epoch_series(texts["iops"], texts["bw"])
+                except FioParseError:
+                    continue  # a log cut short: that host has no series (its result stands)
+        return out
 
     def _tiny_job(self, name: str, options: Sequence[str], filename_for: Callable[[Host], str]) -> tuple[int, str, str]:
         """Run a small job on every host (probes, cleanup); (returncode, stdout, stderr)."""

@@ -792,7 +792,7 @@ def _measure_once(
     hosts = per_host_results(result, inv.host_names)
     if not hosts:
         return dataclasses.replace(record, findings=_findings(spec, record, previous, telemetry)), [], []
-    from .hosts import host_timing, straggler_findings
+    from .hosts import common_window, host_timing, straggler_findings, window_findings
 
     timing = host_timing([(h, r) for h, r in hosts if h is not None and not r.error])
     per_host: list[ResultRecord] = []
@@ -812,6 +812,13 @@ def _measure_once(
     for host, why in inv.lost_hosts.items():  # a server killed mid-run is missing from fio's JSON
         failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
     slow = straggler_findings(spec.workload.name, spec.workload.headline, [(r.host, r.fio) for r in per_host])
+    window = common_window({r.host: inv.host_series[r.host] for r in per_host if r.host in inv.host_series})
+    if window is not None:  # the aggregate over the seconds every host ran, beside fio's sum
+        from ..metrics import direction_figures
+
+        fio_sum = sum(f["iops"] or 0 for d, f in direction_figures(aggregate.fio).items() if d != "result")
+        slow += window_findings(spec.workload.name, window, fio_sum)
+        aggregate = dataclasses.replace(aggregate, series={**(aggregate.series or {}), "window": window.to_dict()})
     aggregate = dataclasses.replace(aggregate, findings=_findings(spec, aggregate, previous, telemetry) + tuple(slow))
     return aggregate, per_host, failures
 
