@@ -10,6 +10,7 @@ review the diff.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -479,6 +480,25 @@ def test_verdict_lines_by_hand():
     assert "zfs|lz4 is 25.0% behind xfs (one run: no significance)" in by["rnd4k-q32t1-read read IOPS"]
     assert "within noise" in by["seq1m-q8t1-read read bandwidth"]
     assert by["fsync-only write IOPS"] == "fsync-only write IOPS: only xfs has it"
+
+
+def test_findings_that_put_a_figure_in_doubt_follow_its_verdict():
+    """Two runs both flagged host-cpu-busy are not called different without saying so (issue 40)."""
+    from storbench.compare import finding_caveats
+    from storbench.model import Finding
+
+    busy = Finding(check="host-cpu-busy", severity="warning", message="m", fix="f")
+    note = Finding(check="no-ramp-time", severity="info", message="m", fix="f")
+    one = [dataclasses.replace(r, findings=(busy, note)) for r in reps(1, "w", [1000.0, 1010.0, 990.0])]
+    two = [dataclasses.replace(r, findings=(busy,)) for r in reps(2, "w", [2000.0, 2020.0, 1980.0])]
+    host_only = [dataclasses.replace(rec(2, "w", 5.0, host="h1"), findings=(dataclasses.replace(busy, check="straggler"),))]
+    groups = configurations(one + two + host_only, {1: "ext4", 2: "xfs"})
+    caveats = finding_caveats({c.key: list(m) for c, m in groups})
+    assert caveats == {("run1", "w"): ("host-cpu-busy",), ("run2", "w"): ("host-cpu-busy",)}  # info and a host's own left out
+    [line] = verdict_lines(compare(groups), caveats=caveats)
+    assert line.startswith("w read IOPS: xfs leads ext4 by 100.0% (significant")
+    assert line.endswith(" — caveat: ext4 host-cpu-busy; xfs host-cpu-busy")
+    assert verdict_lines(compare(groups))[0] == line.split(" — caveat")[0]  # without caveats: the verdict alone
 
 
 def test_four_configurations_fit_120_columns():

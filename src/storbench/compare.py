@@ -543,7 +543,31 @@ def _significance(loser: Cell, leader: Cell, hib: bool, alpha: float) -> str:
     return f"{word}, p {p if p.startswith('<') else '= ' + p}".replace("p <", "p < ").replace("<  ", "< ")
 
 
-def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -> list[str]:
+#: findings that put a verdict in doubt: said beside it (the figure may not be the storage's)
+CAVEAT_SEVERITIES = ("warning", "invalid")
+#: warnings about how a run was done, not about what its figure measured: the report says them,
+#: a verdict does not repeat them (the spread is already in its p-value)
+NOT_CAVEATS = frozenset({"short-run", "high-variation", "randrepeat-on", "latency-not-measured", "iodepth-no-effect",
+                         "steady-state-not-reached", "throughput-cliff", "btrfs-prealloc-uncompressed"})  # fmt: skip
+
+
+def finding_caveats(records_by_config: Mapping[str, Sequence[ResultRecord]]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Pure: per (configuration key, workload), the ids of the warning and invalid findings of its
+    records that say the figure may not be the storage's (the aggregate's, for a many-hosts run;
+    not :data:`NOT_CAVEATS`), in the order first found."""
+    out: dict[tuple[str, str], dict[str, None]] = {}
+    for key, records in records_by_config.items():
+        for rec in records:
+            if rec.host not in (None, "all"):
+                continue
+            for f in rec.findings:
+                if f.severity in CAVEAT_SEVERITIES and f.check not in NOT_CAVEATS:
+                    out.setdefault((key, rec.workload), {})[f.check] = None
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None,
+                  caveats: Mapping[tuple[str, str], Sequence[str]] | None = None) -> list[str]:  # fmt: skip
     """The answer a study exists for, one line per workload (a mixed workload on its larger
     direction), on the figure a person judges the workload by (the rule of
     :func:`summary_sentences`): the leader, by how
@@ -553,7 +577,9 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -
         gitlab read IOPS: xfs leads ext4 by 19.0% (significant, p = 0.002); btrfs is 80.0% behind xfs (significant, p < 0.001)
 
     Latencies lead by being lower ("ext4 is 12.0% lower than xfs"). A figure only one
-    configuration has says so; with single runs nothing is called significant.
+    configuration has says so; with single runs nothing is called significant. ``caveats``
+    (:func:`finding_caveats`): the findings of each configuration's workload that put its figure
+    in doubt, said after the verdict ("caveat: run 2 host-cpu-busy; run 3 page-cache").
     """
     names = {c.key: c.name for c in cmp.configs}
     out: list[str] = []
@@ -600,7 +626,9 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None) -
             pct = _behind_pct(leader, c, hib)
             far = f"{_pct(pct)} behind" if pct is not None else "behind"
             parts.append(f"{names[c.config]} is {far} {names[leader.config]} ({_significance(c, leader, hib, cmp.alpha)})")
-        out.append(f"{what}: " + "; ".join(parts))
+        doubts = [f"{names[c.config]} {', '.join(caveats[(c.config, row.workload)])}" for c in present
+                  if caveats and caveats.get((c.config, row.workload))]  # fmt: skip
+        out.append(f"{what}: " + "; ".join(parts) + (f" — caveat: {'; '.join(doubts)}" if doubts else ""))
     return out
 
 

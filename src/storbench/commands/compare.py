@@ -138,8 +138,8 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
     cmp = cmp_mod.compare(groups, base_key)
     heads = _headlines(records)
     sentences = cmp_mod.summary_sentences(cmp, heads)
-    verdicts = cmp_mod.verdict_lines(cmp, heads)
     by_config = {c.key: list(members) for c, members in groups}
+    verdicts = cmp_mod.verdict_lines(cmp, heads, cmp_mod.finding_caveats(by_config))
     unlike = [d for d in cmp_mod.config_differences(cmp, by_config) if not d.variable]
     variables = [d for d in cmp_mod.config_differences(cmp, by_config) if d.variable]
     notes: list[str] = []

@@ -312,7 +312,7 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
     groups = compare.configurations(records, names)
     cmp = compare.compare(groups)
     heads = headlines_of(records)
-    for line in compare.verdict_lines(cmp, heads):
+    for line in compare.verdict_lines(cmp, heads, compare.finding_caveats({c.key: list(m) for c, m in groups})):
         app.out(line)
     app.console(width=120).print(format_compare_table(cmp, compare.headline_rows(cmp, heads)))
     if any(cell is not None and cell.summary.n < 2 for row in cmp.rows for cell in row.cells):

@@ -160,7 +160,7 @@ def summary_html(cmp: Comparison, headlines: Mapping[str, str], records: Sequenc
     """What the report opens with: for a study, one verdict line per workload and what makes
     the comparison not like for like; for a single configuration, its figures at a glance in
     the preset's layout (:mod:`storbench.render.glance`)."""
-    from ..compare import config_differences, verdict_lines
+    from ..compare import config_differences, finding_caveats, verdict_lines
     from .glance import glance
 
     base = cmp.config(cmp.baseline).name
@@ -174,7 +174,7 @@ def summary_html(cmp: Comparison, headlines: Mapping[str, str], records: Sequenc
 
     return {
         "sentences": summary_sentences(cmp, headlines) if not single else [],
-        "verdicts": verdict_lines(cmp, headlines) if not single else [],
+        "verdicts": verdict_lines(cmp, headlines, finding_caveats(by_config or {})) if not single else [],
         "glance": None if g is None else {"title": g.title, "columns": list(g.columns), "rows": [list(r) for r in g.rows], "note": g.note},
         "variables": _variables([d for d in diffs if d.variable], values),
         "unlike": [f"{d.field}" + (f" of {d.workload}" if d.workload else "") + f": {values(d)}" for d in diffs if not d.variable],

@@ -283,7 +283,7 @@ class Server:
         for c in data["configs"]:
             c.pop("storage", None)
         data["summary"] = cmp_mod.summary_sentences(cmp, heads)
-        data["verdicts"] = cmp_mod.verdict_lines(cmp, heads)
+        data["verdicts"] = cmp_mod.verdict_lines(cmp, heads, cmp_mod.finding_caveats(by_config))
         data["differences"] = [{"field": d.field, "values": list(d.values), "variable": d.variable, "workload": d.workload} for d in diffs]
         data["run_ids"] = ids
         data["_cmp"] = cmp
