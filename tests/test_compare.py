@@ -501,6 +501,24 @@ def test_findings_that_put_a_figure_in_doubt_follow_its_verdict():
     assert verdict_lines(compare(groups))[0] == line.split(" — caveat")[0]  # without caveats: the verdict alone
 
 
+def test_the_phoronix_form_of_a_figure():
+    """compare --se: mean, SE ± the standard error, N runs, as the Phoronix Test Suite prints them."""
+    from storbench.model import Measure
+
+    def measured(run_id: int, values) -> list[ResultRecord]:
+        return [ResultRecord(run_id=run_id, workload="dbench-128", target="/t", raw_output="", repetition=i,
+                             fio=FioResult(fio_version=None, jobs=(), format="dbench", measures=(Measure("MB/s", v, True),)))
+                for i, v in enumerate(values)]  # fmt: skip
+
+    cmp = compare(configurations(measured(1, [96.1, 99.2, 98.1]) + measured(2, [204.8, 209.6, 207.5]), {1: "8k", 2: "64k"}))
+    buf = io.StringIO()
+    Console(file=buf, width=120, force_terminal=False, no_color=True).print(format_compare_table(cmp, se=True))
+    out = buf.getvalue()
+    se_8k = scipy.stats.sem([96.1, 99.2, 98.1])
+    assert f"97.8 SE ±{se_8k:.2f}, N = 3" in out and "207.3 SE ±1.39, N = 3" in out
+    assert "SE ± the standard error, N runs" in " ".join(out.split())
+
+
 def test_four_configurations_fit_120_columns():
     records = [rec(i, f"workload-with-a-long-name-{w}", None, v * i, rep=r)
                for i in range(1, 5) for w in range(3) for r, v in enumerate([1000.0, 1010.0, 990.0])]  # fmt: skip

@@ -84,10 +84,11 @@ def _regression_message(cmp, found) -> str:
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a GitHub Markdown table.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV, one line per row and configuration.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--se", "pts_se", is_flag=True, help="The terminal table gives each figure as the Phoronix Test Suite does: mean, SE ± the standard error, N runs.")
 @click.option("--all-metrics", is_flag=True, help="The terminal table shows every metric of every workload (default: the one each workload is judged by; --markdown, --csv and --json always have all).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
 @pass_app
-def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, as_markdown, as_csv, as_json, all_metrics, output):
+def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, as_markdown, as_csv, as_json, pts_se, all_metrics, output):
     """Compare runs (ids, labels or 'last') workload by workload, with Welch's t-test.
 
     Each run is one configuration; a run with several targets gives one per target.
@@ -222,7 +223,7 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
             console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
         console.print("")
         rows = None if all_metrics else cmp_mod.headline_rows(cmp, heads)
-        console.print(view.format_compare_table(cmp, rows))
+        console.print(view.format_compare_table(cmp, rows, se=pts_se))
         if notes:
             console.print("")
         for line in notes:

@@ -18,6 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from ..compare import Cell, Comparison, Config, Row, format_p, metric_label
+from ..metrics import MEASURE_DIRECTION
 from ..stats.core import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
 from ..stats.core import SampleComparison as Versus
 from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
@@ -114,15 +115,20 @@ def _short_verdict(v: Versus | None) -> str:
     return {"within noise": "noise"}.get(v.verdict, v.verdict)
 
 
-def compact_cell(row: Row, cell: Cell | None, versus: Versus | None) -> str:
+def compact_cell(row: Row, cell: Cell | None, versus: Versus | None, *, se: bool = False) -> str:
     """``"48.2k ±2.5% ★"`` and, against the baseline, ``"-12.3% worse"`` below it: the spread as a
-    share of the mean (sd / mean), so a cell stays narrow whatever the unit."""
+    share of the mean (sd / mean), so a cell stays narrow whatever the unit.  ``se``: the
+    Phoronix Test Suite's form instead, the standard error and the run count
+    (``"97.8 SE ±1.2, N = 3"``)."""
     if cell is None:
         return MISSING
     fmt = formatter(row.metric)
     s = cell.summary
     text = fmt(s.mean)
-    if s.n >= 2 and s.stddev is not None and s.mean:
+    if se:
+        shown = fmt if row.direction != MEASURE_DIRECTION else (lambda v: f"{v:,.2f}")  # PTS's "SE +/- 0.15"
+        text += f" SE ±{shown(s.stderr)}, N = {s.n}" if s.stderr is not None else f" N = {s.n}"
+    elif s.n >= 2 and s.stddev is not None and s.mean:
         text += f" ±{100.0 * s.stddev / abs(s.mean):.1f}%"
     elif s.n < 2:
         text += " (1)"
@@ -133,7 +139,7 @@ def compact_cell(row: Row, cell: Cell | None, versus: Versus | None) -> str:
     return text
 
 
-def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None) -> Table:
+def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None, *, se: bool = False) -> Table:
     """One line per workload and figure, one column per configuration: mean ±sd% (the leader
     marked) and, below it, the difference to the baseline and the verdict.  ``rows``: the rows
     to show (the CLI passes each workload's headline rows unless --all-metrics); by default
@@ -142,7 +148,8 @@ def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None) -> 
 
     title = "comparison: " + " vs ".join(c.name for c in cmp.configs)
     base = cmp.config(cmp.baseline).name
-    legend = (f"Figures: mean ±sd as a share of the mean; below: the difference to {base} and {cmp.test}'s verdict "
+    spread = "mean, SE ± the standard error, N runs (as the Phoronix Test Suite prints them)" if se else "mean ±sd as a share of the mean"
+    legend = (f"Figures: {spread}; below: the difference to {base} and {cmp.test}'s verdict "
               f"(α = {cmp.alpha:g}; noise: within noise, n=1: a single run). {LEADER_SIGNIFICANT} best and significantly "
               f"ahead of all; {LEADER_BEST_MEAN} best mean only.")  # fmt: skip
     table = Table(title=title, caption=legend, header_style="bold", caption_justify="left",
@@ -158,7 +165,7 @@ def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None) -> 
         table.add_row(
             "" if last == row.workload else row.workload,
             figure,
-            *(compact_cell(row, cell, row.versus[i]) for i, cell in enumerate(row.cells)),
+            *(compact_cell(row, cell, row.versus[i], se=se) for i, cell in enumerate(row.cells)),
         )
         last = row.workload
     return table

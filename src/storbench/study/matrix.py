@@ -314,13 +314,18 @@ class _SetupInterrupted(Exception):
         self.outcome = outcome
 
 
-def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | None) -> list[JobSpec]:
+def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | None,
+           say: Callable[[str], None] = lambda line: None) -> list[JobSpec]:  # fmt: skip
     specs = []
     engine: str | None = None
     for workload in study.workloads:
         if not workload.is_fio:  # an application load: in a directory of its own on the setup's filesystem
             from ..jobs.load import build_load_job
 
+            if built.target.kind != "dir":  # an image or a raw device: a load needs a filesystem on it
+                say(f"  {workload.name} not run on this setup: {workload.tool} needs a directory on a filesystem, "
+                    f"and this setup gives {built.target.kind} target {built.target.display}")  # fmt: skip
+                continue
             specs.append(build_load_job(workload, built.target, study.overrides, pid=os.getpid()))
         elif workload.option("ioengine") == "auto" and built.target.kind != "nbd":
             if engine is None:
@@ -392,7 +397,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         ctx.observe("setup-ready", {"setup": setup.name, "target": built.target, "device": device.path, "kname": device.kname})
         for note in built.notes[1:]:
             ctx.say(f"  {note}")
-        specs = _specs(study, built, builder.tmpdir, ctx.executor.path)
+        specs = _specs(study, built, builder.tmpdir, ctx.executor.path, ctx.say)
         replaced = [ln for s in specs[:1] for ln in s.job_text.splitlines() if ln.startswith("# storbench: ")]
         for line in replaced:
             ctx.say(f"  {line[len('# storbench: '):]}")
