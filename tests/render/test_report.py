@@ -232,9 +232,11 @@ def test_embedded_data_equals_the_store(runs, report_html):
 def test_summary_verdicts_are_prominent(runs, report_html):
     with contextlib.closing(runs.store()) as store:
         records = store.results(runs.a) + store.results(runs.b)
-    cmp = compare.compare(compare.configurations(records, {1: "alpha", 2: SCRIPT_LABEL}))
+    groups = compare.configurations(records, {1: "alpha", 2: SCRIPT_LABEL})
+    cmp = compare.compare(groups)
     summary = report_html[report_html.index('<section class="summary"') : report_html.index("</section>")]
-    verdicts = compare.verdict_lines(cmp)
+    # each verdict with the findings that put its figures in doubt (a busy machine's host-cpu-busy)
+    verdicts = compare.verdict_lines(cmp, caveats=compare.finding_caveats({c.key: list(m) for c, m in groups}))
     assert len(verdicts) == len(WORKLOADS)  # one line per workload (each has one direction)
     ul = summary[summary.index('<ul class="verdicts">') : summary.index("</ul>")]
     for s in verdicts:
@@ -397,7 +399,8 @@ def test_markdown_report_with_png_charts(runs):
     assert md(f"{fmt_iops(s.mean)} ± {fmt_iops(s.stddev)}") in text
     for heading in ("## Summary", "## Findings", "## Configurations", "## fio job files", *(f"## {md(w)}" for w in WORKLOADS)):
         assert heading in text
-    for verdict in compare.verdict_lines(_cmp(runs)):
+    cmp, caveats = _cmp(runs, with_caveats=True)
+    for verdict in compare.verdict_lines(cmp, caveats=caveats):
         assert f"- **{md(verdict)}**" in text
 
 
@@ -443,10 +446,13 @@ def test_markdown_report_draws_every_second_of_a_real_run(cli, tmp_path):
         assert list(line.y) == [v / div for _, v in stored]
 
 
-def _cmp(runs):
+def _cmp(runs, *, with_caveats: bool = False):
     with contextlib.closing(runs.store()) as store:
         records = store.results(runs.a) + store.results(runs.b)
-    return compare.compare(compare.configurations(records, {1: "alpha", 2: SCRIPT_LABEL}))
+    groups = compare.configurations(records, {1: "alpha", 2: SCRIPT_LABEL})
+    if with_caveats:
+        return compare.compare(groups), compare.finding_caveats({c.key: list(m) for c, m in groups})
+    return compare.compare(groups)
 
 
 def test_markdown_without_charts_is_text_only(runs):

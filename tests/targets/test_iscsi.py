@@ -7,12 +7,11 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from storbench.targets.iscsi import BRIDGE_NOTE
+from storbench.targets.iscsi import BRIDGE_NOTE, bridge_dir
 
 pytestmark = pytest.mark.skipif(
     any(shutil.which(p) is None for p in ("tgtd", "tgtadm", "qemu-nbd", "qemu-img", "fio")),
@@ -20,11 +19,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _leftovers() -> list[str]:
-    """qemu-nbd bridges still running, and bridge directories left in the temporary directory."""
+def _leftovers(uri: str) -> list[str]:
+    """This test's qemu-nbd bridge still running (its server's port is this test's own), and its
+    bridge directory (storbench ran in this process) left in the temporary directory."""
     running = subprocess.run(["pgrep", "-af", "qemu-nbd"], capture_output=True, text=True).stdout.splitlines()
-    dirs = [n for n in os.listdir(tempfile.gettempdir()) if "-iscsi-" in n and n.startswith("storbench-fio-")]
-    return [line for line in running if "iscsi://" in line] + dirs
+    return [line for line in running if uri in line] + ([bridge_dir(uri)] if os.path.exists(bridge_dir(uri)) else [])
 
 
 def test_reads_run_writes_need_the_uri_named_and_say_what_the_lun_holds(cli, tmp_path: Path):
@@ -47,7 +46,7 @@ def test_reads_run_writes_need_the_uri_named_and_say_what_the_lun_holds(cli, tmp
         records = json.loads(res.out)
         assert [(r["workload"], r["target"]) for r in records] == [("rnd4k-q32t1-read", tgt.uri), ("rnd4k-q1t1-write", tgt.uri)]
         assert records[0]["jobs"][0]["read"]["io_bytes"] > 0 and records[1]["jobs"][0]["write"]["io_bytes"] > 0
-        assert _leftovers() == []  # the bridge stopped with the run
+        assert _leftovers(tgt.uri) == []  # the bridge stopped with the run
 
         shown = cli("show", "last")
         assert BRIDGE_NOTE.split(":")[0] in " ".join(shown.out.split())
@@ -69,7 +68,7 @@ def test_an_unreachable_lun_is_one_line(cli, tmp_path: Path):
             assert res.code != 0 and "Traceback" not in res.err
             [line] = [ln for ln in res.err.splitlines() if ln.startswith("storbench: ")]
             assert f"cannot reach iSCSI LUN '{uri}': " in line, line
-    assert _leftovers() == []
+            assert _leftovers(uri) == []
 
 
 @pytest.mark.parametrize("write_cache", [True, False], ids=["cache-on", "cache-off"])
@@ -91,7 +90,7 @@ def test_the_luns_write_cache_is_read_and_judged(cli, tmp_path: Path, write_cach
         assert ("lun-write-cache" in checks) is write_cache
         shown = cli("show", "last")
         assert f"write_cache={'on' if write_cache else 'off'}" in shown.out  # kept in the stored description
-    assert _leftovers() == []
+        assert _leftovers(tgt.uri) == []
 
 
 def test_a_write_cache_that_cannot_be_read_says_why():

@@ -21,15 +21,31 @@ pytestmark = pytest.mark.skipif(
 
 
 def _storbench(server, db: Path, *args: str) -> subprocess.CompletedProcess:
+    """``storbench ARGS`` inside the server's network namespace; its PID kept in ``.pid`` (nsenter execs it)."""
     env = dict(os.environ, STORBENCH_DB=str(db))
     env.pop("STORBENCH_DEBUG", None)
-    return subprocess.run(server.inside(sys.executable, "-m", "storbench", *args), env=env, capture_output=True, text=True, timeout=300)
+    child = subprocess.Popen(server.inside(sys.executable, "-m", "storbench", *args), env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    out, err = child.communicate(timeout=300)
+    done = subprocess.CompletedProcess(child.args, child.returncode, out, err)
+    done.pid = child.pid  # type: ignore[attr-defined]
+    return done
 
 
-def _bridges() -> list[str]:
-    running = subprocess.run(["pgrep", "-af", "qemu-nbd"], capture_output=True, text=True).stdout.splitlines()
-    dirs = [n for n in os.listdir(tempfile.gettempdir()) if "-nfs-" in n and n.startswith("storbench-fio-")]
-    return [line for line in running if "nfs://" in line] + dirs
+def _bridges(server, *runs: subprocess.CompletedProcess) -> list[str]:
+    """qemu-nbd bridges still running in the server's namespace, and bridge directories of those runs."""
+    ns = os.readlink(f"/proc/{server.pids['rpcbind']}/ns/net") if "rpcbind" in server.pids else None
+    left = []
+    for line in subprocess.run(["pgrep", "-af", "qemu-nbd"], capture_output=True, text=True).stdout.splitlines():
+        pid = line.split()[0]
+        try:
+            if ns is not None and os.readlink(f"/proc/{pid}/ns/net") == ns:
+                left.append(line)
+        except OSError:
+            continue
+    pids = {str(r.pid) for r in runs}  # type: ignore[attr-defined]
+    left += [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("storbench-fio-") and "-nfs-" in n and n.split("-")[2] in pids]
+    return left
 
 
 def test_a_run_on_an_nfs_export_makes_measures_and_removes_its_test_file(tmp_path: Path):
@@ -51,7 +67,7 @@ def test_a_run_on_an_nfs_export_makes_measures_and_removes_its_test_file(tmp_pat
         assert sorted(p.name for p in nfs.export.iterdir()) == ["theirs.img"] and (nfs.export / "theirs.img").read_bytes() == b"x" * 4096
         shown = _storbench(nfs, db, "show", "last")
         assert "client=qemu-nbd bridge (libnfs)" in shown.stdout and "version=3" in shown.stdout
-    assert _bridges() == []
+        assert _bridges(nfs, res) == []
 
 
 def test_an_export_that_does_not_answer_is_one_line(tmp_path: Path):
@@ -63,4 +79,4 @@ def test_an_export_that_does_not_answer_is_one_line(tmp_path: Path):
         assert res.returncode != 0 and "Traceback" not in res.stderr
         [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("storbench: ")]
         assert "cannot mount NFS export 'nfs://127.0.0.1/nosuch/'" in line, line
-    assert _bridges() == []
+        assert _bridges(nfs, res) == []

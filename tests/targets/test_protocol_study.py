@@ -41,4 +41,4 @@ def test_nfs_and_iscsi_of_one_server_in_one_run_compared(tmp_path: Path):
         versus = [v for v in row["versus"].values() if v]
         assert len(versus) == 1 and versus[0]["verdict"] in ("better", "worse", "within noise") and 0 <= versus[0]["p_value"] <= 1
         assert sorted(p.name for p in nfs.export.iterdir()) == []
-    assert _bridges() == []
+        assert _bridges(nfs, res) == []
