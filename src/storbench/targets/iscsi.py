@@ -23,14 +23,12 @@ acknowledged from the server's RAM) is read with a MODE SENSE of storbench's own
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -46,7 +44,6 @@ ISCSI_PREFIX = "iscsi://"
 DEFAULT_PORT = 3260
 #: qemu-img's login, INQUIRY and READ CAPACITY (or its first MiB) take well under a second on loopback
 PROBE_TIMEOUT_S = 30.0
-BRIDGE_START_S = 15.0
 #: what the guard reads of a LUN to tell what it holds
 PROBE_BYTES = 1 << 20
 _URI_RE = re.compile(
@@ -70,13 +67,16 @@ def check_iscsi_uri(spec: str) -> tuple[str, int, str, int]:
 
 
 def bridge_dir(target_uri: str) -> str:
-    """The bridge's directory for ``target_uri`` in this process (deterministic: the job text names its socket)."""
-    digest = hashlib.sha256(target_uri.encode()).hexdigest()[:10]
-    return os.path.join(tempfile.gettempdir(), f"storbench-fio-{os.getpid()}-iscsi-{digest}")
+    """The bridge's directory for ``target_uri`` in this process (targets/bridge.py)."""
+    from .bridge import bridge_dir as shared
+
+    return shared("iscsi", target_uri)
 
 
 def bridge_socket(target_uri: str) -> str:
-    return os.path.join(bridge_dir(target_uri), "nbd.sock")
+    from .bridge import bridge_socket as shared
+
+    return shared("iscsi", target_uri)
 
 
 def _missing(program: str, package: str) -> TargetError:
@@ -191,38 +191,11 @@ class IscsiKind(TargetKind):
 
     @contextlib.contextmanager
     def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
-        """qemu-nbd serving the LUN on :func:`bridge_socket` while the run lasts; stopped by its PID."""
-        from storbench.process import proc
+        """qemu-nbd serving the LUN on :func:`bridge_socket` while the run lasts (targets/bridge.py)."""
+        from .bridge import qemu_nbd_bridge
 
-        from .nbd import nbdinfo
-
-        directory = bridge_dir(target.path)
-        shutil.rmtree(directory, ignore_errors=True)
-        os.mkdir(directory, 0o700)
-        socket = bridge_socket(target.path)
-        child = None
-        try:
-            # -t: stay up for every fio of the run (each connects anew); -f raw: the LUN as it is
-            child, noted = proc.spawn(["qemu-nbd", "-t", "-k", socket, "-f", "raw", target.path],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-            from storbench.process import signals
-
-            signals.raise_noted(noted)
-            deadline = time.monotonic() + BRIDGE_START_S
-            while nbdinfo(f"nbd+unix:///?socket={socket}")[0] != 0:
-                if child.poll() is not None:
-                    err = proc.last_line(child.stderr.read() if child.stderr else "")
-                    raise TargetError(f"qemu-nbd could not serve iSCSI LUN {target.path!r}: {err or f'exit status {child.returncode}'}")
-                if time.monotonic() > deadline:
-                    raise TargetError(f"qemu-nbd did not serve iSCSI LUN {target.path!r} within {BRIDGE_START_S:.0f} s")
-                time.sleep(0.05)
+        with qemu_nbd_bridge("iscsi", target.path, target.path, f"iSCSI LUN {target.path!r}"):
             yield
-        finally:
-            if child is not None:
-                proc.stop_group(child)
-                if child.stderr is not None:
-                    child.stderr.close()
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 ISCSI = IscsiKind()

@@ -20,13 +20,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import hashlib
-import os
 import re
 import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -41,7 +36,6 @@ if TYPE_CHECKING:
 NFS_PREFIX = "nfs://"
 TEST_FILE = "storbench.testfile"
 TIMEOUT_S = 30.0
-BRIDGE_START_S = 15.0
 _URI_RE = re.compile(
     r"^nfs://(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?P<port>:\d*)?"
     r"(?P<path>/[A-Za-z0-9._/-]*)(?P<query>\?.*)?$"
@@ -73,13 +67,10 @@ def test_file_uri(target_uri: str) -> str:
     return target_uri + TEST_FILE
 
 
-def bridge_dir(target_uri: str) -> str:
-    digest = hashlib.sha256(target_uri.encode()).hexdigest()[:10]
-    return os.path.join(tempfile.gettempdir(), f"storbench-fio-{os.getpid()}-nfs-{digest}")
-
-
 def bridge_socket(target_uri: str) -> str:
-    return os.path.join(bridge_dir(target_uri), "nbd.sock")
+    from .bridge import bridge_socket as shared
+
+    return shared("nfs", target_uri)
 
 
 class _Url(ctypes.Structure):  # libnfs's struct nfs_url
@@ -191,18 +182,13 @@ class NfsKind(TargetKind):
 
     @contextlib.contextmanager
     def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
-        """storbench's test file made (``size_bytes``), qemu-nbd serving it while the run lasts, then
-        the bridge stopped by its PID and the test file removed over NFS."""
-        from storbench.process import proc, signals
+        """storbench's test file made (``size_bytes``), qemu-nbd serving it while the run lasts
+        (targets/bridge.py), then the test file removed over NFS."""
+        from storbench.process import proc
 
-        from .nbd import nbdinfo
+        from .bridge import qemu_nbd_bridge
 
         file_uri = test_file_uri(target.path)
-        directory = bridge_dir(target.path)
-        shutil.rmtree(directory, ignore_errors=True)
-        os.mkdir(directory, 0o700)
-        socket = bridge_socket(target.path)
-        child = None
         made = False
         try:
             with nfs_file(file_uri) as client:
@@ -212,24 +198,9 @@ class NfsKind(TargetKind):
                 if done.returncode != 0:
                     raise TargetError(f"cannot create {file_uri}: {proc.last_line(done.stderr) or proc.last_line(done.stdout)}")
             made = True
-            child, noted = proc.spawn(["qemu-nbd", "-t", "-k", socket, "-f", "raw", file_uri],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-            signals.raise_noted(noted)
-            deadline = time.monotonic() + BRIDGE_START_S
-            while nbdinfo(f"nbd+unix:///?socket={socket}")[0] != 0:
-                if child.poll() is not None:
-                    err = proc.last_line(child.stderr.read() if child.stderr else "")
-                    raise TargetError(f"qemu-nbd could not serve {file_uri}: {err or f'exit status {child.returncode}'}")
-                if time.monotonic() > deadline:
-                    raise TargetError(f"qemu-nbd did not serve {file_uri} within {BRIDGE_START_S:.0f} s")
-                time.sleep(0.05)
-            yield
+            with qemu_nbd_bridge("nfs", target.path, file_uri, file_uri):
+                yield
         finally:
-            if child is not None:
-                proc.stop_group(child)
-                if child.stderr is not None:
-                    child.stderr.close()
-            shutil.rmtree(directory, ignore_errors=True)
             if made:
                 with contextlib.suppress(TargetError), nfs_file(file_uri) as client:
                     client.unlink()
