@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sqlite3
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from test_agent import free_port
 from storbench.errors import UsageError
 from storbench.fio.json import parse_fio_json
 from storbench.jobs.jobfile import build_job
+from storbench.metrics import direction_figures
 from storbench.model import Overrides, ResultRecord, Target
 from storbench.run.hosts import (
     DEFAULT_PORT,
@@ -39,6 +41,7 @@ from storbench.run.hosts import (
 )
 from storbench.run.runner import ExecuteContext, FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
 from storbench.suites import builtin_catalog
+from storbench.units import fmt_iops
 
 from conftest import DATA, needs_fio
 
@@ -419,9 +422,32 @@ def test_format_host_lines() -> None:
     ]
     lines = format_host_lines(recs)
     assert lines[0] == "w:"
-    assert lines[1].startswith("  a ") and "17.3k IOPS" in lines[1]
-    assert lines[2].endswith("took 1.5 s (+0.5 s after the first)")
-    assert lines[3].startswith("  all hosts") and "33.9k IOPS" in lines[3]
+    assert lines[1].startswith("  all 2 hosts ") and "33.9k IOPS" in lines[1]  # the aggregate first
+    assert lines[2].startswith("  a ") and "17.3k IOPS" in lines[2]
+    assert lines[3].endswith("took 1.5 s (+0.5 s after the first)")
+    assert len(lines) == 4
+
+
+def test_hundreds_of_hosts_are_summarised_with_the_slowest_named() -> None:
+    one = next(r for _, r in per_host_results(parse_fio_json(recorded("two_hosts")[0])))
+    iops = direction_figures(one)["read"]["iops"]
+    hosts = [f"10.0.{i // 250}.{i % 250 + 1}:8765" for i in range(300)]
+    factors = {h: 1.0 + (i % 7) / 100 for i, h in enumerate(hosts)}
+    factors[hosts[17]], factors[hosts[203]] = 0.5, 0.25  # two slow hosts
+    recs = [ResultRecord(run_id=1, workload="w", target=".", fio=_scaled(one, factors[h]), raw_output="", host=h) for h in hosts]
+    recs.append(ResultRecord(run_id=1, workload="w", target=".", fio=one, raw_output="", host="all",
+                             series={"window": {"seconds": 0.0, "iops": 0.0, "bw_bytes": 0.0}}))  # fmt: skip
+    lines = format_host_lines(recs, every_host="storbench show 1 --hosts")
+    assert lines[0] == "w:"
+    assert lines[1].startswith("  all 300 hosts ") and lines[1].endswith("no second had every host running")
+    median = statistics.median(iops * f for f in factors.values())
+    assert lines[2] == (f"  300 hosts, IOPS each: min {fmt_iops(iops * 0.25)} · median {fmt_iops(median)} · max {fmt_iops(iops * 1.06)} "
+                        f"({max(hosts, key=lambda h: (factors[h], hosts.index(h)))}); slowest: {hosts[203]} {fmt_iops(iops * 0.25)}, "
+                        f"{hosts[17]} {fmt_iops(iops * 0.5)}, {hosts[0]} {fmt_iops(iops)}")  # fmt: skip
+    assert lines[3:] == ["every host: storbench show 1 --hosts"]
+    # at or below 16 hosts, a line each, in the order a person counts them (10.0.0.9 before 10.0.0.10)
+    few = format_host_lines([r for r in recs if r.host in hosts[:16] or r.host == "all"])
+    assert [ln.split()[0] for ln in few[2:]] == hosts[:16] and len(few) == 18
 
 
 # --------------------------------------------------------------------------- CLI without fio servers
@@ -503,7 +529,7 @@ def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> Non
     stored = json.loads(_rows(cli.db, "select findings_json from results where host = 'all'")[0][0] or "{}")
     assert "hosts-not-together" not in {f["check"] for f in stored.get("findings", [])}
     assert "all ran together" in res.out  # beside fio's sum in the hosts' lines
-    assert f"{a.endpoint}" in res.out and "all hosts" in res.out
+    assert f"{a.endpoint}" in res.out and "all 2 hosts" in res.out
     # the glance is the aggregate's (never the mean of the hosts and their sum), said with the host count
     from storbench.render.glance import glance
     from storbench.store import Store

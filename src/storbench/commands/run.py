@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 @click.option("--prefill", is_flag=True, help="Write each target's test area once (sequential 1 MiB writes) before its workloads, so reads never meet unwritten blocks.")
 @click.option("--host", "host_values", metavar="HOST[:PORT]", multiple=True, help="Run on this fio server ('storbench agent') instead of here (repeatable: all at once). --target is then a directory ON the hosts (default: the agent's directory).")
 @click.option("--hosts", "hosts_file", metavar="FILE", type=click.Path(dir_okay=False), help="The fio servers: a TOML inventory ([host.NAME] address, port, target, label) or one HOST[:PORT] a line; see docs/many-hosts.md.")
+@click.option("--hosts-required", "hosts_required", metavar="all|N", help="With --host/--hosts: how many hosts must run every workload; fewer at the start or after a workload, and the run stops (default: it goes on with the hosts that answer).")
 @click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 1g, 512MiB.")
 @click.option("--runtime", metavar="DURATION", help="Runtime for every workload, e.g. 30s, 2m.")
 @click.option("--sweep", "sweeps", metavar="OPTION=V1,V2,...", multiple=True, help="Run every workload at each value of a fio option (repeatable: a grid).")
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, hosts_required, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -109,6 +110,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
     overrides = overrides_from(size, runtime)
     hosts = _parse_hosts(host_values, hosts_file, targets, destroy)
+    required = _hosts_required(hosts_required, len(hosts))
     if not no_telemetry and not hosts:  # client runs: interval logs of hosts on one address collide
         overrides = dataclasses.replace(overrides, extra=runner.INTERVAL_LOG_OPTIONS)
     if until_rse is not None and repeat is not None:
@@ -135,6 +137,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         telemetry=not no_telemetry,
         destroy=tuple(destroy),
         hosts=hosts,
+        hosts_required=required,
         prefill=prefill,
         ceph_conf=ceph_conf,
         ceph_client=ceph_client,
@@ -157,6 +160,20 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
             app.out(line)
         return
     _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
+
+
+def _hosts_required(value: str | None, hosts: int) -> int | None:
+    """``--hosts-required all|N`` as a number of hosts (None: not given); one line when wrong."""
+    if value is None:
+        return None
+    if not hosts:
+        raise UsageError("--hosts-required is for runs on fio servers (--host/--hosts)")
+    if value.strip().lower() == "all":
+        return hosts
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= hosts:
+        raise UsageError(f"--hosts-required {value!r}: give 'all' or a number of hosts from 1 to {hosts}")
+    return int(text)
 
 
 def _parse_hosts(host_values, hosts_file, targets, destroy) -> tuple[Host, ...]:
@@ -222,7 +239,7 @@ def _print_run(app: App, records: Sequence[ResultRecord], run_id: int, label: st
         if hosts:
             from ..run.hosts import format_host_lines
 
-            for line in format_host_lines(records):
+            for line in format_host_lines(records, every_host=f"storbench show {run_id} --hosts"):
                 app.out(line)
         app.out(f"results stored in {app.db_url} as run {run_id} (storbench show {run_id})")
 

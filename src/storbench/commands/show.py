@@ -17,8 +17,12 @@ from .common import App, pass_app, print_json, public_records, resolve_runs
 @click.option(
     "--raw", is_flag=True, help="Print fio's raw output of each result, verbatim."
 )
+@click.option(
+    "--hosts", "every_host", is_flag=True,
+    help="A run on many hosts: a row for every host (beyond 16 hosts they are summarised: min, median, max, the slowest).",
+)
 @pass_app
-def show(app: App, run_ref, as_json, raw):
+def show(app: App, run_ref, as_json, raw, every_host):
     """Show one run (an id or a label) with every result."""
     from ..render.terminal import format_results_table, format_run_header
 
@@ -54,13 +58,21 @@ def show(app: App, run_ref, as_json, raw):
             for line in format_storage(rec.storage):
                 app.out(line)
     from ..render.glance import format_glance, glance, target_line
+    from ..run.hosts import EACH_HOST_UP_TO, format_host_lines
     from ..suites import headlines_of
 
+    host_names = {r.host for r in records if r.host not in (None, "all")}
+    many = len(host_names) > EACH_HOST_UP_TO and not every_host
+    shown = [r for r in records if r.host in (None, "all")] if many else records
     at_a_glance = glance(records, headlines_of(records)) if target_line(records) and not any(r.fio.measures for r in records) else None
     if at_a_glance is not None:
         app.console().print(format_glance(at_a_glance))
-    app.console().print(format_results_table(records, title="every figure" if at_a_glance is not None else None))
-    stats_lines = format_stats(records)
+    app.console().print(format_results_table(shown, title="every figure" if at_a_glance is not None else None))
+    if many:
+        app.out(f"{len(host_names)} hosts (storbench show {run_id} --hosts: a row for each):")
+        for line in format_host_lines(records):
+            app.out(line)
+    stats_lines = format_stats(shown)
     if stats_lines:
         app.out("statistics over repetitions:")
         for line in stats_lines:
@@ -76,7 +88,7 @@ def show(app: App, run_ref, as_json, raw):
             app.out(line)
     for name, verdict in (meta.get("steady") or {}).items():
         app.out(f"steady state of {name}: {verdict.get('reason', '')} ({len(verdict.get('series') or [])} rounds)")
-    findings = format_findings(records)
+    findings = format_findings(shown)
     if findings:
         app.out("findings:")
         for line in findings:

@@ -52,6 +52,8 @@ class FioInvocation:
     lost_hosts: Mapping[str, str] = field(default_factory=dict)
     #: client/server: each host's per-second figures, Unix-time stamped (storbench.fio.logs.epoch_series)
     host_series: Mapping[str, tuple[tuple[int, float, float], ...]] = field(default_factory=dict)
+    #: client/server: hosts asked for but not run (left out by the pre-flight), and why
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
 
 class FioExecutor(Protocol):

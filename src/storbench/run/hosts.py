@@ -48,15 +48,18 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import ipaddress
 import os
 import re
+import selectors
 import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import tempfile
+import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -479,16 +482,56 @@ _PROBE_JOB = "[storbench-probe]\nioengine=null\nrw=read\nbs=4k\nsize=4k\n"
 
 def probe_host(fio_path: str, host: Host, timeout_s: float = PROBE_TIMEOUT_S) -> ProbeOutput:
     """Edge: ``fio --client=H,P --showcmd probe.fio``: the server answers with its probe
-    reply (hostname, OS, arch, fio version) and prints the job as a command line; no I/O."""
+    reply (hostname, OS, arch, fio version) and prints the job as a command line; no I/O.
+
+    The client is killed as soon as the reply's line is read: it would otherwise wait about a
+    second more for the server to say goodbye (the server reaps its connection's process), which
+    is most of a pre-flight's time (1.3 s -> 0.15-0.3 s a host here)."""
     with tempfile.TemporaryDirectory(prefix="storbench-probe-") as tmp:
         job = os.path.join(tmp, "probe.fio")
         with open(job, "w", encoding="utf-8") as fh:
             fh.write(_PROBE_JOB)
         try:
-            done = proc.run([fio_path, host.client_option(), "--showcmd", job], timeout_s=timeout_s, cwd=tmp, c_locale=False)
-        except subprocess.TimeoutExpired as exc:
-            return ProbeOutput(None, _text(exc.stdout), _text(exc.stderr))
-        return ProbeOutput(done.returncode, done.stdout, done.stderr)
+            child, noted = proc.spawn([fio_path, host.client_option(), "--showcmd", job], cwd=tmp,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+        except OSError as exc:
+            return ProbeOutput(127, "", f"fio: {exc.strerror or exc}")
+        try:
+            signals.raise_noted(noted)
+            said = _read_until_probe(child, timeout_s)
+        finally:
+            proc.stop_group(child, ((signal.SIGKILL, 5.0),))
+            assert child.stdout is not None
+            child.stdout.close()
+        text = said.decode("utf-8", errors="replace")
+        if parse_probe_line(text) is not None:
+            return ProbeOutput(0, text, "")
+        return ProbeOutput(child.returncode if child.returncode is not None and child.returncode >= 0 else None, text, "")
+
+
+def _read_until_probe(child: subprocess.Popen, timeout_s: float, replies: int = 1) -> bytes:
+    """What the client printed until ``replies`` probe reply lines had ended, it closed its
+    output, or ``timeout_s`` passed (then the child is left for the caller to kill)."""
+    assert child.stdout is not None
+    fd = child.stdout.fileno()
+    said = b""
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not sel.select(left):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                proc.wait(child, max(0.1, deadline - time.monotonic()))
+                break
+            said += chunk
+            if len(_PROBE_LINE_END.findall(said)) >= replies:
+                break
+    return said
+
+
+_PROBE_LINE_END = re.compile(rb"(?m)^hostname=[^\n]*\n")
 
 
 def _text(value: Any) -> str:
@@ -507,14 +550,71 @@ def check_hosts(
 ) -> list[HostCheck]:
     """Edge: reachability and fio version of every host, in parallel, in the hosts' order."""
 
-    def one(host: Host) -> HostCheck:
-        why = connect(host)
-        return judge_probe(host, why, None if why else probe(fio_path, host), local_version)
-
     if not hosts:
         return []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(64, len(hosts))) as pool:
+        unreachable = list(pool.map(connect, hosts))
+    reachable = [h for h, why in zip(hosts, unreachable, strict=True) if why is None]
+    together = probe_all(fio_path, reachable, local_version) if len(reachable) >= BATCH_PROBE_MIN_HOSTS else None
+    if together is not None:
+        return [judge_probe(h, why, None, local_version) if why else together[h] for h, why in zip(hosts, unreachable, strict=True)]
+
+    def one(pair: tuple[Host, str | None]) -> HostCheck:
+        host, why = pair
+        return judge_probe(host, why, None if why else probe(fio_path, host), local_version)
+
+    # one fio client a host: fio's start-up (its clock calibration, ~0.1 s of CPU) a host
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
-        return list(pool.map(one, hosts))
+        return list(pool.map(one, zip(hosts, unreachable, strict=True)))
+
+
+#: from this many reachable hosts on, one fio client probes them all (see :func:`probe_all`)
+BATCH_PROBE_MIN_HOSTS = 9
+
+
+def probe_all(fio_path: str, hosts: Sequence[Host], local_version: str,
+              timeout_s: float = PROBE_TIMEOUT_S) -> dict[Host, HostCheck] | None:  # fmt: skip
+    """Edge: every host probed by ONE fio client (``--client=H1 --showcmd probe.fio --client=H2
+    probe.fio ...``), killed once every reply is in.  Each fio process spends ~0.1 s of CPU
+    calibrating its clock before it does anything, so a probe a host costs 25 s of CPU at 256
+    hosts; one client costs it once.
+
+    fio's reply lines do not say which server sent them, so the answer holds only when it is
+    unambiguous: a reply from every host, all the same fio (this client's), OS and architecture;
+    each host then gets those facts (its machine name too when all names are one, else none).
+    Otherwise None: the caller probes host by host, which names the one that differs."""
+    with tempfile.TemporaryDirectory(prefix="storbench-probe-") as tmp:
+        job = os.path.join(tmp, "probe.fio")
+        with open(job, "w", encoding="utf-8") as fh:
+            fh.write(_PROBE_JOB)
+        argv = [fio_path, "--showcmd"]
+        for host in hosts:
+            argv += [host.client_option(), job]
+        try:
+            child, noted = proc.spawn(argv, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except OSError:
+            return None
+        try:
+            signals.raise_noted(noted)
+            said = _read_until_probe(child, timeout_s, replies=len(hosts))
+        finally:
+            proc.stop_group(child, ((signal.SIGKILL, 5.0),))
+            assert child.stdout is not None
+            child.stdout.close()
+    return judge_probes(hosts, said.decode("utf-8", errors="replace"), local_version)
+
+
+def judge_probes(hosts: Sequence[Host], text: str, local_version: str) -> dict[Host, HostCheck] | None:
+    """Pure: :func:`probe_all`'s verdict from the client's output (None: probe host by host)."""
+    replies = [parse_probe_line(m.group(0)) for m in re.finditer(r"(?m)^hostname=.*$", text)]
+    facts = [f for f in replies if f is not None]
+    if len(facts) != len(hosts) or any(f.fio_version != local_version for f in facts):
+        return None
+    if len({(f.os, f.arch, f.bits, f.big_endian) for f in facts}) != 1:
+        return None
+    names = {f.hostname for f in facts}
+    common = facts[0] if len(names) == 1 else dataclasses.replace(facts[0], hostname=None)
+    return {h: HostCheck(h, facts=common) for h in hosts}
 
 
 # --------------------------------------------------------------------------- results per host
@@ -546,6 +646,33 @@ def lost_hosts(hosts: Sequence[Host], output_text: str, stderr_text: str) -> dic
         else:
             out[host.display] = "no result from this host: the connection to its fio server was lost (server killed, host down or network gone)"
     return out
+
+
+def host_outputs(output_text: str, names: Mapping[tuple[str, int], str]) -> dict[str, str]:
+    """Pure: each host's own part of a client run's JSON, by host name: the document with only
+    that host's ``client_stats`` entries.  A host's record keeps this, the aggregate the whole
+    output (every host keeping the whole output made a 256-host run store 256 copies of 3 MB)."""
+    import json
+
+    from ..fio.json import find_fio_json
+
+    docs, _ = find_fio_json(output_text)
+    if not docs:
+        return {}
+    doc = docs[-1][2]
+    rest = {k: v for k, v in doc.items() if k != "client_stats"}
+    entries: dict[str, list[Any]] = {}
+    for entry in doc.get("client_stats") or ():
+        if isinstance(entry, dict) and (name := names.get((str(entry.get("hostname")), _port(entry.get("port"))))):
+            entries.setdefault(name, []).append(entry)
+    return {name: json.dumps({**rest, "client_stats": mine}, indent=2) for name, mine in entries.items()}
+
+
+def _port(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
 
 
 def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, dict[str, Any]]:
@@ -661,6 +788,25 @@ def window_findings(workload: str, window: CommonWindow | None, fio_sum_iops: fl
     ]
 
 
+def partial_findings(workload: str, measured: int, missing: Mapping[str, str]) -> list[Finding]:
+    """Pure: a ``hosts-partial`` finding when the aggregate holds fewer hosts than were asked for
+    (left out before the run, lost or failed during it), naming them: it is not the figure of
+    the hosts asked for, and compares with runs on all of them only as a partial figure."""
+    if not missing:
+        return []
+    named = sorted(missing.items(), key=lambda kv: host_sort_key(kv[0]))
+    said = "; ".join(f"{h}: {why}" for h, why in named[:3]) + (f" (and {len(named) - 3} more)" if len(named) > 3 else "")
+    return [
+        Finding(
+            check="hosts-partial",
+            severity="warning",
+            message=f"partial aggregate: {measured} of {measured + len(missing)} hosts measured; missing {said}",
+            fix="bring the missing hosts back and run again (--hosts-required all stops a run that loses one)",
+            workload=workload,
+        )
+    ]
+
+
 def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[str, FioResult]]) -> list[Finding]:
     """Pure: hosts whose headline metric is far below the hosts' median (or, for a
     latency headline, far above it).  Needs at least two hosts with the metric."""
@@ -695,33 +841,67 @@ def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[st
     ]
 
 
-def format_host_lines(records: Sequence[ResultRecord]) -> list[str]:
-    """Pure: per-host results beside the aggregate, one line each, per workload and repetition."""
+#: beyond this many hosts a workload's hosts are summarised (min/median/max, the slowest named)
+EACH_HOST_UP_TO = 16
+
+
+def host_sort_key(name: str | None) -> tuple:
+    """Hosts in the order a person counts them: ``127.0.0.9`` before ``127.0.0.10``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name or ""))
+
+
+def format_host_lines(records: Sequence[ResultRecord], each_up_to: int = EACH_HOST_UP_TO,
+                      every_host: str | None = None) -> list[str]:  # fmt: skip
+    """Pure: per workload and repetition, the aggregate first (with the window every host ran),
+    then each host a line, or beyond ``each_up_to`` hosts one line of min/median/max with the
+    slowest hosts named (``every_host``: how to see them all, said once)."""
     from ..metrics import direction_figures
     from ..units import fmt_bw, fmt_iops
+
+    def figures(rec: ResultRecord) -> tuple[float, float]:
+        per = direction_figures(rec.fio)
+        return sum(f["iops"] or 0 for f in per.values()), sum(f["bw_bytes"] or 0 for f in per.values())
+
+    def timing_tail(rec: ResultRecord) -> str:
+        timing = (rec.series or {}).get("timing") if isinstance(rec.series, Mapping) else None
+        if not timing or timing.get("runtime_ms") is None:
+            return ""
+        tail = f"  took {timing['runtime_ms'] / 1000:.1f} s"
+        if timing.get("behind_first_ms"):
+            tail += f" (+{timing['behind_first_ms'] / 1000:.1f} s after the first)"
+        return tail
 
     lines: list[str] = []
     by_key: dict[tuple[str, int], list[ResultRecord]] = {}
     for rec in records:
         if rec.host is not None:
             by_key.setdefault((rec.workload, rec.repetition), []).append(rec)
+    summarised = False
     for (workload, repetition), members in by_key.items():
         lines.append(f"{workload}" + (f" #{repetition + 1}" if repetition else "") + ":")
-        for rec in sorted(members, key=lambda r: (r.host == "all", r.host)):
-            figures = direction_figures(rec.fio)
-            iops = sum(f["iops"] or 0 for f in figures.values())
-            bw = sum(f["bw_bytes"] or 0 for f in figures.values())
-            timing = (rec.series or {}).get("timing") if isinstance(rec.series, Mapping) else None
-            tail = ""
-            if timing and timing.get("runtime_ms") is not None:
-                tail = f"  took {timing['runtime_ms'] / 1000:.1f} s"
-                if timing.get("behind_first_ms"):
-                    tail += f" (+{timing['behind_first_ms'] / 1000:.1f} s after the first)"
+        hosts = sorted((r for r in members if r.host != "all"), key=lambda r: host_sort_key(r.host))
+        for rec in (r for r in members if r.host == "all"):
+            iops, bw = figures(rec)
             window = (rec.series or {}).get("window") if isinstance(rec.series, Mapping) else None
-            if window:
+            tail = timing_tail(rec)
+            if window and window.get("seconds", 0) > 0:
                 tail += f"  all ran together {window['seconds']:.1f} s: {fmt_iops(window['iops'])} IOPS {fmt_bw(window['bw_bytes'])}"
-            name = "all hosts" if rec.host == "all" else rec.host
-            lines.append(f"  {name:<24} {fmt_iops(iops):>10} IOPS {fmt_bw(bw):>12}{tail}")
+            elif window:
+                tail += "  no second had every host running"
+            lines.append(f"  {f'all {len(hosts)} hosts':<24} {fmt_iops(iops):>10} IOPS {fmt_bw(bw):>12}{tail}")
+        if len(hosts) <= each_up_to:
+            for rec in hosts:
+                iops, bw = figures(rec)
+                lines.append(f"  {rec.host:<24} {fmt_iops(iops):>10} IOPS {fmt_bw(bw):>12}{timing_tail(rec)}")
+            continue
+        ranked = sorted(hosts, key=lambda r: figures(r)[0])
+        values = [figures(r)[0] for r in ranked]
+        slowest = ", ".join(f"{r.host} {fmt_iops(v)}" for r, v in zip(ranked[:3], values[:3], strict=False))
+        lines.append(f"  {len(hosts)} hosts, IOPS each: min {fmt_iops(values[0])} · median {fmt_iops(statistics.median(values))} · "
+                     f"max {fmt_iops(values[-1])} ({ranked[-1].host}); slowest: {slowest}")  # fmt: skip
+        summarised = True
+    if summarised and every_host:
+        lines.append(f"every host: {every_host}")
     return lines
 
 
@@ -738,7 +918,8 @@ class ClientFio:
 
     remote = True
 
-    def __init__(self, hosts: Sequence[Host], fio_path: str = "fio") -> None:
+    def __init__(self, hosts: Sequence[Host], fio_path: str = "fio", left_out: Mapping[str, str] | None = None,
+                 version: str | None = None) -> None:  # fmt: skip
         resolved = shutil.which(fio_path)
         if resolved is None:
             raise FioMissingError(
@@ -748,7 +929,11 @@ class ClientFio:
             raise UsageError("no hosts to run on")
         self.path = resolved
         self.hosts = tuple(hosts)
-        self._version: str | None = None
+        #: hosts asked for but left out by the pre-flight (display -> why): every aggregate is partial
+        self.left_out: Mapping[str, str] = dict(left_out or {})
+        #: test files every host removed itself (their last job ran with unlink=1 and ended well)
+        self.removed: set[str] = set()
+        self._version: str | None = version
 
     @property
     def host_names(self) -> dict[tuple[str, int], str]:
@@ -794,6 +979,9 @@ class ClientFio:
                 err.seek(0)
                 output_text = out.read().decode("utf-8", errors="replace")
                 stderr_text = err.read().decode("utf-8", errors="replace")
+            lost = lost_hosts(self.hosts, output_text, stderr_text)
+            if client.returncode == 0 and not lost and "\nunlink=1\n" in job_text and (name := filename_of(job_text)):
+                self.removed.add(name)
             return FioInvocation(
                 returncode=client.returncode,
                 output_text=output_text,
@@ -801,8 +989,9 @@ class ClientFio:
                 stdout_text="",  # the JSON is the client's stdout: see output_text
                 interrupted=interrupted,
                 host_names=self.host_names,
-                lost_hosts=lost_hosts(self.hosts, output_text, stderr_text),
+                lost_hosts=lost,
                 host_series=self._host_series(tmp),
+                left_out=self.left_out,
             )
 
     def _host_series(self, tmp: str) -> dict[str, tuple[tuple[int, float, float], ...]]:
@@ -876,7 +1065,7 @@ class ClientFio:
         """Remove the test files the jobs used, ON EACH HOST: a 4 KiB read of each file
         with ``unlink=1`` (fio deletes it at the end; a missing file is created and
         deleted).  Returns problems, one line each (the run's results stand anyway)."""
-        files = list(dict.fromkeys(f for f in (filename_of(t) for t in job_texts) if f))
+        files = list(dict.fromkeys(f for f in (filename_of(t) for t in job_texts) if f and f not in self.removed))
         problems = []
         for escaped in files:
             def for_host(host: Host, escaped: str = escaped) -> str:
@@ -890,10 +1079,45 @@ class ClientFio:
             except (OSError, subprocess.SubprocessError) as exc:
                 problems.append(f"could not remove test file {escaped} on the hosts: {exc}")
                 continue
-            if code != 0:
+            if code != 0 and not _only_already_gone(out):
                 said = _fio_lines(err + out)
                 problems.append(f"could not remove test file {escaped} on every host: {said[0] if said else f'fio exit status {code}'}")
         return problems
+
+
+def format_answered(checks: Sequence[HostCheck], each_up_to: int = 8) -> list[str]:
+    """Pure: the hosts that will run, a line each up to ``each_up_to`` hosts, else one line
+    grouping them by what they said (fio version, OS, architecture, machine names)."""
+    ok = [c for c in checks if c.ok and c.facts is not None]
+    if len(ok) <= each_up_to:
+        return [f"host {c.host.display}: {c.facts.hostname or '?'} ({c.facts.os or '?'} {c.facts.arch or '?'}), {c.facts.fio_version}"
+                for c in ok if c.facts is not None]  # fmt: skip
+    groups: dict[tuple[str | None, str | None, str | None], list[HostCheck]] = {}
+    for c in ok:
+        assert c.facts is not None
+        groups.setdefault((c.facts.fio_version, c.facts.os, c.facts.arch), []).append(c)
+    lines = []
+    for (version, os_name, arch), members in groups.items():
+        names = sorted({c.facts.hostname for c in members if c.facts is not None and c.facts.hostname})
+        said = f"machine {names[0]}" if len(names) == 1 else (f"{len(names)} machine names" if names else "machine names not told apart")
+        lines.append(f"{len(members)} hosts answered: {version} on {os_name or '?'} {arch or '?'} ({said}; "
+                     f"{members[0].host.display} ... {members[-1].host.display})")  # fmt: skip
+    return lines
+
+
+def _only_already_gone(output_text: str) -> bool:
+    """Pure: a cleanup job's JSON where every host either removed the file or found it gone
+    already (ENOENT: servers sharing one directory, the first one removed it)."""
+    import errno
+
+    from ..fio.json import parse_fio_json
+
+    try:
+        result = parse_fio_json(output_text)
+    except FioParseError:
+        return False
+    errors = [j.error for j in result.jobs if j.hostname and not j.is_aggregate]
+    return bool(errors) and all(e in (0, errno.ENOENT) for e in errors)
 
 
 @dataclass(frozen=True)

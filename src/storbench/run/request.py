@@ -38,6 +38,8 @@ class RunRequest:
     destroy: tuple[str, ...] = ()
     #: --host/--hosts: the fio servers (empty: a local run)
     hosts: tuple[Host, ...] = ()
+    #: --hosts-required: how many hosts must run every workload (None: any one; len(hosts): all)
+    hosts_required: int | None = None
     #: --prefill: one sequential write over each target's test area before its workloads
     prefill: bool = False
     #: --ceph-conf, --ceph-client, --ceph-timeout: how rbd: and rados: targets reach their cluster
@@ -73,6 +75,7 @@ class RunRequest:
             **({"ceph_client": self.ceph_client} if self.ceph_client else {}),
             **({"ceph_timeout_s": self.ceph_timeout_s} if self.ceph_timeout_s is not None else {}),
             **({"hosts": [h.to_meta() for h in self.hosts]} if self.hosts else {}),
+            **({"hosts_required": self.hosts_required} if self.hosts_required is not None else {}),
             "workloads": [workload_to_meta(w) for w in self.workloads],
             "targets": list(self.target_paths),
             "overrides": {"size": self.overrides.size, "runtime": self.overrides.runtime, "extra": [list(e) for e in self.overrides.extra]},
@@ -100,6 +103,7 @@ class RunRequest:
                 telemetry=bool(meta.get("telemetry", True)),
                 destroy=tuple(meta.get("destroy_data", [])),
                 hosts=tuple(Host.from_meta(d) for d in meta.get("hosts", [])),
+                hosts_required=meta.get("hosts_required"),
                 prefill=bool(meta.get("prefill", False)),
                 precondition=bool(meta.get("precondition", False)),
                 until_steady=meta.get("until") == "steady",

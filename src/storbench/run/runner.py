@@ -198,6 +198,8 @@ class Failure:
     workload: str
     target: str
     reason: str
+    #: no further workload ran after it (--hosts-required was not met)
+    stopped_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -424,6 +426,8 @@ class ExecuteContext:
     telemetry: Telemetry = field(default_factory=NoTelemetry)
     previous: Mapping[tuple[str, str], Sequence[ResultRecord]] = field(default_factory=dict)
     prefill: bool = False
+    #: client/server (--hosts-required): fewer hosts measured a workload, and the run stops there
+    hosts_required: int | None = None
 
 
 def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
@@ -446,6 +450,10 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
     artifacts_before = _artifacts(specs)
     #: targets whose test file could not be laid out (disk full, I/O error): the reason
     broken: dict[str, str] = {}
+    #: --hosts-required was not met: no further workload runs
+    stop_now = False
+    #: client/server: the spec index whose last repetition removes its test file on every host
+    last_use = _last_uses(specs) if executor.remote and not keep_files and repeat.until_rse_pct is None else {}
     try:
         with signals.as_interrupt():
             for index, spec in enumerate(specs):
@@ -467,6 +475,8 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                 records: list[ResultRecord] = list(previous.get((spec.workload.name, spec.target.display), ()))
                 if records and _settled(repeat, records, spec.workload.headline):
                     continue  # resumed: this workload already has all its repetitions
+                if stop_now:
+                    break
                 for repetition in _repetitions(repeat, start=len(records)):
                     raise_if_stopping()
                     reporter.workload_started(spec.workload, spec.target, index, len(specs), repetition)
@@ -477,8 +487,11 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                     elif not spec.workload.is_fio:
                         outcome = _measure_load(run_id, spec, repetition, records, storage, telemetry=telemetry, label=label, clock=clock)
                     else:
+                        run_spec = spec
+                        if last_use.get(index) and repetition == repeat.count - 1:  # its hosts remove the file at its end
+                            run_spec = dataclasses.replace(spec, job_text=spec.job_text.rstrip("\n") + "\nunlink=1\n")
                         outcome = _measure_once(
-                            run_id, spec, repetition, records, storage,
+                            run_id, run_spec, repetition, records, storage,
                             executor=executor, telemetry=telemetry, label=label, clock=clock,
                             fio_version=fio_version, on_status=reporter.status,
                         )
@@ -500,6 +513,12 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                     for failure in host_failures:
                         failures.append(failure)
                         reporter.workload_failed(spec.workload, spec.target, failure.reason)
+                    if ctx.hosts_required is not None and primary.host == "all" and len(per_host) < ctx.hosts_required:
+                        short = (f"only {len(per_host)} host(s) measured workload {spec.workload.name!r} (--hosts-required "
+                                 f"{ctx.hosts_required}): the run stops here; what was measured is stored")  # fmt: skip
+                        failures.append(Failure(spec.workload.name, spec.target.display, short, stopped_run=True))
+                        reporter.workload_failed(spec.workload, spec.target, short)
+                        stop_now = True
                     decision = _next_step(repeat, [r.fio for r in records] + [primary.fio], spec.workload.headline)
                     if decision is not None and not decision.again and not decision.converged:
                         primary = _with_finding(primary, _not_converged(spec.workload.name, decision.reason, repeat))
@@ -511,6 +530,8 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                     primary = dataclasses.replace(primary, result_id=result_id)
                     records.append(primary)
                     reporter.workload_done(primary)
+                    if stop_now:
+                        break
                     if decision is not None and not decision.again:
                         if decision.converged and repeat.until_rse_pct is not None:
                             reporter.note(f"{spec.workload.name}: {decision.reason}")
@@ -664,6 +685,19 @@ def _target_changed(target: Target, when: str) -> str:
     return f"the target {what} was unmounted, removed or replaced {when}"
 
 
+def _last_uses(specs: Sequence[JobSpec]) -> dict[int, bool]:
+    """Client/server runs: the index of the last spec using each test file (its last repetition
+    ends with ``unlink=1``, so that no cleanup job has to start fio on every host again; a host
+    where that job did not end well gets the cleanup job: :meth:`ClientFio.remove_test_files`)."""
+    from .hosts import filename_of
+
+    last: dict[str, int] = {}
+    for index, spec in enumerate(specs):
+        if spec.workload.is_fio and (name := filename_of(spec.job_text)):
+            last[name] = index
+    return {index: True for index in last.values()}
+
+
 def _repetitions(repeat: Repeat, start: int = 0) -> Iterator[int]:
     limit = repeat.max_runs if repeat.until_rse_pct is not None else repeat.count
     yield from range(start, max(1, limit))
@@ -792,26 +826,32 @@ def _measure_once(
     hosts = per_host_results(result, inv.host_names)
     if not hosts:
         return dataclasses.replace(record, findings=_findings(spec, record, previous, telemetry)), [], []
-    from .hosts import common_window, host_timing, straggler_findings, window_findings
+    from .hosts import common_window, host_outputs, host_timing, partial_findings, straggler_findings, window_findings
 
     timing = host_timing([(h, r) for h, r in hosts if h is not None and not r.error])
+    own_outputs = host_outputs(inv.output_text, inv.host_names)
     per_host: list[ResultRecord] = []
     failures: list[Failure] = []
     # without fio's "All clients" entry (one host left) the whole result is the aggregate
     aggregate = dataclasses.replace(record, host="all")
+    #: hosts asked for with no result in this aggregate, and why
+    missing: dict[str, str] = dict(inv.left_out)
     for host, host_result in hosts:
         if host is None:
             aggregate = dataclasses.replace(record, fio=host_result, host="all")
             continue
         if host_result.error:
-            failures.append(
-                Failure(spec.workload.name, f"{host}:{spec.target.display}", "host {}: fio error {} ({})".format(host, *errno_text(host_result.error)))
-            )
+            why = "fio error {} ({})".format(*errno_text(host_result.error))
+            missing[host] = why
+            failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
             continue
-        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series={"timing": timing.get(host)}))
+        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series={"timing": timing.get(host)},
+                                            raw_output=own_outputs.get(host, inv.output_text)))  # fmt: skip
     for host, why in inv.lost_hosts.items():  # a server killed mid-run is missing from fio's JSON
         failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
-    slow = straggler_findings(spec.workload.name, spec.workload.headline, [(r.host, r.fio) for r in per_host])
+        missing[host] = why
+    slow = partial_findings(spec.workload.name, len(per_host), missing)
+    slow += straggler_findings(spec.workload.name, spec.workload.headline, [(r.host, r.fio) for r in per_host])
     window = common_window({r.host: inv.host_series[r.host] for r in per_host if r.host in inv.host_series})
     if window is not None:  # the aggregate over the seconds every host ran, beside fio's sum
         from ..metrics import direction_figures

@@ -137,7 +137,7 @@ def serve_targets(stack: contextlib.ExitStack, targets: Sequence[Target], specs:
 def prepare_hosts(ctx: SessionEnv, request: RunRequest) -> tuple[ClientFio, Preflight]:
     """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are left out
     with one line each, and the rest run."""
-    from .hosts import ClientFio, Preflight, check_hosts
+    from .hosts import ClientFio, Preflight, check_hosts, format_answered
 
     probe_executor = ClientFio(request.hosts, ctx.env.fio_path)
     local_version = probe_executor.version()
@@ -147,11 +147,15 @@ def prepare_hosts(ctx: SessionEnv, request: RunRequest) -> tuple[ClientFio, Pref
     if not preflight.usable:
         first = preflight.left_out[0]
         raise StorbenchError(f"no host can run ({len(preflight.left_out)} left out); first: host {first.host.display}: {first.problem}")
-    for check in preflight.checks:
-        if check.ok and check.facts is not None:
-            f = check.facts
-            ctx.say(f"host {check.host.display}: {f.hostname or '?'} ({f.os or '?'} {f.arch or '?'}), {f.fio_version}")
-    return ClientFio(preflight.usable, ctx.env.fio_path), preflight
+    for line in format_answered(preflight.checks):
+        ctx.say(line)
+    required = request.hosts_required
+    if required is not None and len(preflight.usable) < required:
+        first = preflight.left_out[0]
+        raise StorbenchError(f"{len(preflight.usable)} of {len(request.hosts)} hosts can run, --hosts-required is {required}: "
+                             f"the run does not start; first left out: host {first.host.display}: {first.problem}")  # fmt: skip
+    left_out = {c.host.display: f"left out before the run: {c.problem}" for c in preflight.left_out}
+    return ClientFio(preflight.usable, ctx.env.fio_path, left_out=left_out, version=local_version), preflight
 
 
 def _engine_prober(executor: Any, remote: bool) -> Callable[[Target], str]:
@@ -362,8 +366,14 @@ def failure_reason(outcome: RunOutcome, specs: Sequence[JobSpec]) -> str | None:
     """What the run's failed workloads come to, in one line (None: none failed)."""
     if not outcome.failures:
         return None
+    stop = next((f for f in outcome.failures if f.stopped_run), None)
+    if stop is not None:
+        return f"workload {stop.workload!r} on {stop.target}: {stop.reason}"
     first = outcome.failures[0]
-    return (f"{len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
+    # a host's failure names its target "HOST:TARGET": one workload on one target counts once
+    failed = sum(1 for s in specs if any(f.workload == s.workload.name and (f.target == s.target.display or f.target.endswith(":" + s.target.display))
+                                         for f in outcome.failures))  # fmt: skip
+    return (f"{failed or len(outcome.failures)} of {len(specs)} workload(s) failed; first: "
             f"workload {first.workload!r} on {first.target}: {first.reason}")  # fmt: skip
 
 
@@ -496,7 +506,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
             run_ctx = runner.ExecuteContext(
                 run_id=run_id, executor=executor, sink=store, reporter=reporter, label=label, clock=ctx.env.clock,
                 keep_files=request.keep_files, repeat=request.repeat, telemetry=telemetry_for(request, store, remote=preflight is not None),
-                previous=previous, prefill=request.prefill,
+                previous=previous, prefill=request.prefill, hosts_required=request.hosts_required,
             )  # fmt: skip
             outcome = until_steady(run_ctx, specs, store) if request.until_steady else runner.execute(specs, run_ctx)
         except BaseException as exc:

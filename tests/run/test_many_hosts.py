@@ -1,0 +1,166 @@
+"""Many fio servers at once, for real (issue 41): a dozen plain ``fio --server`` processes on
+loopback addresses of their own, each in its own directory, probed by one fio client, one killed
+mid-run; ``--hosts-required`` before and during a run; the aggregate marked partial.
+
+Each server is stopped by its PID at teardown and the test checks that none of them has a job
+process left."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from test_agent import free_port
+
+from storbench.process.proc import group_members
+
+from conftest import needs_fio
+
+pytestmark = [needs_fio, pytest.mark.backend]
+
+
+@dataclass
+class Server:
+    address: str
+    port: int
+    directory: Path
+    proc: subprocess.Popen
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.address}:{self.port}"
+
+
+def _wait_listening(servers: list[Server], timeout_s: float = 30) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    for s in servers:
+        while True:
+            with contextlib.closing(socket.socket()) as sock:
+                sock.settimeout(0.5)
+                if sock.connect_ex((s.address, s.port)) == 0:
+                    break
+            assert time.monotonic() < deadline, f"fio server {s.endpoint} did not listen within {timeout_s} s"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[list[Server]]:
+    """Twelve fio servers on 127.0.41.1-12, one port, a directory each; stopped by PID."""
+    port = free_port()
+    started: list[Server] = []
+    try:
+        for i in range(1, 13):
+            directory = tmp_path / f"s{i}"
+            directory.mkdir()
+            address = f"127.0.41.{i}"
+            proc = subprocess.Popen(["fio", f"--server=ip:{address},{port}"], cwd=directory, start_new_session=True,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            started.append(Server(address, port, directory, proc))
+        _wait_listening(started)
+        yield started
+    finally:
+        for s in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(s.proc.pid, signal.SIGKILL)
+            s.proc.wait(timeout=10)
+        for s in started:  # nothing of any server's group (its connection and job processes) left
+            assert group_members(s.proc.pid) == [], s.endpoint
+
+
+def _hosts_file(tmp_path: Path, servers: list[Server], extra: tuple[str, ...] = ()) -> Path:
+    path = tmp_path / "hosts.txt"
+    path.write_text("# the test's fio servers\n" + "".join(f"{s.endpoint}\n" for s in servers) + "".join(f"{e}\n" for e in extra))
+    return path
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@pytest.mark.slow
+def test_a_host_killed_mid_run_leaves_a_partial_aggregate_and_stops_a_run_that_needs_all(cli, tmp_path, servers) -> None:
+    victim = servers[4]
+    killed = threading.Event()
+
+    def kill_when_running() -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if (victim.directory / "storbench.testfile").exists():  # its job has started
+                time.sleep(0.5)
+                os.killpg(victim.proc.pid, signal.SIGKILL)  # the server and its job processes
+                killed.set()
+                return
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=kill_when_running, daemon=True)
+    watcher.start()
+    res = cli("run", "--hosts", str(_hosts_file(tmp_path, servers)), "--hosts-required", "all", "--workload", "rnd4k-q1t1-read",
+              "--workload", "seq-read", "--size", "4m", "--runtime", "3", "--repeat", "1", "--no-report", "--json")  # fmt: skip
+    watcher.join(timeout=5)
+    assert killed.is_set()
+    # one fio client probed all twelve: one line for them
+    assert "12 hosts answered: fio-" in res.err and f"; {servers[0].endpoint} ... {servers[-1].endpoint})" in res.err
+    assert res.code == 1, res.err
+    lost = [ln.strip() for ln in res.err.splitlines() if victim.endpoint in ln and "FAILED" in ln]
+    assert len(lost) == 1 and lost[0].startswith(f"FAILED rnd4k-q1t1-read on .: host {victim.endpoint}: no result from this host"), res.err
+    assert res.err.splitlines()[-1] == ("storbench: error: workload 'rnd4k-q1t1-read' on .: only 11 host(s) measured workload "
+                                        "'rnd4k-q1t1-read' (--hosts-required 12): the run stops here; what was measured is stored")  # fmt: skip
+    # what was measured is stored: 11 hosts and their aggregate of the first workload, nothing of the second
+    rows = _rows(cli.db, "select workload, host from results order by id")
+    assert {w for w, _ in rows} == {"rnd4k-q1t1-read"}
+    assert sorted(h for _, h in rows) == sorted([s.endpoint for s in servers if s is not victim] + ["all"])
+    assert _rows(cli.db, "select status from runs") == [("incomplete",)]
+    # each host keeps its own part of fio's output, the aggregate the whole of it (not 11 copies)
+    raws = dict(_rows(cli.db, "select host, raw_output from results"))
+    for s in servers:
+        if s is not victim:
+            assert {(e["hostname"], e["port"]) for e in json.loads(raws[s.endpoint])["client_stats"]} == {(s.address, s.port)}
+    assert len(raws["all"]) > 5 * max(len(v) for k, v in raws.items() if k != "all")
+    # the aggregate says it is partial, in --json too
+    aggregate = next(r for r in json.loads(res.out) if r["host"] == "all")
+    [partial] = [f for f in aggregate["findings"] if f["check"] == "hosts-partial"]
+    assert partial["message"].startswith(f"partial aggregate: 11 of 12 hosts measured; missing {victim.endpoint}: no result from this host")
+    # show: the aggregate's row says it too
+    shown = cli("show", "1")
+    assert "hosts-partial" in shown.out
+    # the test files were removed on the hosts that lived (one fio job on each, unlink=1)
+    assert [sorted(os.listdir(s.directory)) for s in servers if s is not victim] == [[]] * 11
+
+
+@pytest.mark.slow
+def test_hosts_required_before_the_run_and_a_left_out_host_in_the_aggregate(cli, tmp_path, servers) -> None:
+    nobody = f"127.0.41.200:{servers[0].port}"  # nothing listens there
+    hosts = str(_hosts_file(tmp_path, servers[:9], extra=(nobody,)))
+    res = cli("run", "--hosts", hosts, "--hosts-required", "all", "--workload", "rnd4k-q1t1-read", "--size", "4m", "--runtime", "1",
+              "--repeat", "1", "--no-report")  # fmt: skip
+    assert res.code == 1
+    assert res.err.splitlines()[-1].startswith(
+        f"storbench: error: 9 of 10 hosts can run, --hosts-required is 10: the run does not start; first left out: host {nobody}: cannot reach"
+    ), res.err
+    assert _rows(cli.db, "select count(*) from results") == [(0,)] if cli.db.exists() else True
+    for bad in ("0", "11", "most", "²"):
+        wrong = cli("run", "--hosts", hosts, "--hosts-required", bad, "--workload", "rnd4k-q1t1-read", "--no-report")
+        assert wrong.code == 2 and wrong.err.count("\n") == 1 and "give 'all' or a number of hosts from 1 to 10" in wrong.err, wrong.err
+    # nine are enough: the run goes on, and its aggregate says which host it lacks
+    res = cli("run", "--hosts", hosts, "--hosts-required", "9", "--workload", "rnd4k-q1t1-read", "--size", "4m", "--runtime", "1",
+              "--repeat", "1", "--no-report", "--json")  # fmt: skip
+    assert res.code == 0, res.err
+    assert f"host {nobody}: left out: cannot reach" in res.err
+    records = json.loads(res.out)
+    assert sorted(r["host"] for r in records) == sorted([s.endpoint for s in servers[:9]] + ["all"])
+    aggregate = next(r for r in records if r["host"] == "all")
+    [partial] = [f for f in aggregate["findings"] if f["check"] == "hosts-partial"]
+    assert partial["message"].startswith(f"partial aggregate: 9 of 10 hosts measured; missing {nobody}: left out before the run: cannot reach")
