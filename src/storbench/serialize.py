@@ -253,7 +253,10 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     load, ``settings``: how it ran (pgbench: the server's fsync, synchronous_commit, ...,
     ``database_size`` in bytes; every load: ``client_cpu_s``, ``wall_s``);
     ``backend`` (only when sampled): what the storage back-end reported during the run
-    (``{"format_version", "zfs": {"pool", "vdevs", "arc_hit_ratio", "before", "after", ...}}``).
+    (``{"format_version", "zfs": {"pool", "vdevs", "arc_hit_ratio", "before", "after", ...}}``);
+    a run on many hosts: ``timing`` on each host's result (``runtime_ms``, ``behind_first_ms``,
+    ...) and ``window`` on the aggregate (the seconds every host ran: ``start_ms``, ``end_ms``,
+    ``seconds``, ``iops``, ``bw_bytes``, ``hosts``: each one's [name, start_ms, end_ms]), when measured.
     """
     out = {
         "run": rec.run_id,
@@ -287,6 +290,10 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
         from .backend import backend_to_dict
 
         out["backend"] = backend_to_dict(rec.backend)
+    if rec.host is not None and isinstance(rec.series, Mapping):
+        for key in ("timing", "window"):
+            if rec.series.get(key):
+                out[key] = rec.series[key]
     return out
 
 

@@ -1,4 +1,4 @@
-"""Many fio servers at once, for real (issue 41): a dozen plain ``fio --server`` processes on
+"""Many fio servers at once, for real (issue 41): 12 and 64 plain ``fio --server`` processes on
 loopback addresses of their own, each in its own directory, probed by one fio client, one killed
 mid-run; ``--hosts-required`` before and during a run; the aggregate marked partial.
 
@@ -56,12 +56,13 @@ def _wait_listening(servers: list[Server], timeout_s: float = 30) -> None:
 
 
 @pytest.fixture
-def servers(tmp_path: Path) -> Iterator[list[Server]]:
-    """Twelve fio servers on 127.0.41.1-12, one port, a directory each; stopped by PID."""
+def servers(request, tmp_path: Path) -> Iterator[list[Server]]:
+    """fio servers on 127.0.41.1-N (N: the test's parameter, else 12), one port, a directory
+    each; stopped by PID."""
     port = free_port()
     started: list[Server] = []
     try:
-        for i in range(1, 13):
+        for i in range(1, getattr(request, "param", 12) + 1):
             directory = tmp_path / f"s{i}"
             directory.mkdir()
             address = f"127.0.41.{i}"
@@ -91,8 +92,9 @@ def _rows(db: Path, sql: str) -> list[tuple]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("servers", [64], indirect=True)
 def test_a_host_killed_mid_run_leaves_a_partial_aggregate_and_stops_a_run_that_needs_all(cli, tmp_path, servers) -> None:
-    victim = servers[4]
+    victim = servers[40]
     killed = threading.Event()
 
     def kill_when_running() -> None:
@@ -111,19 +113,19 @@ def test_a_host_killed_mid_run_leaves_a_partial_aggregate_and_stops_a_run_that_n
               "--workload", "seq-read", "--size", "4m", "--runtime", "3", "--repeat", "1", "--no-report", "--json")  # fmt: skip
     watcher.join(timeout=5)
     assert killed.is_set()
-    # one fio client probed all twelve: one line for them
-    assert "12 hosts answered: fio-" in res.err and f"; {servers[0].endpoint} ... {servers[-1].endpoint})" in res.err
+    # one fio client probed all 64: one line for them
+    assert "64 hosts answered: fio-" in res.err and f"; {servers[0].endpoint} ... {servers[-1].endpoint})" in res.err
     assert res.code == 1, res.err
     lost = [ln.strip() for ln in res.err.splitlines() if victim.endpoint in ln and "FAILED" in ln]
     assert len(lost) == 1 and lost[0].startswith(f"FAILED rnd4k-q1t1-read on .: host {victim.endpoint}: no result from this host"), res.err
-    assert res.err.splitlines()[-1] == ("storbench: error: workload 'rnd4k-q1t1-read' on .: only 11 host(s) measured workload "
-                                        "'rnd4k-q1t1-read' (--hosts-required 12): the run stops here; what was measured is stored")  # fmt: skip
-    # what was measured is stored: 11 hosts and their aggregate of the first workload, nothing of the second
+    assert res.err.splitlines()[-1] == ("storbench: error: workload 'rnd4k-q1t1-read' on .: only 63 host(s) measured workload "
+                                        "'rnd4k-q1t1-read' (--hosts-required 64): the run stops here; what was measured is stored")  # fmt: skip
+    # what was measured is stored: 63 hosts and their aggregate of the first workload, nothing of the second
     rows = _rows(cli.db, "select workload, host from results order by id")
     assert {w for w, _ in rows} == {"rnd4k-q1t1-read"}
     assert sorted(h for _, h in rows) == sorted([s.endpoint for s in servers if s is not victim] + ["all"])
     assert _rows(cli.db, "select status from runs") == [("incomplete",)]
-    # each host keeps its own part of fio's output, the aggregate the whole of it (not 11 copies)
+    # each host keeps its own part of fio's output, the aggregate the whole of it (not 63 copies)
     raws = dict(_rows(cli.db, "select host, raw_output from results"))
     for s in servers:
         if s is not victim:
@@ -131,13 +133,16 @@ def test_a_host_killed_mid_run_leaves_a_partial_aggregate_and_stops_a_run_that_n
     assert len(raws["all"]) > 5 * max(len(v) for k, v in raws.items() if k != "all")
     # the aggregate says it is partial, in --json too
     aggregate = next(r for r in json.loads(res.out) if r["host"] == "all")
+    # the window every host that lived ran in, from each one's per-second log, in --json too
+    assert sorted(span[0] for span in aggregate["window"]["hosts"]) == sorted(s.endpoint for s in servers if s is not victim)
+    assert all("runtime_ms" in r["timing"] for r in json.loads(res.out) if r["host"] != "all")
     [partial] = [f for f in aggregate["findings"] if f["check"] == "hosts-partial"]
-    assert partial["message"].startswith(f"partial aggregate: 11 of 12 hosts measured; missing {victim.endpoint}: no result from this host")
+    assert partial["message"].startswith(f"partial aggregate: 63 of 64 hosts measured; missing {victim.endpoint}: no result from this host")
     # show: the aggregate's row says it too
     shown = cli("show", "1")
     assert "hosts-partial" in shown.out
     # the test files were removed on the hosts that lived (one fio job on each, unlink=1)
-    assert [sorted(os.listdir(s.directory)) for s in servers if s is not victim] == [[]] * 11
+    assert [sorted(os.listdir(s.directory)) for s in servers if s is not victim] == [[]] * 63
 
 
 @pytest.mark.slow
