@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .metrics import MEASURE_DIRECTION, METRICS, direction_figures, measure_directions
-from .model import DIRECTIONS, ResultRecord
+from .model import DIRECTIONS, EACH_HOST_UP_TO, ResultRecord
 from .stats import core as stats
 from .stats.core import Summary, summarize
 
@@ -142,11 +142,13 @@ def comparable(records: Sequence[ResultRecord]) -> list[ResultRecord]:
     """The records that are compared with each other: a multi-host run (``storbench run --host``)
     stores its aggregate (host ``all``, the run's figure) and one result per host; the aggregate is
     never ranked against its own hosts.  Among several runs, a multi-host run is its aggregate;
-    a multi-host run compared alone is its hosts, side by side."""
+    a multi-host run compared alone is its hosts, side by side, up to :data:`EACH_HOST_UP_TO`
+    of them (beyond, its aggregate: a report of 256 configurations answers nothing)."""
     with_aggregate = {r.run_id for r in records if r.host == "all"}
     if not with_aggregate:
         return list(records)
-    if len({r.run_id for r in records}) > 1:
+    hosts = {r.host for r in records if r.host not in (None, "all")}
+    if len({r.run_id for r in records}) > 1 or len(hosts) > EACH_HOST_UP_TO:
         return [r for r in records if r.run_id not in with_aggregate or r.host == "all"]
     return [r for r in records if r.host != "all"]
 

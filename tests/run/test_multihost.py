@@ -694,3 +694,18 @@ def test_a_plain_list_of_hosts() -> None:
         with pytest.raises(UsageError) as err:
             parse_inventory(bad, "hosts.txt")
         assert str(err.value).startswith(words) and "\n" not in str(err.value), str(err.value)
+
+
+def test_a_run_on_many_hosts_is_compared_and_reported_through_its_aggregate() -> None:
+    from storbench.compare import comparable, configurations
+
+    one = next(r for _, r in per_host_results(parse_fio_json(recorded("two_hosts")[0])))
+
+    def run(hosts: int) -> list[ResultRecord]:
+        recs = [ResultRecord(run_id=1, workload="w", target=".", fio=one, raw_output="", host=f"10.0.0.{i}:8765") for i in range(1, hosts + 1)]
+        return [*recs, ResultRecord(run_id=1, workload="w", target=".", fio=one, raw_output="", host="all")]
+
+    # alone, up to 16 hosts side by side (one configuration each); beyond, the aggregate
+    assert [r.host for r in comparable(run(16))] == [f"10.0.0.{i}:8765" for i in range(1, 17)]
+    assert [r.host for r in comparable(run(17))] == ["all"]
+    assert [c.key for c, _ in configurations(run(300), {1: "fleet"})] == ["run1@all"]

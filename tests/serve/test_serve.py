@@ -577,3 +577,40 @@ def test_serve_over_postgresql(pg_url, tmp_path):
         assert code == 200 and "pg/curve" in html
         code, text, _ = get(base + "/metrics")
         assert code == 200 and 'label="pg/b"' in text
+
+
+# --------------------------------------------------------------------------- a run on many hosts
+
+
+def test_run_page_of_many_hosts_summarises_them(tmp_path):
+    """A run on 24 hosts (fio's real two-host output, each host's figure scaled): the run page's
+    table holds the aggregate and one line names the hosts' spread and the slowest; ?hosts=all
+    gives a row for every host."""
+    from test_multihost import _scaled, recorded
+
+    from storbench.run.runner import per_host_results
+    from storbench.store import Store
+
+    result = parse_fio_json(recorded("two_hosts")[0])
+    one, aggregate = per_host_results(result)[0][1], per_host_results(result)[-1][1]
+    hosts = [f"10.0.0.{i}:8765" for i in range(1, 25)]
+    db = tmp_path / "hosts.sqlite"
+    with contextlib.closing(Store.open(f"sqlite:///{db}")) as store:
+        run_id = store.create_run(label="fleet", kind="run", suite="quick", meta={})
+        for i, host in enumerate(hosts):
+            fio = _scaled(one, 0.4 if host == "10.0.0.7:8765" else 1.0 + i / 100)
+            store.add_result(ResultRecord(run_id=run_id, workload="w", target=".", fio=fio, raw_output="{}", host=host))
+        store.add_result(ResultRecord(run_id=run_id, workload="w", target=".", fio=aggregate, raw_output="{}", host="all"))
+        store.finish_run(run_id, "complete")
+    with serving(db) as base:
+        code, html, _ = get(f"{base}/runs/{run_id}")
+        assert code == 200
+        table = html[html.index('id="results"'):html.index("</table>", html.index('id="results"'))]
+        assert table.count("<tr>") == 2 and "<td>all</td>" in table  # the header and the aggregate's row
+        assert "24 hosts: the table holds their aggregate" in html and 'href="?hosts=all"' in html
+        assert re.search(r"24 hosts, IOPS each: min [\d.k]+ · median [\d.k]+ · max [\d.k]+ \(10\.0\.0\.24:8765\); slowest: 10\.0\.0\.7:8765 ", html), html
+        code, every, _ = get(f"{base}/runs/{run_id}?hosts=all")
+        table = every[every.index('id="results"'):every.index("</table>", every.index('id="results"'))]
+        assert code == 200 and table.count("<tr>") == 26 and "24 hosts: the table" not in every
+        code, body, _ = get(f"{base}/runs/{run_id}?hosts=some")
+        assert code == 400 and "parameter &#39;hosts&#39; takes only &#39;all&#39;" in body

@@ -28,6 +28,10 @@ from typing import Any, Literal
 #: ``unified_rw_reporting``.
 DIRECTIONS: tuple[str, ...] = ("read", "write", "trim", "mixed")
 
+#: a run on more hosts than this is read through its aggregate: its hosts summarised in one line
+#: per workload (min, median, max, the slowest named) rather than a row or a configuration each
+EACH_HOST_UP_TO = 16
+
 Direction = Literal["read", "write", "trim", "mixed"]
 Headline = Literal["iops", "bw", "lat"]
 

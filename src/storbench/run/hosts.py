@@ -32,7 +32,7 @@ Facts this module is built on (fio 3.33, checked by hand and in tests):
 * A server opens the client's ``--output`` path ON THE SERVER (truncating it; a
   directory missing there makes the server's job fail with "output file open
   error").  So ClientFio gives no ``--output``: the JSON is read from the client's
-  stdout, with ``--eta=never`` (fio prints no ETA lines in client mode anyway); the
+  stdout, with ``--eta=always`` (a frozen host is found by its ETA requests timing out); the
   client's notes around it ("client: host=X disconnected", "<host> fio: ...") are
   kept by the parser as notes.
 * A server that dies mid-run is simply missing from ``client_stats``; fio exits 1
@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FioMissingError, FioParseError, UsageError
-from ..model import Finding, FioResult, ResultRecord, versions
+from ..model import EACH_HOST_UP_TO, Finding, FioResult, ResultRecord, versions
 from ..process import proc, signals
 
 if TYPE_CHECKING:
@@ -841,8 +841,6 @@ def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[st
     ]
 
 
-#: beyond this many hosts a workload's hosts are summarised (min/median/max, the slowest named)
-EACH_HOST_UP_TO = 16
 
 
 def host_sort_key(name: str | None) -> tuple:
@@ -949,13 +947,19 @@ class ClientFio:
         argv = [self.path]
         for host, path in zip(self.hosts, job_paths):
             argv += [host.client_option(), path]
-        return argv + ["--output-format=json+", "--eta=never"]
+        # ETA requests on: they are how fio's client notices a host that stops answering mid-run
+        # (a frozen or half-dead server: "timeout on cmd SEND_ETA", dropped after ~40 s, the other
+        # hosts' results printed); with --eta=never it waits for that host for ever
+        return argv + ["--output-format=json+", "--eta=always"]
 
     def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation:
         from .fioexec import FioInvocation, stop_fio
 
         if env:  # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)
             raise ValueError(f"fio's client mode cannot pass an environment ({', '.join(env)})")
+        if not self.hosts:  # every host was lost by earlier workloads: fio without --client would run HERE
+            return FioInvocation(returncode=1, output_text="", stderr_text="fio: every host was lost earlier in this run; nothing to run on",
+                                 stdout_text="", left_out=dict(self.left_out))  # fmt: skip
 
         with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-client-") as tmp:
             paths = []
@@ -982,6 +986,8 @@ class ClientFio:
             lost = lost_hosts(self.hosts, output_text, stderr_text)
             if client.returncode == 0 and not lost and "\nunlink=1\n" in job_text and (name := filename_of(job_text)):
                 self.removed.add(name)
+            left_out = dict(self.left_out)
+            self._drop(lost)
             return FioInvocation(
                 returncode=client.returncode,
                 output_text=output_text,
@@ -991,8 +997,17 @@ class ClientFio:
                 host_names=self.host_names,
                 lost_hosts=lost,
                 host_series=self._host_series(tmp),
-                left_out=self.left_out,
+                left_out=left_out,
             )
+
+    def _drop(self, lost: Mapping[str, str]) -> None:
+        """Hosts lost during a workload are not asked again in this run (a frozen host would hold
+        every later workload and the cleanup for fio's ~40 s of timeouts): their later aggregates
+        are partial, and their test file is left to them."""
+        if not lost:
+            return
+        self.hosts = tuple(h for h in self.hosts if h.display not in lost)
+        self.left_out = {**self.left_out, **{h: f"lost during an earlier workload ({why})" for h, why in lost.items()}}
 
     def _host_series(self, tmp: str) -> dict[str, tuple[tuple[int, float, float], ...]]:
         """Each host's per-second figures from the logs its server sent back (``sbhN_iops.J.log.HOST``)."""
@@ -1065,8 +1080,13 @@ class ClientFio:
         """Remove the test files the jobs used, ON EACH HOST: a 4 KiB read of each file
         with ``unlink=1`` (fio deletes it at the end; a missing file is created and
         deleted).  Returns problems, one line each (the run's results stand anyway)."""
-        files = list(dict.fromkeys(f for f in (filename_of(t) for t in job_texts) if f and f not in self.removed))
-        problems = []
+        texts = list(job_texts)
+        files = list(dict.fromkeys(f for f in (filename_of(t) for t in texts) if f and f not in self.removed))
+        problems = [f"the test file {f} is left on {host}, lost during the run: remove it there"
+                    for host, why in self.left_out.items() if why.startswith("lost during")
+                    for f in dict.fromkeys(x for x in (filename_of(t) for t in texts) if x)]  # fmt: skip
+        if not self.hosts:
+            return problems
         for escaped in files:
             def for_host(host: Host, escaped: str = escaped) -> str:
                 text = job_for_host(f"[x]\nfilename={escaped}\n", host.target)

@@ -216,9 +216,19 @@ class Server:
             if r.repetition == 0 and r.host in (None, "all") and (fig := views.series_figure(r)) is not None:
                 charts.append(fig)
         live = self.store.live_states(run_id)
+        # hundreds of hosts: the aggregate's rows and one summary line per workload; ?hosts=all for every row
+        every_host = _text(request, "hosts")
+        if every_host not in (None, "all"):
+            raise HTTPException(400, "parameter 'hosts' takes only 'all' (a row for every host)")
+        from ..run.hosts import EACH_HOST_UP_TO, format_host_lines
+
+        host_count = len({r.host for r in records if r.host not in (None, "all")})
+        summarised = host_count > EACH_HOST_UP_TO and every_host is None
+        table = [r for r in records if r.host in (None, "all")] if summarised else records
         return _page("run.html.j2", title=f"run {run_id}" + (f" ({info.label})" if info.label else ""), info=info,
-                     glance=shown, rows=views.result_rows(records), findings=views.findings_once(records),
+                     glance=shown, rows=views.result_rows(table), findings=views.findings_once(records),
                      storages=storages, jobs=jobs, charts=charts[:12], argv=meta.get("argv"),
+                     host_lines=format_host_lines(records) if summarised else None, host_count=host_count,
                      live=bool(live), site=self.title)  # fmt: skip
 
     def run_api(self, request: Request) -> Response:
