@@ -1,9 +1,10 @@
 """Many fio servers at once, for real (issue 41): 12 and 64 plain ``fio --server`` processes on
-loopback addresses of their own, each in its own directory, probed by one fio client, one killed
+loopback addresses of their own, each in its own directory, probed by one fio client, one killed or frozen
 mid-run; ``--hosts-required`` before and during a run; the aggregate marked partial.
 
-Each server is stopped by its PID at teardown and the test checks that none of them has a job
-process left."""
+At teardown every process of every server is stopped (found by its address and the test's own
+port: a killed server's job processes are orphans of init) and the test checks that a server the
+test did not harm had no job or connection process left by the run."""
 
 from __future__ import annotations
 
@@ -33,38 +34,37 @@ class Server:
     port: int
     directory: Path
     proc: subprocess.Popen
+    #: killed or frozen by the test: what is left of it is the test's doing, not the run's
+    harmed: bool = False
 
     @property
     def endpoint(self) -> str:
         return f"{self.address}:{self.port}"
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and every live process below it (a fio server's connection process starts a session
-    of its own, so its process group does not hold it)."""
-    children: dict[int, list[int]] = {}
+def _processes_of(address: str, port: int) -> list[int]:
+    """Every live process of the fio server at ``address:port``: the server, its connection
+    processes (each starts a session of its own) and their job processes, orphaned or not; found
+    by the command line fio keeps (the port is the test's own)."""
+    wanted = f"--server=ip:{address},{port}".encode()
+    found = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2 :].split()
-            if fields[0] not in ("Z", "X"):
-                children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo += children.get(p, [])
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if wanted in argv and stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X"):
+            found.append(int(entry))
     return found
 
 
-def _kill_tree(pid: int) -> None:
-    """The whole server, as when its machine dies: every process below it first, then it."""
-    for p in reversed(_tree(pid)):
+def _signal_all(server: Server, sig: int) -> None:
+    for p in _processes_of(server.address, server.port):
         with contextlib.suppress(ProcessLookupError):
-            os.kill(p, signal.SIGKILL)
+            os.kill(p, sig)
 
 
 def _wait_listening(servers: list[Server], timeout_s: float = 30) -> None:
@@ -84,7 +84,8 @@ def _wait_listening(servers: list[Server], timeout_s: float = 30) -> None:
 @pytest.fixture
 def servers(request, tmp_path: Path) -> Iterator[list[Server]]:
     """fio servers on 127.0.41.1-N (N: the test's parameter, else 12), one port, a directory
-    each; stopped by PID."""
+    each; at the end every process of each (found by its address and the test's own port, the
+    orphaned job processes of a killed server too) is stopped, and none may be left."""
     port = free_port()
     started: list[Server] = []
     try:
@@ -98,14 +99,25 @@ def servers(request, tmp_path: Path) -> Iterator[list[Server]]:
         _wait_listening(started)
         yield started
     finally:
+        def below(s: Server) -> list[int]:
+            return [p for p in _processes_of(s.address, s.port) if p != s.proc.pid]
+
+        def leftover() -> dict[str, list[int]]:
+            return {s.endpoint: b for s in started if not s.harmed and (b := below(s))}
+
         deadline = time.monotonic() + 15  # a server reaps its connection's process a moment after the client left
-        while (left := {s.endpoint: _tree(s.proc.pid)[1:] for s in started}) and any(left.values()) and time.monotonic() < deadline:
+        while (left := leftover()) and time.monotonic() < deadline:
             time.sleep(0.2)
         for s in started:
-            _kill_tree(s.proc.pid)
+            _signal_all(s, signal.SIGCONT)  # a frozen one too
+            _signal_all(s, signal.SIGKILL)
             s.proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while (gone := [s.endpoint for s in started if _processes_of(s.address, s.port)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert gone == []  # nothing of any server is left running
         # the run left no job or connection process on a server that lived
-        assert {k: v for k, v in left.items() if v} == {}
+        assert left == {}
 
 
 def _hosts_file(tmp_path: Path, servers: list[Server], extra: tuple[str, ...] = ()) -> Path:
@@ -130,7 +142,8 @@ def test_a_host_killed_mid_run_leaves_a_partial_aggregate_and_stops_a_run_that_n
         while time.monotonic() < deadline:
             if (victim.directory / "storbench.testfile").exists():  # its job has started
                 time.sleep(0.5)
-                _kill_tree(victim.proc.pid)  # the server, its connection and job processes
+                victim.harmed = True
+                _signal_all(victim, signal.SIGKILL)  # the server, its connection and job processes
                 killed.set()
                 return
             time.sleep(0.05)
@@ -213,9 +226,8 @@ def test_a_host_that_stops_answering_mid_run_is_named_within_a_bound(cli, tmp_pa
         while time.monotonic() < deadline:
             if (frozen.directory / "storbench.testfile").exists():
                 time.sleep(0.5)
-                for p in _tree(frozen.proc.pid):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(p, signal.SIGSTOP)
+                frozen.harmed = True
+                _signal_all(frozen, signal.SIGSTOP)
                 stopped.set()
                 return
             time.sleep(0.05)
@@ -229,9 +241,7 @@ def test_a_host_that_stops_answering_mid_run_is_named_within_a_bound(cli, tmp_pa
         took = time.monotonic() - started
     finally:
         watcher.join(timeout=5)
-        for p in _tree(frozen.proc.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p, signal.SIGCONT)
+        _signal_all(frozen, signal.SIGCONT)
     assert stopped.is_set()
     assert took < 150, took  # fio's client gives a silent host about 40 s, once: later workloads leave it out
     assert res.code == 1, res.err
