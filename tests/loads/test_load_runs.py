@@ -290,3 +290,32 @@ def test_database_loads_on_loop_mounted_ext4_and_xfs_compare_by_setup(cli, suite
     # server of a load directory of this process (another study may run beside this one: only ours are judged)
     assert subprocess.run(["losetup", "-j", str(tmp_path / "loop.img")], capture_output=True, text=True).stdout == ""
     assert [c for c in _postgres_under(Path(tempfile.gettempdir())) if f"{LOAD_DIR_PREFIX}{os.getpid()}-" in c] == []
+
+
+@pytest.mark.slow
+@needs_tools
+def test_until_rse_repeats_a_load_on_its_first_figure(cli, tmp_path: Path, load_target: Path) -> None:
+    """``--until-rse`` judges a load by its first figure (dbench's MB/s): a target no two runs can
+    meet (0.001 %) runs it to --max-runs and says so; one every pair meets (1000 %) stops at --min-runs."""
+    suite = tmp_path / "one.toml"
+    suite.write_text('[workload.t-db]\ndescription = "dbench, one client"\ntool = "dbench"\ndbench = { clients = 1, runtime = 2 }\n')
+    res = cli("run", "--suite-file", str(suite), "--workload", "t-db", "--target", str(load_target), "--until-rse", "0.001",
+              "--min-runs", "2", "--max-runs", "3", "--json", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    records = json.loads(res.out)
+    assert [r["repetition"] for r in records] == [0, 1, 2]
+    mbs = [next(m["value"] for m in r["measures"] if m["unit"] == "MB/s") for r in records]
+    from storbench.stats.core import _pct_pair, summarize
+
+    rse = summarize(mbs).rse
+    assert rse is not None and rse > 0.001
+    said = f"t-db: gave up: rse {_pct_pair(rse, 0.001)[0]}% still above 0.001% after 3 runs (max-runs)"
+    assert said in res.err, res.err
+    assert [f["check"] for f in records[-1]["findings"] if f["check"] == "repeat-not-converged"] == ["repeat-not-converged"]
+    _assert_clean(load_target)
+    res = cli("run", "--suite-file", str(suite), "--workload", "t-db", "--target", str(load_target), "--until-rse", "1000",
+              "--min-runs", "2", "--max-runs", "5", "--json", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    assert [r["repetition"] for r in json.loads(res.out)] == [0, 1]
+    assert "t-db: rse " in res.err and "% <= 1000.0% after 2 runs" in res.err, res.err
+    _assert_clean(load_target)

@@ -361,9 +361,15 @@ def _runs(n: int) -> str:
 
 
 def _pct_pair(x: float, y: float) -> tuple[str, str]:
-    """Format two percentages with one decimal, or more if one decimal would make them look equal."""
+    """Format two percentages with one decimal, or more if one decimal would make them look equal
+    or show a figure that is not zero as ``0.0`` (a target of 0.001 %)."""
+
+    def shown(v: float, digits: int) -> str:
+        text = f"{v:.{digits}f}"
+        return f"{v:g}" if v != 0 and float(text) == 0 else text
+
     for digits in range(1, 7):
-        sx, sy = f"{x:.{digits}f}", f"{y:.{digits}f}"
+        sx, sy = shown(x, digits), shown(y, digits)
         if sx != sy or x == y:
             return sx, sy
     return repr(x), repr(y)
