@@ -1105,11 +1105,11 @@ class ClientFio:
         return problems
 
 
-def format_answered(checks: Sequence[HostCheck], each_up_to: int = 8) -> list[str]:
+def format_answered(checks: Sequence[HostCheck], each_up_to: int | None = None) -> list[str]:
     """Pure: the hosts that will run, a line each up to ``each_up_to`` hosts, else one line
     grouping them by what they said (fio version, OS, architecture, machine names)."""
     ok = [c for c in checks if c.ok and c.facts is not None]
-    if len(ok) <= each_up_to:
+    if len(ok) <= (BATCH_PROBE_MIN_HOSTS - 1 if each_up_to is None else each_up_to):  # as many as are probed one by one
         return [f"host {c.host.display}: {c.facts.hostname or '?'} ({c.facts.os or '?'} {c.facts.arch or '?'}), {c.facts.fio_version}"
                 for c in ok if c.facts is not None]  # fmt: skip
     groups: dict[tuple[str | None, str | None, str | None], list[HostCheck]] = {}

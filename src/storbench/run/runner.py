@@ -453,7 +453,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
     #: --hosts-required was not met: no further workload runs
     stop_now = False
     #: client/server: the spec index whose last repetition removes its test file on every host
-    last_use = _last_uses(specs) if executor.remote and not keep_files and repeat.until_rse_pct is None else {}
+    last_use = _last_uses(specs) if executor.remote and not keep_files and repeat.until_rse_pct is None else set()
     try:
         with signals.as_interrupt():
             for index, spec in enumerate(specs):
@@ -488,7 +488,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                         outcome = _measure_load(run_id, spec, repetition, records, storage, telemetry=telemetry, label=label, clock=clock)
                     else:
                         run_spec = spec
-                        if last_use.get(index) and repetition == repeat.count - 1:  # its hosts remove the file at its end
+                        if index in last_use and repetition == repeat.count - 1:  # its hosts remove the file at its end
                             run_spec = dataclasses.replace(spec, job_text=spec.job_text.rstrip("\n") + "\nunlink=1\n")
                         outcome = _measure_once(
                             run_id, run_spec, repetition, records, storage,
@@ -685,7 +685,7 @@ def _target_changed(target: Target, when: str) -> str:
     return f"the target {what} was unmounted, removed or replaced {when}"
 
 
-def _last_uses(specs: Sequence[JobSpec]) -> dict[int, bool]:
+def _last_uses(specs: Sequence[JobSpec]) -> set[int]:
     """Client/server runs: the index of the last spec using each test file (its last repetition
     ends with ``unlink=1``, so that no cleanup job has to start fio on every host again; a host
     where that job did not end well gets the cleanup job: :meth:`ClientFio.remove_test_files`)."""
@@ -695,7 +695,7 @@ def _last_uses(specs: Sequence[JobSpec]) -> dict[int, bool]:
     for index, spec in enumerate(specs):
         if spec.workload.is_fio and (name := filename_of(spec.job_text)):
             last[name] = index
-    return {index: True for index in last.values()}
+    return set(last.values())
 
 
 def _repetitions(repeat: Repeat, start: int = 0) -> Iterator[int]:
