@@ -46,6 +46,9 @@ command -v ceph-mon >/dev/null 2>&1 || lean_need+=(ceph-mon)
 command -v ceph-mgr >/dev/null 2>&1 || lean_need+=(ceph-mgr)
 command -v ceph-osd >/dev/null 2>&1 || lean_need+=(ceph-osd)
 command -v rbd >/dev/null 2>&1 || lean_need+=(ceph-common)
+# an image's guest filesystem for the loads (storbench.study.guest): qemu-storage-daemon's FUSE
+# export; without recommends (they pull in graphics and sound libraries)
+command -v qemu-storage-daemon >/dev/null 2>&1 || lean_need+=(qemu-system-common)
 # the drives' own health (tests/test_hardware.py runs the real smartctl); without recommends
 # (a mail transport agent for smartd's mails), and smartd is kept from starting like the others
 [ -x /usr/sbin/smartctl ] || lean_need+=(smartmontools)

@@ -30,8 +30,9 @@ from storbench.jobs.jobfile import build_job
 from storbench.model import Overrides, Target, Workload
 from storbench.run import runner
 from storbench.study import matrix as mx
+from storbench.study.build import check_tools
 from storbench.study.devsettings import DeviceSettings
-from storbench.study.images import ImageError, serve
+from storbench.study.images import ImageError, mount_fstype, serve, start_export
 from storbench.study.setups import (
     ImageSpec,
     Setup,
@@ -41,6 +42,7 @@ from storbench.study.setups import (
     parse_setups_text,
     qemu_img_create_argv,
     qemu_nbd_argv,
+    qsd_fuse_argv,
     setup_from_table,
     setup_to_table,
     setups_from_fs_list,
@@ -138,7 +140,7 @@ def test_setup_tables_round_trip():
         ('[setup.a]\nmkfs = "ext4"\ndevice = { cache = "on" }', "device.cache: unknown key (allowed: write_cache, scheduler, read_ahead_kb)"),
         ('[setup.a]\nmkfs = "ext4"\nimage = { format = "vmdk" }', "image.format: 'vmdk' is not allowed (allowed: 'raw', 'qcow2', 'zvol')"),
         ('[setup.a]\nmkfs = "ext4"\nimage = { format = "qcow2", cluster_size = "48k" }', "image.cluster_size: '48k' must be a power of two"),
-        ('[setup.a]\nmkfs = "ext4"\nimage = { format = "raw", cluster_size = "64k" }', "image.cluster_size: unknown key (allowed: format, size, directory, cache, aio, preallocation)"),
+        ('[setup.a]\nmkfs = "ext4"\nimage = { format = "raw", cluster_size = "64k" }', "image.cluster_size: unknown key (allowed: format, size, directory, cache, aio, guest_fs, preallocation)"),
         ('[setup.a]\nmkfs = "ext4"\nimage = { format = "qcow2", preallocation = "sparse" }', "image.preallocation: 'sparse' is not allowed"),
         ('[setup.a]\nmkfs = "ext4"\nimage = { format = "qcow2", lazy_refcounts = "yes" }', "image.lazy_refcounts: must be true or false"),
         ('[setup.a]\nmkfs = "ext4"\nimage = { format = "qcow2", size = "lots" }', "image.size: invalid size 'lots'"),
@@ -284,7 +286,7 @@ class FakeSystem:
         self.servers: list[FakeServer] = []
         self.system = mx.System(
             run=self.run, which=lambda name: f"/usr/sbin/{name}", sys_root=str(tmp_path / "sys"), dev_root=str(self.dev_root),
-            serve=self.serve, is_mount=lambda p: p in self.mounted, pool_name=lambda: "storbench-test",
+            serve=self.serve, export=self.export, is_mount=lambda p: p in self.mounted, pool_name=lambda: "storbench-test",
             zfs_implementation=lambda: "OpenZFS",
         )  # fmt: skip
 
@@ -295,8 +297,9 @@ class FakeSystem:
             return 1, "", f"cannot create '{argv[-1]}': invalid property value"
         match argv[:2]:
             case ["losetup", "-f"]:
-                self.loops["/dev/loop99"] = argv[-1]
-                return 0, "/dev/loop99\n", ""
+                dev = f"/dev/loop{99 - len(self.loops)}"  # the scratch device is loop99, a guest's loop98
+                self.loops[dev] = argv[-1]
+                return 0, f"{dev}\n", ""
             case ["losetup", "-j"]:
                 return 0, "".join(f"{d}: []: ({f})\n" for d, f in self.loops.items() if f == argv[-1]), ""
             case ["losetup", "-d"]:
@@ -323,12 +326,20 @@ class FakeSystem:
                 return 0, "", ""
             case ["zfs", "get"]:
                 return 0, self.zfs_get, ""
+            case ["qemu-img", "create"]:
+                Path(argv[-2]).touch()
+                return 0, "", ""
         return 0, "", ""
 
     dev_path = "/dev/loop99"
 
     def serve(self, image, path, sock):
         server = FakeServer(["qemu-nbd", f"--socket={sock}", "-f", image.qemu_format, f"--cache={image.cache}", "-t", path])
+        self.servers.append(server)
+        return server
+
+    def export(self, image, path, export_path):
+        server = FakeServer(qsd_fuse_argv(image, path, export_path))
         self.servers.append(server)
         return server
 
@@ -343,6 +354,10 @@ class FakeServer:
 
     def stop(self):
         self.stopped = True
+        sock = next((a.split("=", 1)[1] for a in self.argv if a.startswith("--socket=")), "")
+        short = os.path.dirname(sock)
+        if os.path.basename(short).startswith("sb-nbd-") and os.path.isdir(short):  # as NbdServer.stop (idempotent)
+            os.rmdir(short)
 
 
 class FakeFio:
@@ -455,6 +470,103 @@ def test_zvol_image_setup_with_a_fake_system(tmp_path, private_tmp):
     assert rec.space["image"]["format"] == "zvol" and rec.space["image"]["served_with"][:2] == server.argv[:2]
     assert "storbench-test" not in fake.pools
     store.close()
+
+
+def _load_study(setups, label="g") -> mx.Study:
+    """fio's 4k random write and fs_mark (a short load: 3 loops of 1,000 files of 4 KiB, no sync)."""
+    catalog = builtin_catalog()
+    workloads = (catalog.workload("rnd4k-q1t1-write"), catalog.workload("fsmark-4k-nosync"))
+    return mx.Study(label=label, setups=tuple(setups), workloads=workloads, overrides=Overrides(size="16m", runtime="1"))
+
+
+@pytest.mark.skipif(shutil.which("fs_mark") is None, reason="fs_mark is installed by tests/setup-system.sh")
+def test_loads_run_in_a_guest_filesystem_made_inside_a_qcow2_image(tmp_path, private_tmp):
+    """fio reaches the image over NBD; then qemu-nbd stops, qemu-storage-daemon exports the image
+    as a file, a loop device goes on it, ext4 on that, and the load runs there (fake system: the
+    commands and their order; the load itself runs for real in the guest mountpoint)."""
+    [setup] = parse_setups_text('[setup.q]\nmkfs = "ext4"\nimage = { format = "qcow2", size = "64m", cache = "writeback" }', "s")
+    fake = FakeSystem(tmp_path)
+    store = _store(tmp_path)
+    fio = FakeFio()
+    said: list[str] = []
+    outcome = mx.run_study(
+        _load_study([setup]), mx.Scratch(kind="loop", path=str(tmp_path / "loop.img"), size="400m"),
+        store=store, executor=fio, reporter=runner.SilentReporter(), clock=lambda: "t", system=fake.system,
+        telemetry=NoStorage(), say=said.append,
+    )  # fmt: skip
+    [o] = outcome.setups
+    assert o.status == "complete", o.reason
+    nbd, qsd = fake.servers
+    assert nbd.argv[0] == "qemu-nbd" and nbd.stopped and qsd.stopped
+    image = nbd.argv[-1]
+    tmpdir = Path(image).parent.parent  # the study's directory: mnt-q holds the image
+    assert image == str(tmpdir / "mnt-q" / "storbench-q.qcow2")
+    export = str(tmpdir / ".storbench-q.export")
+    guest = str(tmpdir / "guest-q")
+    assert qsd.argv == [
+        "qemu-storage-daemon",
+        "--blockdev", f"driver=file,node-name=file,filename={image},cache.direct=off,cache.no-flush=off",
+        "--blockdev", "driver=qcow2,node-name=disk,file=file",
+        "--export", f"type=fuse,id=guest,node-name=disk,mountpoint={export},writable=on,writethrough=off",
+    ]  # fmt: skip
+    cmds = fake.commands()
+    guest_part = cmds[cmds.index(f"losetup -f --show {export}"):]
+    assert guest_part == [
+        f"losetup -f --show {export}",  # buffered: see storbench.study.guest
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/loop98",
+        f"mount /dev/loop98 {guest}",
+        "losetup -d /dev/loop98",  # teardown: the guest first (its mount was not real here), then the setup
+        "wipefs -a -q /dev/loop99",
+        "losetup -d /dev/loop99",
+    ]
+    assert len(fio.jobs) == 1 and "ioengine=nbd" in fio.jobs[0]  # fio's workload ran over NBD, before the guest was made
+    fio_rec, load_rec = store.results(o.run_id)
+    assert (fio_rec.workload, fio_rec.target) == ("rnd4k-q1t1-write", fio_rec.target)
+    assert (load_rec.workload, load_rec.target) == ("fsmark-4k-nosync", "storbench-matrix/guest-q")
+    assert load_rec.fio.measures[0].unit == "files/s" and load_rec.fio.measures[0].value > 0
+    assert load_rec.space["image"]["guest_fs"] == "ext4" and load_rec.space["image"]["guest_made_with"][0] == " ".join(qsd.argv) + " (in the background)"
+    assert "served_with" in fio_rec.space["image"] and "guest_fs" not in fio_rec.space["image"]
+    assert any("application loads run in a guest ext4 made inside the image (qcow2 64m" in line for line in said), said
+    assert fake.loops == {} and os.listdir(private_tmp) == []
+    store.close()
+
+
+def test_loads_in_a_zvol_go_on_a_guest_filesystem_made_on_the_zvol(tmp_path, private_tmp):
+    """A zvol is a block device: the guest filesystem (xfs here) is made on it, no export."""
+    [setup] = parse_setups_text(
+        '[setup.zv]\nmkfs = "zfs"\nimage = { format = "zvol", size = "20g", volblocksize = "16k", guest_fs = "xfs" }', "s"
+    )
+    fake = FakeSystem(tmp_path, zfs_get=ZFS_GET_ZVOL.replace("\ncompression\tzstd", ""))
+    store = _store(tmp_path)
+    outcome = mx.run_study(
+        _load_study([setup]), mx.Scratch(kind="loop", path=str(tmp_path / "loop.img"), size="400m"),
+        store=store, executor=FakeFio(), reporter=runner.SilentReporter(), clock=lambda: "t", system=fake.system, telemetry=NoStorage(),
+    )  # fmt: skip
+    [o] = outcome.setups
+    assert o.status == "complete", o.reason
+    zvol = str(fake.dev_root / "zvol" / "storbench-test" / "image")
+    cmds = fake.commands()
+    assert f"mkfs.xfs -q -f {zvol}" in cmds and [s.argv[0] for s in fake.servers] == ["qemu-nbd"]
+    assert cmds.index(f"mkfs.xfs -q -f {zvol}") < cmds.index("zpool destroy -f storbench-test")
+    assert [r.target for r in store.results(o.run_id)][1] == "storbench-matrix/guest-zv"
+    store.close()
+
+
+def test_a_study_with_loads_and_images_needs_qemu_storage_daemon():
+    setups = parse_setups_text('[setup.q]\nmkfs = "ext4"\nimage = { format = "qcow2", size = "64m", guest_fs = "btrfs" }', "s")
+    scratch = mx.Scratch(kind="loop", path="/x/loop.img", size="400m")
+    has = {"wipefs", "mkfs.ext4", "mount", "umount", "qemu-img", "qemu-nbd", "losetup", "mkfs.btrfs"}
+    which = lambda name: f"/usr/bin/{name}" if name in has else None  # noqa: E731
+    check_tools(setups, scratch, which)  # fio alone: no guest filesystem
+    with pytest.raises(UsageError) as info:
+        check_tools(setups, scratch, which, with_loads=True)
+    assert str(info.value) == (
+        "setup 'q' needs qemu-storage-daemon, which is not installed (Debian package qemu-system-common); nothing was changed"
+    )
+    assert [s.image.guest_fs for s in setups] == ["btrfs"]
+    assert setup_to_table(setups[0])["image"]["guest_fs"] == "btrfs"
+    with pytest.raises(SetupError, match=r"image.guest_fs: 'zfs' is not allowed \(allowed: 'ext4', 'xfs', 'btrfs'\)"):
+        parse_setups_text('[setup.q]\nmkfs = "ext4"\nimage = { format = "raw", guest_fs = "zfs" }', "s")
 
 
 @pytest.mark.parametrize(
@@ -1051,6 +1163,105 @@ def test_raw_vs_qcow2_through_qemu_nbd(cli, tmp_path, private_tmp):
     assert "cluster_size=8192,lazy_refcounts=on" in qcow2.space["image"]["created_with"]
     assert os.listdir(images) == []  # the image was removed
     assert_clean(loop, private_tmp)
+
+
+def _processes_mentioning(program: str, text: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-a", program], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if text in line]
+
+
+@needs_root
+@needs_fio
+@needs_tools
+@needs_qemu
+@pytest.mark.skipif(shutil.which("qemu-storage-daemon") is None or shutil.which("dbench") is None,
+                    reason="needs qemu-system-common and dbench (tests/setup-system.sh installs them)")  # fmt: skip
+def test_dbench_runs_in_a_guest_filesystem_inside_raw_and_qcow2_images(cli, tmp_path, private_tmp):
+    """Seed 002's kind of study: fio on each image over NBD, then dbench inside the image, on the
+    ext4 a VM would have made there (qemu-storage-daemon's FUSE export, a loop device, mkfs)."""
+    images = tmp_path / "images"
+    images.mkdir()
+    setups = tmp_path / "s.toml"
+    setups.write_text(
+        '[setup.raw]\nmkfs = "ext4"\nimage = { format = "raw", size = "160m" }\n\n'
+        f'[setup.qcow2]\nimage = {{ format = "qcow2", size = "160m", cluster_size = "64k", directory = "{images}" }}\n'
+    )
+    loop = tmp_path / "scratch.img"
+    res = cli("matrix", "--loop-file", str(loop), "--loop-size", "400m", "--setups", str(setups), "--keep-files",
+              "--workload", "rnd4k-q1t1-write", "--workload", "dbench-1", "--size", "16m", "--runtime", "2s",
+              "--label", "vm", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    said = res.out + res.err
+    assert "not run on this setup" not in said
+    assert said.count("application loads run in a guest ext4 made inside the image") == 2, said
+    runs = _records_by_label(cli, "vm/")
+    assert sorted(runs) == ["vm/qcow2", "vm/raw"]
+    for label, (info, records) in runs.items():
+        name = label.split("/")[1]
+        assert info.status == "complete", info.reason
+        fio_rec, dbench = records
+        assert fio_rec.workload == "rnd4k-q1t1-write" and fio_rec.options["ioengine"] == "nbd"
+        assert dbench.workload == "dbench-1" and dbench.target == f"storbench-matrix/guest-{name}"
+        [mb] = [m for m in dbench.fio.measures if m.unit == "MB/s"]
+        assert mb.value > 0
+        made = dbench.space["image"]["guest_made_with"]
+        assert made[0].startswith("qemu-storage-daemon --blockdev driver=file,node-name=file,filename=")
+        assert f"driver={name},node-name=disk" in made[0] and "cache.direct=on" in made[0]  # qemu-nbd's cache=none
+        assert made[1].startswith("losetup -f --show ") and made[2].startswith("mkfs.ext4 -q -F")
+        assert dbench.space["image"]["guest_fs"] == "ext4" and dbench.space["image"]["format"] == name
+        # described as the image is: the host filesystem under it, with the guest's notes
+        assert dbench.storage.filesystem.fstype == fio_rec.storage.filesystem.fstype
+        assert [d.name for d in dbench.storage.devices] == [d.name for d in fio_rec.storage.devices]
+        if name == "raw":  # on the study's scratch loop device (the qcow2 is in a directory of the test's)
+            assert dbench.storage.filesystem.fstype == "ext4" and dbench.storage.devices[0].type == "loop"
+        assert any("application loads run in a guest ext4" in n for n in dbench.storage.notes)
+    # --keep-files kept the last setup's image (in its directory): ext4 is inside it, and qcow2 is whole
+    [kept] = list(images.iterdir())
+    assert subprocess.run(["qemu-img", "check", "-q", str(kept)], capture_output=True).returncode == 0
+    raw = tmp_path / "guest.raw"
+    subprocess.run(["qemu-img", "convert", "-O", "raw", str(kept), str(raw)], check=True)
+    probe = subprocess.run(["blkid", "-p", "-o", "value", "-s", "TYPE", str(raw)], capture_output=True, text=True)
+    assert probe.stdout.strip() == "ext4"
+    kept.unlink()
+    raw.unlink()
+    assert _losetup_of(loop) == ""
+    loop.unlink()  # --keep-files keeps the scratch file too
+    assert _processes_mentioning("qemu-storage-d", str(tmp_path)) == []  # (pgrep matches 15 characters of the name)
+    assert [m for m in _mounts_under(str(tmp_path))] == []
+    assert_clean(loop, private_tmp)
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("qemu-storage-daemon") is None or shutil.which("qemu-img") is None,
+                    reason="needs qemu-system-common and qemu-utils")  # fmt: skip
+def test_fuse_export_serves_the_image_and_leaves_nothing_even_when_killed(tmp_path):
+    image = tmp_path / "a.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(image), "16M"], check=True)
+    spec = ImageSpec(format="qcow2", size="16m")
+    export_path = tmp_path / "a.export"
+    export = start_export(spec, str(image), str(export_path))
+    try:
+        assert mount_fstype(str(export_path)) == "fuse" and export_path.stat().st_size == 16 << 20
+        with open(export_path, "r+b") as fh:  # what is written through the export is in the image
+            fh.write(b"storbench" * 100)
+        assert os.getpgid(export.pid) == export.pid  # its own process group
+    finally:
+        export.stop()
+    assert mount_fstype(str(export_path)) is None and not export_path.exists() and export.proc.poll() is not None
+    back = subprocess.run(["qemu-io", "-f", "qcow2", "-c", "read -P 0x73 0 1", str(image)], capture_output=True, text=True)
+    assert "read 1/1 bytes" in back.stdout, back.stdout + back.stderr  # 's', the first byte written
+    # killed: its FUSE mount stays behind, dead, until stop() unmounts it
+    export = start_export(spec, str(image), str(export_path))
+    os.kill(export.pid, signal.SIGKILL)
+    export.proc.wait()
+    assert mount_fstype(str(export_path)) == "fuse"
+    export.stop()
+    assert mount_fstype(str(export_path)) is None and not export_path.exists()
+    # a missing image: one line, nothing left
+    with pytest.raises(ImageError) as info:
+        start_export(spec, str(tmp_path / "missing.qcow2"), str(export_path))
+    assert "\n" not in str(info.value) and "exited with status" in str(info.value)
+    assert mount_fstype(str(export_path)) is None and not export_path.exists()
 
 
 @needs_root

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import StorbenchError, UsageError
 from ..model import Target
 from ..process import signals
-from .images import ImageError, create_image, run_command, socket_path_for, start_server
+from .images import ImageError, create_image, mount_fstype, run_command, socket_path_for, start_export, start_server
 from .plan import Scratch
 from .setups import (
     TOOL_PACKAGES,
@@ -29,6 +29,7 @@ from .setups import (
     check_zfs_properties,
     devices_needed,
     expected_vdevs,
+    guest_tools,
     mkfs_argv,
     mount_argv,
     setup_tools,
@@ -65,7 +66,8 @@ class System:
 
     ``run(argv) -> (returncode, stdout, stderr)`` runs one program (no shell);
     ``serve(image, image_path, socket_path)`` starts qemu-nbd and returns an object
-    with ``stop()`` (:func:`storbench.study.images.start_server`).
+    with ``stop()`` (:func:`storbench.study.images.start_server`); ``export(image, image_path,
+    export_path)`` exports it as a file over FUSE, the same way (:func:`~storbench.study.images.start_export`).
     """
 
     run: Callable[[Sequence[str]], tuple[int, str, str]] = run_command
@@ -73,6 +75,7 @@ class System:
     sys_root: str = "/sys"
     dev_root: str = "/dev"
     serve: Callable[..., Any] = start_server
+    export: Callable[..., Any] = start_export
     is_mount: Callable[[str], bool] = os.path.ismount
     pool_name: Callable[[], str] = lambda: f"storbench-{secrets.token_hex(4)}"
     #: "OpenZFS" (the kernel module is loaded), "zfs-fuse" (its daemon's socket exists) or None
@@ -178,6 +181,8 @@ class Builder:
         self.tmpdir = tmpdir
         self.devices: list[str] = [device] if isinstance(device, str) else list(device or [])
         self.keep_files = keep_files
+        #: the qemu-nbd serving each image setup, by setup name (stopped before its guest filesystem is made)
+        self.servers: dict[str, Any] = {}
 
     @property
     def device(self) -> str | None:
@@ -212,11 +217,11 @@ class Builder:
         path = os.path.join(self.tmpdir, f"mnt-{setup.name}")
         with critical():
             os.mkdir(path, 0o755)
-            td.add(f"remove mountpoint {path}", lambda: self._rmdir_mountpoint(path))
+            td.add(f"remove mountpoint {path}", lambda: self.rmdir_mountpoint(path))
         return path
 
-    def _rmdir_mountpoint(self, path: str) -> None:
-        if _mount_fstype(path) == "fuse.zfs" and not self._zfs_answers():
+    def rmdir_mountpoint(self, path: str) -> None:
+        if mount_fstype(path) == "fuse.zfs" and not self._zfs_answers():
             # the ZFS daemon (zfs-fuse) died: its mount is left behind, dead, on our own mountpoint
             rc, out, err = self.system.run(["umount", "-l", path])
             if rc != 0:
@@ -229,7 +234,7 @@ class Builder:
         rc, _out, _err = self.system.run(["zpool", "status", "-x"])
         return rc == 0
 
-    def _umount(self, path: str) -> None:
+    def umount(self, path: str) -> None:
         last = ""
         for attempt in range(UMOUNT_TRIES):
             if not self.system.is_mount(path):
@@ -295,7 +300,7 @@ class Builder:
             assert dev is not None
             self.run(mkfs_argv(setup, used), done)
             mnt = self._mountpoint(setup, td)
-            td.add(f"umount {mnt}", functools.partial(self._umount, mnt))
+            td.add(f"umount {mnt}", functools.partial(self.umount, mnt))
             self.run(mount_argv(setup, dev, mnt), done)
             if setup.profile is not None:
                 self._check_btrfs(setup, mnt, used)
@@ -371,6 +376,7 @@ class Builder:
         except ImageError as exc:
             raise SetupFailed(str(exc)) from None
         holder_box.append(server)
+        self.servers[setup.name] = server
         nbd_argv = list(getattr(server, "argv", []))
         done.append(" ".join(nbd_argv) + " (in the background)")
         meta = {
@@ -388,6 +394,12 @@ class Builder:
         return Built(
             target=Target(kind="nbd", path=sock), describe_path=path, notes=notes, export_size=image.size, image=meta,
         )  # fmt: skip
+
+    def stop_server(self, setup: Setup) -> None:
+        """Stop the qemu-nbd serving ``setup``'s image now (its teardown step stays, and does nothing more)."""
+        server = self.servers.pop(setup.name, None)
+        if server is not None:
+            server.stop()
 
     def _check_pool(self, pool: str, setup: Setup, devices: Sequence[str]) -> None:
         """``zpool status`` shows exactly the asked layout: the vdevs, their kinds and members."""
@@ -436,20 +448,37 @@ class Builder:
             raise SetupFailed(f"ZFS did not apply setup {setup.name!r} as asked: {'; '.join(problems)}")
 
 
-def _mount_fstype(path: str, mounts: str = "/proc/self/mounts") -> str | None:
-    """The filesystem type mounted at ``path`` (the last mount there), from the kernel's table."""
-    try:
-        with open(mounts, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    target = os.path.abspath(path)
-    found = None
-    for line in lines:
-        f = line.split()
-        if len(f) >= 3 and f[1].replace("\\040", " ") == target:
-            found = f[2]
-    return found
+def attach_loop_device(path: str, system: System, td: Teardown, observe: Observer, *, direct_io: bool) -> str:
+    """``losetup -f --show [--direct-io=on] PATH``: the loop device's path.  Its undo step (detach
+    every loop device over ``path``, found by ``losetup -j``, and wait until they are gone) is
+    registered first, so that a signal between the two leaves nothing attached."""
+
+    def detach() -> None:
+        for dev in loops_of(system, path):
+            observe("before-detach", {"device": dev, "kname": os.path.basename(dev)})
+            rc, out, err = system.run(["losetup", "-d", dev])
+            if rc != 0:
+                raise SetupFailed(f"losetup -d {dev} failed: {last_words(err, out)}")
+        deadline = time.monotonic() + 5
+        while loops_of(system, path):
+            if time.monotonic() > deadline:
+                raise SetupFailed(f"loop device of {path} is still attached after losetup -d")
+            time.sleep(0.05)
+
+    td.add(f"detach the loop device of {path}", detach)
+    argv = ["losetup", "-f", "--show", *(["--direct-io=on"] if direct_io else []), path]
+    rc, out, err = system.run(argv)
+    if rc != 0:
+        raise SetupFailed(f"{' '.join(argv)} failed: {last_words(err, out)}")
+    return out.strip().splitlines()[-1].strip()
+
+
+def loops_of(system: System, path: str) -> list[str]:
+    """The loop devices whose backing file is ``path``."""
+    rc, out, _ = system.run(["losetup", "-j", path])
+    if rc != 0:
+        return []
+    return [line.split(":", 1)[0] for line in out.splitlines() if line.strip()]
 
 
 def rmdir_quiet(path: str) -> None:
@@ -462,11 +491,13 @@ def last_words(stderr: str, stdout: str = "") -> str:
     return lines[-1] if lines else ""
 
 
-def check_tools(setups: Sequence[Setup], scratch: Scratch, which: Callable[[str], str | None]) -> None:
-    """Refuse (one line) before anything is touched when a needed program is missing."""
+def check_tools(setups: Sequence[Setup], scratch: Scratch, which: Callable[[str], str | None], *, with_loads: bool = False) -> None:
+    """Refuse (one line) before anything is touched when a needed program is missing (``with_loads``:
+    the study has application loads, which run in a guest filesystem inside each image)."""
     needs: dict[str, list[str]] = {}
     for s in setups:
-        for tool in setup_tools(s):
+        guest = guest_tools(s.image) if with_loads and s.image is not None else ()
+        for tool in (*setup_tools(s), *guest):
             needs.setdefault(tool, []).append(s.name)
     if scratch.kind == "loop":
         needs.setdefault("losetup", []).append("--loop-file")

@@ -17,6 +17,10 @@ target writes ``ioengine=nbd`` and ``uri=nbd+unix:///?socket=SOCKET``).
   server exits, or ``timeout_s`` passes: one-line :class:`ImageError`), and on
   exit stops it by PID -- SIGTERM, wait, SIGKILL -- and removes the socket.
   :meth:`NbdServer.stop` may be called earlier; it is idempotent.
+* :func:`start_export` serves an image to the host itself: ``qemu-storage-daemon`` exports it
+  (through the same qcow2/raw driver and cache mode) as a regular file over FUSE, on which
+  :mod:`storbench.study.guest` puts a loop device and the guest filesystem of the study's
+  application loads.  Stopped the same way; a mount a killed daemon left is unmounted.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from ..errors import StorbenchError
 from ..process import proc as processes
 from ..process import signals
-from .setups import ImageSpec, qemu_img_create_argv, qemu_nbd_argv
+from .setups import ImageSpec, qemu_img_create_argv, qemu_nbd_argv, qsd_fuse_argv
 
 #: Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
 MAX_SOCKET_PATH = 107
@@ -153,31 +157,121 @@ def start_server(
         raise ImageError(f"{socket_path} exists already; another qemu-nbd may be serving there")
     argv = qemu_nbd_argv(image, image_path, socket_path)
     argv[0] = qemu_nbd
-    fd, log_path = tempfile.mkstemp(prefix="storbench-qemu-nbd-", suffix=".log")
+    proc, log_path, noted = _spawn(argv, "qemu-utils")
+    server = NbdServer(argv=argv, socket_path=socket_path, image_path=image_path, pid=proc.pid, proc=proc, log_path=log_path)
+    _wait_ready(server, noted, lambda: _is_socket(socket_path) and _accepts(socket_path), "create its socket", timeout_s)
+    return server
+
+
+def _spawn(argv: list[str], package: str) -> tuple[subprocess.Popen, str, list[str]]:
+    """Start a server in a process group of its own (storbench stops it, in order; a signal now
+    is raised once it is ours to stop), its output in a log file of its own."""
+    fd, log_path = tempfile.mkstemp(prefix=f"storbench-{os.path.basename(argv[0])}-", suffix=".log")
     try:
-        # its own process group, stopped by storbench in order; a signal now is raised once it is ours to stop
-        server_proc, noted = processes.spawn(argv, stdout=fd, stderr=fd)
+        proc, noted = processes.spawn(argv, stdout=fd, stderr=fd)
     except FileNotFoundError:
-        os.close(fd)
         os.unlink(log_path)
-        raise ImageError(f"{qemu_nbd} is not installed (Debian package qemu-utils)") from None
-    os.close(fd)
-    server = NbdServer(argv=argv, socket_path=socket_path, image_path=image_path, pid=server_proc.pid, proc=server_proc, log_path=log_path)
+        raise ImageError(f"{argv[0]} is not installed (Debian package {package})") from None
+    finally:
+        os.close(fd)
+    return proc, log_path, noted
+
+
+def _wait_ready(server: NbdServer | FuseExport, noted: list[str], ready: Callable[[], bool], what: str, timeout_s: float) -> None:
+    """Until ``ready()``; :class:`ImageError` (the server stopped) when it exits first or the time is up."""
     try:
         signals.raise_noted(noted)
         deadline = time.monotonic() + timeout_s
         while True:
-            if server_proc.poll() is not None:
-                words = _error_words(_read(log_path))
-                raise ImageError(f"{' '.join(argv)} exited with status {server_proc.returncode}: {words or 'no message'}")
-            if _is_socket(socket_path) and _accepts(socket_path):
-                return server
+            if server.proc.poll() is not None:
+                words = _error_words(_read(server.log_path))
+                raise ImageError(f"{' '.join(server.argv)} exited with status {server.proc.returncode}: {words or 'no message'}")
+            if ready():
+                return
             if time.monotonic() > deadline:
-                raise ImageError(f"{' '.join(argv)} did not create its socket within {timeout_s:g} s")
+                raise ImageError(f"{' '.join(server.argv)} did not {what} within {timeout_s:g} s")
             time.sleep(0.02)
     except BaseException:
         server.stop()
         raise
+
+
+def mount_fstype(path: str, mounts: str = "/proc/self/mounts") -> str | None:
+    """The filesystem type mounted at ``path`` (the last mount there: a directory, or a file as a
+    FUSE export is), from the kernel's table; None when nothing is."""
+    try:
+        with open(mounts, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    target = os.path.abspath(path)
+    found = None
+    for line in lines:
+        f = line.split()
+        if len(f) >= 3 and f[1].replace("\\040", " ") == target:
+            found = f[2]
+    return found
+
+
+@dataclass
+class FuseExport:
+    """A running ``qemu-storage-daemon`` exporting an image as a regular file over FUSE (see
+    :func:`start_export`)."""
+
+    argv: list[str]
+    export_path: str
+    pid: int
+    proc: subprocess.Popen = field(repr=False)
+    log_path: str = ""
+    stopped: bool = False
+    runner: Runner = run_command
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM (it unmounts its export and closes the image), wait, then SIGKILL; a mount
+        a killed daemon left is unmounted; the export file is removed.  Idempotent."""
+        if not self.stopped:
+            processes.stop_group(self.proc, ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)))
+            self.stopped = True
+        if mount_fstype(self.export_path) is not None:
+            rc, out, err = self.runner(["umount", "-l", self.export_path])
+            if rc != 0:
+                raise ImageError(f"umount -l {self.export_path} failed: {_error_words(err, out)}; its FUSE export is still mounted")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.export_path)
+        if self.log_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self.log_path)
+
+
+def start_export(
+    image: ImageSpec, image_path: str, export_path: str, *, timeout_s: float = START_TIMEOUT_S, runner: Runner = run_command
+) -> FuseExport:
+    """Export ``image_path`` as the file ``export_path`` (made empty here: a FUSE export mounts
+    over a file) and wait until that file is the export, as large as the image."""
+    if os.path.lexists(export_path):
+        raise ImageError(f"{export_path} exists already; another export may be there")
+    with open(export_path, "x", encoding="ascii"):
+        pass
+    argv = qsd_fuse_argv(image, image_path, export_path)
+    try:
+        proc, log_path, noted = _spawn(argv, "qemu-system-common")
+    except ImageError:
+        os.unlink(export_path)
+        raise
+    export = FuseExport(argv=argv, export_path=export_path, pid=proc.pid, proc=proc, log_path=log_path, runner=runner)
+    want = image.size_bytes if image.format != "zvol" else None
+
+    def ready() -> bool:
+        if mount_fstype(export_path) is None:
+            return False
+        try:
+            size = os.stat(export_path).st_size
+        except OSError:
+            return False
+        return size > 0 and (want is None or size == want)
+
+    _wait_ready(export, noted, ready, f"export {image_path} at {export_path}", timeout_s)
+    return export
 
 
 def _read(path: str) -> str:

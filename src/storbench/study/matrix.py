@@ -69,7 +69,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Interrupted, StorbenchError, UsageError
 from ..jobs.jobfile import build_job
-from ..model import JobSpec, ResultRecord, RunInfo, Target
+from ..jobs.load import build_load_job
+from ..model import JobSpec, ResultRecord, RunInfo, Target, Workload
 from ..process import signals
 from ..run import runner as runner_mod
 from ..run.live import LiveReporter
@@ -91,6 +92,7 @@ from .build import (
     zfs_implementation,
 )
 from .devsettings import apply_settings, restore_settings
+from .guest import GUEST_ROLE, make_guest_filesystem
 from .plan import (
     MIN_LOOP_BYTES,
     STUDY_FORMAT_VERSION,
@@ -216,7 +218,7 @@ def run_study(
     observe = observe or no_observer
     say = say or (lambda text: None)
     check_scratch_plan(study.setups, scratch)  # the command line's own mistakes first, then this machine's
-    check_tools(study.setups, scratch, system.which)
+    check_tools(study.setups, scratch, system.which, with_loads=any(not w.is_fio for w in study.workloads))
     check_zfs(study.setups, system)
     existing = study_runs(store, study.label)
     if existing and not resume:
@@ -315,18 +317,21 @@ class _SetupInterrupted(Exception):
 
 
 def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | None,
-           say: Callable[[str], None] = lambda line: None) -> list[JobSpec]:  # fmt: skip
+           say: Callable[[str], None] = lambda line: None) -> tuple[list[JobSpec], list[Workload]]:  # fmt: skip
+    """The setup's jobs in suite order, and the application loads that wait for the guest
+    filesystem of its image (:mod:`storbench.study.guest`: made once fio's workloads are done)."""
     specs = []
+    in_guest: list[Workload] = []
     engine: str | None = None
     for workload in study.workloads:
         if not workload.is_fio:  # an application load: in a directory of its own on the setup's filesystem
-            from ..jobs.load import build_load_job
-
-            if built.target.kind != "dir":  # an image or a raw device: a load needs a filesystem on it
+            if built.target.kind == "nbd" and built.image is not None:
+                in_guest.append(workload)
+            elif built.target.kind != "dir":  # the raw device: a load needs a filesystem on it
                 say(f"  {workload.name} not run on this setup: {workload.tool} needs a directory on a filesystem, "
                     f"and this setup gives {built.target.kind} target {built.target.display}")  # fmt: skip
-                continue
-            specs.append(build_load_job(workload, built.target, study.overrides, pid=os.getpid()))
+            else:
+                specs.append(build_load_job(workload, built.target, study.overrides, pid=os.getpid()))
         elif workload.option("ioengine") == "auto" and built.target.kind != "nbd":
             if engine is None:
                 from ..run.engines import probe_ioengine
@@ -336,7 +341,17 @@ def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | No
             specs.append(build_job(workload, built.target, study.overrides, ioengine=engine, export_size=built.export_size))
         else:
             specs.append(build_job(workload, built.target, study.overrides, export_size=built.export_size))
-    return specs
+    return specs, in_guest
+
+
+def _execute(ctx: _Context, specs: Sequence[JobSpec], built: Built, run_id: int, label: str,
+             previous: Mapping[tuple[str, str], Sequence[ResultRecord]]) -> runner_mod.RunOutcome:  # fmt: skip
+    study = ctx.study
+    return runner_mod.execute(specs, runner_mod.ExecuteContext(
+        run_id=run_id, executor=ctx.executor, sink=_ImageSink(ctx.store, built.image), reporter=ctx.reporter,
+        label=label, clock=ctx.clock, keep_files=study.keep_files, repeat=study.repeat,
+        telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous, prefill=study.prefill,
+    ))  # fmt: skip
 
 
 def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice], setup: Setup, index: int) -> SetupOutcome:
@@ -397,22 +412,30 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         ctx.observe("setup-ready", {"setup": setup.name, "target": built.target, "device": device.path, "kname": device.kname})
         for note in built.notes[1:]:
             ctx.say(f"  {note}")
-        specs = _specs(study, built, builder.tmpdir, ctx.executor.path, ctx.say)
+        specs, in_guest = _specs(study, built, builder.tmpdir, ctx.executor.path, ctx.say)
         replaced = [ln for s in specs[:1] for ln in s.job_text.splitlines() if ln.startswith("# storbench: ")]
         for line in replaced:
             ctx.say(f"  {line[len('# storbench: '):]}")
         runner_mod.check_free_space(specs)
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         for rec in old:  # the setup is built afresh: earlier results count for the new target
-            previous.setdefault((rec.workload, built.target.display), []).append(rec)
+            where = GUEST_ROLE.format(name=setup.name) if rec.target == GUEST_ROLE.format(name=setup.name) else built.target.display
+            previous.setdefault((rec.workload, where), []).append(rec)
         if study.curve is not None:
             _run_curve(ctx, built, setup, run_id, label, builder.tmpdir)
         else:
-            outcome = runner_mod.execute(specs, runner_mod.ExecuteContext(
-                run_id=run_id, executor=ctx.executor, sink=_ImageSink(store, built.image), reporter=ctx.reporter,
-                label=label, clock=ctx.clock, keep_files=study.keep_files, repeat=study.repeat,
-                telemetry=_SetupTelemetry(built, ctx.telemetry), previous=previous, prefill=study.prefill,
-            ))  # fmt: skip
+            outcome = _execute(ctx, specs, built, run_id, label, previous)
+            if in_guest:  # the image's own filesystem, made now that fio is done with the image
+                builder.stop_server(setup)
+                guest = make_guest_filesystem(builder, setup, built, td)
+                ctx.say(f"  {guest.notes[-1]}")
+                loads = [build_load_job(w, guest.target, study.overrides, pid=os.getpid()) for w in in_guest]
+                runner_mod.check_free_space(loads)
+                in_image = _execute(ctx, loads, guest, run_id, label, previous)
+                outcome = dataclasses.replace(
+                    outcome, stored=outcome.stored + in_image.stored, failures=outcome.failures + in_image.failures,
+                )  # fmt: skip
+                specs = specs + loads
     except Interrupted as exc:  # runner: "interrupted (SIGTERM) during workload 'x'; N result(s) were stored before it"
         interrupted = f"{str(exc).split(';', 1)[0]} of setup {setup.name!r}"
     except KeyboardInterrupt as exc:

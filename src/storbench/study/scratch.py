@@ -11,13 +11,12 @@ import contextlib
 import dataclasses
 import os
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import TargetError
 from ..units import parse_size
-from .build import Observer, SetupFailed, System, Teardown, critical, last_words, rmdir_quiet
+from .build import Observer, System, Teardown, attach_loop_device, critical, rmdir_quiet
 from .plan import Scratch
 
 
@@ -88,24 +87,7 @@ def attach_loop(scratch: Scratch, system: System, td: Teardown, observe: Observe
     finally:
         os.close(fd)
 
-    def detach() -> None:
-        devices = _loops_of(system, path)
-        for dev in devices:
-            observe("before-detach", {"device": dev, "kname": os.path.basename(dev)})
-            rc, out, err = system.run(["losetup", "-d", dev])
-            if rc != 0:
-                raise SetupFailed(f"losetup -d {dev} failed: {last_words(err, out)}")
-        deadline = time.monotonic() + 5
-        while _loops_of(system, path):
-            if time.monotonic() > deadline:
-                raise SetupFailed(f"loop device of {path} is still attached after losetup -d")
-            time.sleep(0.05)
-
-    td.add(f"detach the loop device of {path}", detach)
-    rc, out, err = system.run(["losetup", "-f", "--show", "--direct-io=on", path])
-    if rc != 0:
-        raise SetupFailed(f"losetup -f --show --direct-io=on {path} failed: {last_words(err, out)}")
-    dev = out.strip().splitlines()[-1].strip()
+    dev = attach_loop_device(path, system, td, observe, direct_io=True)
     kname = os.path.basename(dev)
     return ScratchDevice(path=dev, kname=kname)
 
@@ -117,13 +99,6 @@ def loop_direct_io(kname: str, sys_root: str = "/sys") -> bool | None:
             return fh.read().strip() == "1"
     except OSError:
         return None
-
-
-def _loops_of(system: System, path: str) -> list[str]:
-    rc, out, _ = system.run(["losetup", "-j", path])
-    if rc != 0:
-        return []
-    return [line.split(":", 1)[0] for line in out.splitlines() if line.strip()]
 
 
 def _unlink(path: str) -> None:

@@ -66,6 +66,10 @@ Keys of a setup (anything else is an error naming the key and what is allowed):
                    ``losetup --direct-io``) and ``aio`` (``threads``, ``native``, ``io_uring``).
                    The image file lives on the filesystem ``mkfs`` builds on the scratch device
                    (zvol: in the pool of ``mkfs = "zfs"``); it is removed afterwards.
+                   ``guest_fs`` (``ext4``, the default, ``xfs`` or ``btrfs``): the filesystem a VM
+                   would make on this disk, where the study's application loads (dbench, pgbench,
+                   ...) run: made inside the image once fio's workloads are done
+                   (:mod:`storbench.study.guest`).
 ``description``    free text.
 
 ``--fs LIST`` shorthands (:func:`setups_from_fs_list`): ``ext4``, ``xfs``, ``btrfs``,
@@ -99,6 +103,7 @@ from .devsettings import validate as validate_device_settings
 __all__ = [
     "BTRFS_PROFILES",
     "FS_KINDS",
+    "GUEST_FILESYSTEMS",
     "IMAGE_FORMATS",
     "NBD_AIO_MODES",
     "NBD_CACHE_MODES",
@@ -111,12 +116,15 @@ __all__ = [
     "check_zfs_properties",
     "devices_needed",
     "expected_vdevs",
+    "guest_mkfs_argv",
+    "guest_tools",
     "load_setups_file",
     "mkfs_argv",
     "mount_argv",
     "parse_setups_text",
     "qemu_img_create_argv",
     "qemu_nbd_argv",
+    "qsd_fuse_argv",
     "setup_from_table",
     "setup_to_table",
     "setup_tools",
@@ -154,7 +162,10 @@ _IMAGE_OPTIONS: Mapping[str, Mapping[str, Any]] = {
     },
     "zvol": {"volblocksize": "size"},
 }
-_IMAGE_COMMON_KEYS: tuple[str, ...] = ("format", "size", "directory", "cache", "aio")
+_IMAGE_COMMON_KEYS: tuple[str, ...] = ("format", "size", "directory", "cache", "aio", "guest_fs")
+#: filesystems the guest filesystem of a study's loads inside an image may be
+GUEST_FILESYSTEMS: tuple[str, ...] = ("ext4", "xfs", "btrfs")
+DEFAULT_GUEST_FS = "ext4"
 
 #: Debian packages of the tools a setup may need (for the "not installed" message).
 TOOL_PACKAGES: Mapping[str, str] = {
@@ -169,6 +180,7 @@ TOOL_PACKAGES: Mapping[str, str] = {
     "zfs": "zfsutils-linux",
     "qemu-img": "qemu-utils",
     "qemu-nbd": "qemu-utils",
+    "qemu-storage-daemon": "qemu-system-common",
 }
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -215,6 +227,7 @@ class ImageSpec:
     directory: str | None = None
     cache: str = DEFAULT_NBD_CACHE
     aio: str | None = None
+    guest_fs: str = DEFAULT_GUEST_FS  # where loads run: the filesystem made inside the image
 
     @property
     def qemu_format(self) -> str:
@@ -539,7 +552,8 @@ def _image(where: _Where, value: Any) -> ImageSpec:
     aio = _choice(where, "image.aio", table["aio"], NBD_AIO_MODES) if "aio" in table else None
     if aio == "native" and cache not in ("none", "directsync"):
         raise where.error("image.aio", f"'native' needs cache 'none' or 'directsync' (qemu refuses it with cache {cache!r})")
-    return ImageSpec(format=fmt, size=size, options=tuple(options), directory=directory, cache=cache, aio=aio)
+    guest_fs = _choice(where, "image.guest_fs", table["guest_fs"], GUEST_FILESYSTEMS) if "guest_fs" in table else DEFAULT_GUEST_FS
+    return ImageSpec(format=fmt, size=size, options=tuple(options), directory=directory, cache=cache, aio=aio, guest_fs=guest_fs)
 
 
 # --------------------------------------------------------------------------- files and --fs
@@ -654,6 +668,8 @@ def setup_to_table(setup: Setup) -> dict[str, Any]:
             t["directory"] = im.directory
         if im.aio:
             t["aio"] = im.aio
+        if im.guest_fs != DEFAULT_GUEST_FS:
+            t["guest_fs"] = im.guest_fs
         table["image"] = t
         if im.directory:
             del table["mkfs"]
@@ -807,6 +823,53 @@ def qemu_nbd_argv(image: ImageSpec, path: str, socket_path: str) -> list[str]:
         f"--cache={image.cache}", *([f"--aio={image.aio}"] if image.aio else []),
         "-t", path,
     ]  # fmt: skip
+
+
+#: qemu-nbd's ``--cache`` modes as block-layer options: (``cache.direct``, ``cache.no-flush``,
+#: the export's ``writethrough``), so that the guest filesystem sees the disk fio measured
+_CACHE_OPTIONS: Mapping[str, tuple[bool, bool, bool]] = {
+    "none": (True, False, False),
+    "writeback": (False, False, False),
+    "writethrough": (False, False, True),
+    "directsync": (True, False, True),
+    "unsafe": (False, True, False),
+}
+
+
+def qsd_fuse_argv(image: ImageSpec, path: str, export_path: str) -> list[str]:
+    """``qemu-storage-daemon`` exporting the image (or zvol) at ``path`` as the regular file
+    ``export_path`` over FUSE, writable, with the cache and aio modes qemu-nbd serves it with:
+    the guest filesystem of a study's loads goes on a loop device over that file."""
+    direct, no_flush, writethrough = _CACHE_OPTIONS[image.cache]
+    on = {True: "on", False: "off"}
+    driver = "host_device" if image.format == "zvol" else "file"
+    file_node = f"driver={driver},node-name=file,filename={_qemu_escape(path)},cache.direct={on[direct]},cache.no-flush={on[no_flush]}"
+    return [
+        "qemu-storage-daemon",
+        "--blockdev", file_node + (f",aio={image.aio}" if image.aio else ""),
+        "--blockdev", f"driver={image.qemu_format},node-name=disk,file=file",
+        "--export", f"type=fuse,id=guest,node-name=disk,mountpoint={_qemu_escape(export_path)},writable=on,writethrough={on[writethrough]}",
+    ]  # fmt: skip
+
+
+def _qemu_escape(value: str) -> str:
+    """A value inside qemu's ``key=value,...`` option string: a comma is written twice."""
+    return value.replace(",", ",,")
+
+
+def guest_mkfs_argv(fs: str, device: str) -> list[str]:
+    """``mkfs.X -q FORCE DEVICE`` for a guest filesystem (ext4 initialised now, not in the background)."""
+    if fs == "ext4":
+        return ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device]
+    if fs in ("xfs", "btrfs"):
+        return [f"mkfs.{fs}", "-q", "-f", device]
+    raise ValueError(f"guest_mkfs_argv: {fs!r} is not one of {', '.join(GUEST_FILESYSTEMS)}")
+
+
+def guest_tools(image: ImageSpec) -> tuple[str, ...]:
+    """The programs a guest filesystem inside ``image`` needs (a zvol is a block device already)."""
+    export = () if image.format == "zvol" else ("qemu-storage-daemon", "losetup")
+    return (*export, f"mkfs.{image.guest_fs}", "mount", "umount")
 
 
 def check_zfs_properties(setup: Setup, dataset: str, got: Mapping[str, str]) -> list[str]:
