@@ -89,6 +89,22 @@ def test_pgbench_select_only_output_needs_its_log():
         pgbench.parse(out, {"x": "0 1 20 0 1 2\n0 2 abc 0 1 2\n"})
 
 
+def test_pgbench_published_outputs_of_postgresql_17_and_10():
+    """The manual's sample outputs: 17's (as 15's: tries, failed transactions, stddev) and 10's
+    (two tps lines, 'excluding connections establishing' the one without the sessions' start)."""
+    log = {"pgbench_log.1": "0 1 1200 0 1796420649 658706\n0 2 900 0 1796420649 659906\n"}
+    new = pgbench.parse(text("published-pgbench-17-manual-tpcb-10clients.txt"), log)
+    assert (new.version, new.scale, new.clients, new.threads, new.processed, new.failed) == (None, 10, 10, 1, 10000, 0)
+    assert (new.tps, new.latency_avg_ms, new.connection_ms) == (896.967014, 11.013, 45.758)
+    old = pgbench.parse(text("published-pgbench-10-manual-tpcb-10clients.txt"), log)
+    assert (old.transaction_type, old.scale, old.clients, old.processed, old.failed) == ("TPC-B (sort of)", 10, 10, 10000, 0)
+    assert (old.tps, old.latency_avg_ms, old.connection_ms) == (85.296346, None, None)
+    assert old.percentiles_ms[0] == (50.0, 0.9) and old.lat_max_ms == 1.2  # from the log, as for any version
+    including_only = text("published-pgbench-10-manual-tpcb-10clients.txt").replace("tps = 85.296346 (excluding connections establishing)\n", "")
+    with pytest.raises(LoadParseError, match="no 'tps = N"):
+        pgbench.parse(including_only, log)  # the rate with the sessions' start is not the figure
+
+
 def test_postgresql_settings():
     got = pgbench.parse_settings(text("debian12-postgresql-15-settings.txt"))
     assert got == {"checkpoint_timeout": "300s", "database_size": "70819175", "fsync": "on", "full_page_writes": "on",

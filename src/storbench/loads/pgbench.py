@@ -5,7 +5,9 @@ load's directory (``initdb``, the settings of :func:`conf_lines`, started on a U
 directory, no TCP port), then runs :func:`steps`: ``pgbench -i -s SCALE`` (not timed) and the
 measured ``pgbench -c CLIENTS -j THREADS -T SECONDS -l``.  pgbench prints its summary (transaction
 type, scale, clients, transactions processed and failed, latency average, initial connection time,
-``tps = N (without initial connection time)``) and with ``-l`` writes one line per transaction to
+``tps = N (without initial connection time)``; PostgreSQL 13 and older: ``tps = N (excluding
+connections establishing)`` and no latency average without ``-l``, read as well; PostgreSQL 16
+and 17 print what 15 does) and with ``-l`` writes one line per transaction to
 ``pgbench_log.PID[.THREAD]``: ``client transaction latency_us script epoch_s epoch_us``, the latency
 ``failed`` or ``skipped`` where it did not complete.  The latency percentiles are computed from that
 log (nearest rank over every completed transaction), not from pgbench's average.
@@ -125,7 +127,7 @@ class PgbenchResult:
     processed: int
     failed: int
     tps: float  # without the initial connection time
-    latency_avg_ms: float  # pgbench's own average
+    latency_avg_ms: float | None  # pgbench's own average (PostgreSQL 13 and older print none without -l or -L)
     connection_ms: float | None
     #: from the per-transaction log (every completed transaction)
     transactions_logged: int
@@ -142,7 +144,9 @@ _FIELDS = {
     "latency average": "latency", "initial connection time": "connection",
 }  # fmt: skip
 _LINE = re.compile(r"^([a-z ]+?)(?::| =) (.*)$")
-_TPS = re.compile(r"^tps = ([\d.]+) \(without initial connection time\)")
+#: the rate without the sessions' start: "without initial connection time" since PostgreSQL 14,
+#: "excluding connections establishing" (beside an "including" one) before
+_TPS = re.compile(r"^tps = ([\d.]+) \((?:without initial connection time|excluding connections establishing)\)")
 _VERSION = re.compile(r"^pgbench \((?:PostgreSQL\) )?(\d[\w.]*)")
 PERCENTILES = (50.0, 95.0, 99.0, 99.9)
 
@@ -187,7 +191,7 @@ def parse(text: str, logs: Mapping[str, str] | None = None) -> PgbenchResult:
     if tps is None:
         what = "pgbench output cut short" if found else "not pgbench output"
         raise LoadParseError(f"{what}: no 'tps = N (without initial connection time)' line")
-    missing = [k for k in ("transaction_type", "scale", "clients", "threads", "processed", "latency") if k not in found]
+    missing = [k for k in ("transaction_type", "scale", "clients", "threads", "processed") if k not in found]
     if missing:
         raise LoadParseError(f"pgbench output without its {missing[0].replace('_', ' ')} line")
     latencies = sorted(log_latencies_us(logs or {}))
@@ -199,7 +203,7 @@ def parse(text: str, logs: Mapping[str, str] | None = None) -> PgbenchResult:
         version=version, transaction_type=found["transaction_type"].strip("<>").removeprefix("builtin: "),
         scale=int(found["scale"]), query_mode=found.get("query_mode"), clients=int(found["clients"]),
         threads=int(found["threads"]), processed=int(found["processed"].split("/")[0]), failed=int(failed),
-        tps=tps, latency_avg_ms=float(found["latency"].split()[0]),
+        tps=tps, latency_avg_ms=float(found["latency"].split()[0]) if "latency" in found else None,
         connection_ms=float(found["connection"].split()[0]) if "connection" in found else None,
         transactions_logged=len(ms), lat_mean_ms=sum(ms) / len(ms), lat_max_ms=ms[-1],
         percentiles_ms=tuple((p, nearest_rank(ms, p)) for p in PERCENTILES),
