@@ -521,8 +521,8 @@ def test_loads_run_in_a_guest_filesystem_made_inside_a_qcow2_image(tmp_path, pri
     ]
     assert len(fio.jobs) == 1 and "ioengine=nbd" in fio.jobs[0]  # fio's workload ran over NBD, before the guest was made
     fio_rec, load_rec = store.results(o.run_id)
-    assert (fio_rec.workload, fio_rec.target) == ("rnd4k-q1t1-write", fio_rec.target)
-    assert (load_rec.workload, load_rec.target) == ("fsmark-4k-nosync", "storbench-matrix/guest-q")
+    # one configuration: fio over NBD and the load in the guest are both the image's
+    assert [(r.workload, r.target) for r in (fio_rec, load_rec)] == [("rnd4k-q1t1-write", "storbench-matrix/image-q"), ("fsmark-4k-nosync", "storbench-matrix/image-q")]
     assert load_rec.fio.measures[0].unit == "files/s" and load_rec.fio.measures[0].value > 0
     assert load_rec.space["image"]["guest_fs"] == "ext4" and load_rec.space["image"]["guest_made_with"][0] == " ".join(qsd.argv) + " (in the background)"
     assert "served_with" in fio_rec.space["image"] and "guest_fs" not in fio_rec.space["image"]
@@ -548,7 +548,7 @@ def test_loads_in_a_zvol_go_on_a_guest_filesystem_made_on_the_zvol(tmp_path, pri
     cmds = fake.commands()
     assert f"mkfs.xfs -q -f {zvol}" in cmds and [s.argv[0] for s in fake.servers] == ["qemu-nbd"]
     assert cmds.index(f"mkfs.xfs -q -f {zvol}") < cmds.index("zpool destroy -f storbench-test")
-    assert [r.target for r in store.results(o.run_id)][1] == "storbench-matrix/guest-zv"
+    assert [r.target for r in store.results(o.run_id)] == ["storbench-matrix/image-zv"] * 2
     store.close()
 
 
@@ -1201,7 +1201,7 @@ def test_dbench_runs_in_a_guest_filesystem_inside_raw_and_qcow2_images(cli, tmp_
         assert info.status == "complete", info.reason
         fio_rec, dbench = records
         assert fio_rec.workload == "rnd4k-q1t1-write" and fio_rec.options["ioengine"] == "nbd"
-        assert dbench.workload == "dbench-1" and dbench.target == f"storbench-matrix/guest-{name}"
+        assert dbench.workload == "dbench-1" and dbench.target == fio_rec.target == f"storbench-matrix/image-{name}"
         [mb] = [m for m in dbench.fio.measures if m.unit == "MB/s"]
         assert mb.value > 0
         made = dbench.space["image"]["guest_made_with"]

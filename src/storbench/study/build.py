@@ -392,7 +392,8 @@ class Builder:
         }
         notes = (f"setup {setup.name}: " + "; ".join(done), f"image: {image.describe()}; fio reaches it with ioengine=nbd")
         return Built(
-            target=Target(kind="nbd", path=sock), describe_path=path, notes=notes, export_size=image.size, image=meta,
+            target=Target(kind="nbd", path=sock, role=image_role(setup)), describe_path=path, notes=notes,
+            export_size=image.size, image=meta,
         )  # fmt: skip
 
     def stop_server(self, setup: Setup) -> None:
@@ -515,6 +516,12 @@ def check_tools(setups: Sequence[Setup], scratch: Scratch, which: Callable[[str]
         f"{what} needs {' and '.join(tools)}, which {'is' if len(tools) == 1 else 'are'} not installed "
         f"(Debian package {', '.join(packages)}{extra}); nothing was changed"
     )
+
+
+def image_role(setup: Setup) -> str:
+    """An image setup's target as it is stored, whether fio reaches it over NBD or a load runs in its
+    guest filesystem (:mod:`storbench.study.guest`): its socket and mountpoint are new each time."""
+    return f"storbench-matrix/image-{setup.name}"
 
 
 def _mount_role(setup: Setup) -> str:

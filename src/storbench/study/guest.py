@@ -30,18 +30,16 @@ import os
 from typing import Any
 
 from ..model import Target
-from .build import Builder, Built, SetupFailed, Teardown, attach_loop_device, critical, no_observer
+from .build import Builder, Built, SetupFailed, Teardown, attach_loop_device, critical, image_role, no_observer
 from .images import ImageError
 from .setups import Setup, guest_mkfs_argv
-
-#: the stored role of a guest filesystem's mountpoint (its path is new in every attempt of a study)
-GUEST_ROLE = "storbench-matrix/guest-{name}"
 
 
 def make_guest_filesystem(builder: Builder, setup: Setup, built: Built, td: Teardown) -> Built:
     """The image of ``built`` (qemu-nbd stopped already) with a guest filesystem mounted: a
-    ``dir`` target for the loads, described as the image is (its host filesystem, the pool's
-    properties), with notes saying how the guest filesystem was made."""
+    ``dir`` target for the loads, stored as the image's (the same configuration as fio's results on
+    it) and described as the image is (its host filesystem, the pool's properties), with notes
+    saying how the guest filesystem was made."""
     image = setup.image
     if image is None or built.image is None:
         raise ValueError(f"make_guest_filesystem: setup {setup.name!r} has no image")
@@ -79,6 +77,6 @@ def make_guest_filesystem(builder: Builder, setup: Setup, built: Built, td: Tear
         f"application loads run in a guest {image.guest_fs} made inside the image ({image.describe()}), as in a VM",
     )
     return dataclasses.replace(
-        built, target=Target(kind="dir", path=mnt, role=GUEST_ROLE.format(name=setup.name)),
+        built, target=Target(kind="dir", path=mnt, role=image_role(setup)),
         notes=built.notes[:1] + notes, image=meta, export_size=None,
     )  # fmt: skip

@@ -92,7 +92,7 @@ from .build import (
     zfs_implementation,
 )
 from .devsettings import apply_settings, restore_settings
-from .guest import GUEST_ROLE, make_guest_filesystem
+from .guest import make_guest_filesystem
 from .plan import (
     MIN_LOOP_BYTES,
     STUDY_FORMAT_VERSION,
@@ -419,8 +419,7 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         runner_mod.check_free_space(specs)
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         for rec in old:  # the setup is built afresh: earlier results count for the new target
-            where = GUEST_ROLE.format(name=setup.name) if rec.target == GUEST_ROLE.format(name=setup.name) else built.target.display
-            previous.setdefault((rec.workload, where), []).append(rec)
+            previous.setdefault((rec.workload, built.target.display), []).append(rec)
         if study.curve is not None:
             _run_curve(ctx, built, setup, run_id, label, builder.tmpdir)
         else:
