@@ -58,6 +58,51 @@ def test_reads_run_writes_need_the_uri_named_and_say_what_the_lun_holds(cli, tmp
         assert info["virtual-size"] == 64 << 20
 
 
+def test_fios_own_libiscsi_engine_reaches_the_lun_without_a_bridge(cli, tmp_path: Path):
+    """``?client=fio``: fio's libiscsi engine (built by make install from this fio's Debian source)
+    logs in itself; beside it in the same run the bridged target, each its own configuration."""
+    from storbench.targets.base import external_engine
+    from storbench.targets.iscsi import ENGINE_NOTE
+
+    from servers import Tgt
+
+    engine = external_engine("libiscsi")
+    assert engine is not None, "make install builds fio's libiscsi engine (tools/fio-engines.sh)"
+    with Tgt(tmp_path / "tgt") as tgt:
+        own = tgt.uri + "?client=fio"
+        res = cli("run", "--workload", "rnd4k-q32t1-read", "--workload", "rnd4k-q1t1-write", "--target", own, "--target", tgt.uri,
+                  "--destroy-data", own, "--destroy-data", tgt.uri, "--runtime", "1s", "--json", "--no-report")  # fmt: skip
+        assert res.code == 0, res.err
+        records = json.loads(res.out)
+        assert sorted((r["target"], r["workload"]) for r in records) == sorted(
+            (t, w) for t in (own, tgt.uri) for w in ("rnd4k-q32t1-read", "rnd4k-q1t1-write")
+        )
+        for r in records:
+            if r["target"] == own:
+                assert r["options"]["ioengine"] == f"external:{engine}"
+                assert r["options"]["filename"] == tgt.uri.replace(":", "\\:")
+            else:
+                assert r["options"]["ioengine"] == "nbd"
+            direction = "read" if r["workload"].endswith("read") else "write"
+            assert r["jobs"][0][direction]["io_bytes"] > 0 and r["jobs"][0]["error"] == 0
+        assert _leftovers(tgt.uri) == [] and _leftovers(own) == []
+        shown = " ".join(cli("show", "last").out.split())
+        assert ENGINE_NOTE.split(":")[0] in shown and "client=fio libiscsi engine" in shown and "client=qemu-nbd bridge" in shown
+        # fio's engine wrote to the LUN: its backing file is no longer all zeros
+        assert (tmp_path / "tgt" / "disk.img").read_bytes().strip(b"\0") != b""
+
+
+def test_fios_own_engine_not_built_is_one_line(cli, tmp_path: Path, monkeypatch):
+    from storbench.targets import iscsi
+
+    monkeypatch.setattr(iscsi, "external_engine", lambda name: None)
+    res = cli("run", "--workload", "rnd4k-q32t1-read", "--target", "iscsi://127.0.0.1:9/iqn.2026-12.lab.storbench:disk1/1?client=fio",
+              "--runtime", "1s", "--no-report")  # fmt: skip
+    assert res.code != 0 and "Traceback" not in res.err
+    [line] = [ln for ln in res.err.splitlines() if ln.startswith("storbench: ")]
+    assert "asks for fio's own libiscsi engine, which is not built here (make install builds it" in line
+
+
 def test_an_unreachable_lun_is_one_line(cli, tmp_path: Path):
     from servers import Tgt, free_port
 

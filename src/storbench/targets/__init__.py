@@ -7,7 +7,8 @@
 ``nbd``                 ``nbd``: an NBD export through fio's nbd engine (``nbd://``, ``nbd+unix://``,
                         or the unix socket of an image ``storbench matrix`` serves)
 ``iscsi``               ``iscsi``: an iSCSI LUN (``iscsi://HOST[:PORT]/IQN/LUN``) through qemu-nbd, a userspace
-                        bridge storbench runs for the run, and fio's nbd engine; writes guarded
+                        bridge storbench runs for the run, and fio's nbd engine; writes guarded;
+                        ``iscsi-fio`` (``...?client=fio``): fio's own libiscsi engine, no bridge
 ``nfs``                 ``nfs``: a directory of an NFS export (``nfs://HOST/EXPORT/``): storbench's test file
                         there, served through a qemu-nbd bridge for the run, fio's nbd engine
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
@@ -36,7 +37,7 @@ from storbench.model import Target, Workload
 from .base import Placement, ResolveContext, TargetKind, engine_for_kind, fio_filename
 from .block import BLOCK
 from .gluster import GLUSTER
-from .iscsi import ISCSI
+from .iscsi import ISCSI, ISCSI_FIO
 from .local import DIR, FILE
 from .nbd import NBD
 from .nfs import NFS
@@ -44,7 +45,7 @@ from .rados import RADOS
 from .rbd import RBD
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, NFS, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, ISCSI_FIO, NFS, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 

@@ -17,8 +17,10 @@ A kind answers, for one sort of ``--target``:
 from __future__ import annotations
 
 import contextlib
+import os
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -207,6 +209,18 @@ def engine_for_kind(kind: TargetKind, workload: Workload, options: Options) -> t
         before = sum(1 for k, _ in options[:index] if k != "ioengine")
         out.insert(before, ("ioengine", kind.engine))
     return out, notes
+
+
+#: where ``make install`` puts fio's external engines (tools/fio-engines.sh); the environment's
+#: STORBENCH_FIO_ENGINES names another directory
+ENGINES_DIR = os.path.join(sys.prefix, "lib", "storbench", "fio-engines")
+
+
+def external_engine(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The path of fio's external engine ``fio-NAME.so`` (``libiscsi``, ``nfs``) where it was built; None: not here."""
+    env = os.environ if environ is None else environ
+    path = os.path.join(env.get("STORBENCH_FIO_ENGINES") or ENGINES_DIR, f"fio-{name}.so")
+    return path if os.path.isfile(path) else None
 
 
 def check_uri_text(what: str, text: str) -> None:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from storbench.errors import TargetError
 from storbench.model import Target
 
-from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text, refuse_unnamed_writes
+from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text, external_engine, refuse_unnamed_writes
 
 if TYPE_CHECKING:
     from storbench.storage import StorageInfo
@@ -48,10 +48,14 @@ PROBE_TIMEOUT_S = 30.0
 PROBE_BYTES = 1 << 20
 _URI_RE = re.compile(
     r"^iscsi://(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?"
-    r"/(?P<iqn>(?:iqn|eui|naa)\.[A-Za-z0-9.:_-]+)/(?P<lun>\d{1,5})$"
+    r"/(?P<iqn>(?:iqn|eui|naa)\.[A-Za-z0-9.:_-]+)/(?P<lun>\d{1,5})(?:\?client=(?P<client>[A-Za-z0-9-]*))?$"
 )
+#: who speaks iSCSI for fio: qemu-nbd (the default, a bridge) or fio's own libiscsi engine
+CLIENTS = ("qemu-nbd", "fio")
 #: the bridge's words in the storage description
 BRIDGE_NOTE = "reached through qemu-nbd, a userspace bridge from NBD to iSCSI (libiscsi): one more hop and one more process on this machine's CPUs"
+#: fio's own client's words
+ENGINE_NOTE = "reached by fio's own libiscsi engine (built from this fio's Debian source, loaded as an external engine): no bridge"
 
 
 def check_iscsi_uri(spec: str) -> tuple[str, int, str, int]:
@@ -59,11 +63,27 @@ def check_iscsi_uri(spec: str) -> tuple[str, int, str, int]:
     check_uri_text("iSCSI URI", spec)
     m = _URI_RE.match(spec)
     if m is None:
-        raise TargetError(f"iSCSI URI {spec!r} is not iscsi://HOST[:PORT]/IQN/LUN (e.g. iscsi://192.0.2.7/iqn.2024-01.lab.example:disk1/1)")
+        raise TargetError(
+            f"iSCSI URI {spec!r} is not iscsi://HOST[:PORT]/IQN/LUN[?client=fio] (e.g. iscsi://192.0.2.7/iqn.2024-01.lab.example:disk1/1)"
+        )
     port = int(m.group("port") or DEFAULT_PORT)
     if not 1 <= port <= 65535:
         raise TargetError(f"iSCSI URI {spec!r} has an invalid port (a number from 1 to 65535)")
+    client = m.group("client")
+    if client is not None and client not in CLIENTS:
+        raise TargetError(f"iSCSI URI {spec!r}: client={client!r} is not one of {', '.join(CLIENTS)}")
     return m.group("host"), port, m.group("iqn"), int(m.group("lun"))
+
+
+def iscsi_client(spec: str) -> str:
+    """Who reaches the LUN of a checked URI: ``qemu-nbd`` unless it ends with ``?client=fio``."""
+    m = _URI_RE.match(spec)
+    return (m.group("client") if m else None) or "qemu-nbd"
+
+
+def lun_uri(spec: str) -> str:
+    """The LUN's own URI: ``spec`` without storbench's ``?client=`` (what qemu and libiscsi read)."""
+    return spec.split("?", 1)[0]
 
 
 def bridge_dir(target_uri: str) -> str:
@@ -128,7 +148,7 @@ def lun_signatures(spec: str) -> tuple[str, ...]:
 
 class IscsiKind(TargetKind):
     name = "iscsi"
-    prefixes = (ISCSI_PREFIX,)
+    prefixes: tuple[str, ...] = (ISCSI_PREFIX,)
     engine = "nbd"
     own_options = frozenset({"uri"})
     local_path = False
@@ -136,17 +156,29 @@ class IscsiKind(TargetKind):
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
         check_iscsi_uri(spec)
-        for program, package in (("qemu-img", "qemu-utils"), ("qemu-nbd", "qemu-utils")):
+        client = iscsi_client(spec)
+        engine = None
+        if client == "fio":
+            engine = external_engine("libiscsi")
+            if engine is None:
+                raise TargetError(
+                    f"iSCSI URI {spec!r} asks for fio's own libiscsi engine, which is not built here "
+                    f"(make install builds it, or: bash tools/fio-engines.sh DIR and STORBENCH_FIO_ENGINES=DIR); "
+                    "without ?client=fio the LUN is reached through qemu-nbd"
+                )
+        needs = (("qemu-img", "qemu-utils"),) + ((("qemu-nbd", "qemu-utils"),) if client == "qemu-nbd" else ())
+        for program, package in needs:
             if shutil.which(program) is None:
                 raise _missing(program, package)
-        lun_size(spec)  # reachable, logged in, a LUN
+        lun = lun_uri(spec)
+        lun_size(lun)  # reachable, logged in, a LUN
         from storbench.targets.guard import workload_writes
 
         if any(workload_writes(w.options) for w in ctx.workloads) and spec not in ctx.destroy:
-            held = lun_signatures(spec)
+            held = lun_signatures(lun)
             harm = f"destroying what it holds ({', '.join(held)})" if held else "destroying what it holds"
             refuse_unnamed_writes(spec, ctx, f"iSCSI LUN {spec!r}", harm)
-        return Target(kind="iscsi", path=spec)
+        return Target(kind="iscsi" if engine is None else "iscsi-fio", path=spec)
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
         return Placement(options=(("uri", f"nbd+unix:///?socket={bridge_socket(target.path)}"),),
@@ -165,23 +197,30 @@ class IscsiKind(TargetKind):
         from .nbd import nbdinfo
 
         host_name, port, iqn, lun = check_iscsi_uri(target.path)
-        notes: list[str] = [BRIDGE_NOTE]
+        bridged = target.kind == "iscsi"
+        notes: list[str] = [BRIDGE_NOTE if bridged else ENGINE_NOTE]
         host = describe_host(fio_version, notes=notes)
         served = None
-        rc, out, _err = nbdinfo(f"nbd+unix:///?socket={bridge_socket(target.path)}")
-        if rc == 0:
-            try:
-                served = parse_nbdinfo_json(out, target.path)
-            except ValueError as exc:
-                notes.append(f"the bridge's answer for {target.path} not understood: {exc}")
+        size = None
+        if bridged:
+            rc, out, _err = nbdinfo(f"nbd+unix:///?socket={bridge_socket(target.path)}")
+            if rc == 0:
+                try:
+                    served = parse_nbdinfo_json(out, target.path)
+                except ValueError as exc:
+                    notes.append(f"the bridge's answer for {target.path} not understood: {exc}")
+        else:
+            with contextlib.suppress(TargetError):
+                size = lun_size(lun_uri(target.path))
         page, why = iscsi_write_cache(f"{host_name}:{port}", iqn, lun)
         if page is None:
             notes.append(f"the LUN's write cache (WCE) could not be read: {why}")
         cache = "unknown" if page is None else ("on" if page.write_cache else "off")
         export = ExportInfo(
             protocol="iscsi", uri=target.path, server=f"{host_name}:{port}", export=f"{iqn}/{lun}",
-            size_bytes=served.size_bytes if served else None, read_only=served.read_only if served else None,
-            details=(f"write_cache={cache}", "client=qemu-nbd bridge", *(served.details if served else ())),
+            size_bytes=served.size_bytes if served else size, read_only=served.read_only if served else None,
+            details=(f"write_cache={cache}", "client=qemu-nbd bridge" if bridged else "client=fio libiscsi engine",
+                     *(served.details if served else ())),
         )  # fmt: skip
         return StorageInfo(target=target.path, target_kind="iscsi", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), export=export)  # fmt: skip
@@ -194,8 +233,30 @@ class IscsiKind(TargetKind):
         """qemu-nbd serving the LUN on :func:`bridge_socket` while the run lasts (targets/bridge.py)."""
         from .bridge import qemu_nbd_bridge
 
-        with qemu_nbd_bridge("iscsi", target.path, target.path, f"iSCSI LUN {target.path!r}"):
+        with qemu_nbd_bridge("iscsi", target.path, lun_uri(target.path), f"iSCSI LUN {target.path!r}"):
             yield
 
 
+class IscsiFioKind(IscsiKind):
+    """``iscsi://...?client=fio``: fio's own libiscsi engine logs in to the LUN itself (no bridge,
+    no process beside fio); found by :class:`IscsiKind`'s resolve, never by a prefix of its own."""
+
+    name = "iscsi-fio"
+    prefixes = ()
+    own_options = frozenset()
+
+    def __init__(self) -> None:
+        self.engine = f"external:{external_engine('libiscsi') or 'fio-libiscsi.so'}"
+
+    def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
+        # fio splits filename= at ':', so the URI's own colons are escaped (../shared/NFS-ISCSI.md, trap 10)
+        return Placement(options=(("filename", lun_uri(target.path).replace(":", "\\:")),),
+                         notes=(f"{lun_uri(target.path)} through fio's own libiscsi engine",))  # fmt: skip
+
+    @contextlib.contextmanager
+    def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
+        yield  # fio logs in itself: nothing runs beside it
+
+
 ISCSI = IscsiKind()
+ISCSI_FIO = IscsiFioKind()
