@@ -313,8 +313,9 @@ def test_regression_when_significantly_worse_beyond_threshold():
     found = _gate(B, A, lat=False)  # new is ~16.7 % slower, clearly significant
     assert {r.metric for r in found} == {"iops", "bw_bytes"}
     r = next(r for r in found if r.metric == "iops")
-    assert r == Regression("w", "read", "iops", "run2", pytest.approx(100 * (np.mean(A) / np.mean(B) - 1)), pytest.approx(welch_p(B, A), rel=1e-9))
-    assert r.rel_diff_pct < -10
+    assert r == Regression("w", "read", "iops", "run2", pytest.approx(100 * (np.mean(A) / np.mean(B) - 1)), pytest.approx(welch_p(B, A), rel=1e-9),
+                           pytest.approx(-100 * (np.mean(B) / np.mean(A) - 1)))  # fmt: skip
+    assert r.rel_diff_pct < -10 and r.lead_pct < -10  # the baseline leads it by its lead_pct (the one convention)
 
 
 def test_latency_regression_is_higher_latency():
@@ -382,15 +383,15 @@ def test_sentence_lower_latency_with_declared_headline():
     cmp = compare(configurations(reps(1, "journal", A) + reps(2, "journal", B), {1: "old", 2: "new"}))
     [s] = summary_sentences(cmp, {"journal": "lat"})
     lat_a, lat_b = [1e9 / x for x in A], [1e9 / x for x in B]
-    pct = 100 * (1 - np.mean(lat_b) / np.mean(lat_a))
-    assert s.startswith(f"new leads journal read mean latency, {pct:.1f}% lower than old (Welch's t-test, p=")
+    pct = 100 * (np.mean(lat_a) / np.mean(lat_b) - 1)  # the faster's lead over the slower, as for IOPS
+    assert s.startswith(f"new leads journal read mean latency by {pct:.1f}% over old (Welch's t-test, p=")
 
 
 def test_sentences_for_single_runs_and_missing_figures():
     records = [rec(1, "w", 1000), rec(2, "w", 4000), rec(2, "x", 10)]
     cmp = compare(configurations(records, {1: "a", 2: "b"}))
     assert summary_sentences(cmp) == [
-        "Single runs: no significance can be claimed for w read IOPS (a and b have one run; b is 300.0% higher than a).",
+        "Single runs: no significance can be claimed for w read IOPS (a and b have one run; b leads a by 300.0%).",
         "x read IOPS was measured only in b.",
     ]
 
@@ -474,10 +475,10 @@ def test_terminal_table_shows_figures_differences_and_verdicts():
 def test_verdict_lines_by_hand():
     cmp = _golden_comparison()
     lines = verdict_lines(cmp)
-    # rnd4k-q32t1-read: xfs 1200 vs ext4 1000 (+20%), zfs|lz4 a single run of 900 (25% behind 1200)
+    # rnd4k-q32t1-read: xfs 1200 vs ext4 1000 (leads by 20%), zfs|lz4 a single run of 900 (1200 leads it by 33.3%)
     by = {line.split(":")[0]: line for line in lines}
-    assert by["rnd4k-q32t1-read read IOPS"].startswith("rnd4k-q32t1-read read IOPS: xfs leads ext4 by 2")
-    assert "zfs|lz4 is 25.0% behind xfs (one run: no significance)" in by["rnd4k-q32t1-read read IOPS"]
+    assert by["rnd4k-q32t1-read read IOPS"].startswith("rnd4k-q32t1-read read IOPS: xfs leads ext4 by 20.0% (significant")
+    assert by["rnd4k-q32t1-read read IOPS"].endswith(", zfs|lz4 by 33.3% (one run: no significance)")
     assert "within noise" in by["seq1m-q8t1-read read bandwidth"]
     assert by["fsync-only write IOPS"] == "fsync-only write IOPS: only xfs has it"
 

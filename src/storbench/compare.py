@@ -14,6 +14,13 @@ t-test).  Nothing here does I/O; rendering lives in :mod:`storbench.render.compa
 Honesty rules carried through from :mod:`storbench.stats.core`: a difference is called
 "better" or "worse" only when the test is significant; with a single run on either
 side there is no p-value and no verdict, so such a row can never be a regression.
+
+One convention for every percentage compare states, in words, tables, the gate and serve
+(:func:`lead_pct`): the faster configuration's lead over the slower, as a percentage of the
+slower one's figure -- "xfs leads ext4 by 72.2%" is xfs doing 1.722 times the IOPS or
+bandwidth, or taking 1/1.722 of the latency.  In a table against a baseline it is signed from
+the column's side: +72.2% the column leads the baseline by that much, -72.2% the baseline leads
+the column by that much.  So one pair is one number wherever it is said.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ __all__ = [
     "compare",
     "configurations",
     "format_p",
+    "lead_pct",
     "metric_label",
     "regressions",
     "summary_sentences",
@@ -131,8 +139,9 @@ class Regression:
     direction: str
     metric: str
     config: str  # Config.key
-    rel_diff_pct: float  # signed: negative for less IOPS, positive for more latency
+    rel_diff_pct: float  # signed change of the mean: negative for less IOPS, positive for more latency
     p_value: float | None
+    lead_pct: float = 0.0  # how far the baseline leads it (:func:`lead_pct`, from the configuration's side: negative)
 
 
 # --------------------------------------------------------------------------- grouping
@@ -343,10 +352,33 @@ def regressions(cmp: Comparison, threshold_pct: float, metrics: Sequence[str] | 
         for config, v in zip(cmp.configs, row.versus):
             if v is None or v.verdict != stats.VERDICT_WORSE or v.rel_diff_pct is None:
                 continue
-            beyond = v.rel_diff_pct < -threshold_pct if row.higher_is_better else v.rel_diff_pct > threshold_pct
-            if beyond:
-                found.append(Regression(row.workload, row.direction, row.metric, config.key, v.rel_diff_pct, v.p_value))
+            lead = lead_pct(v.ratio, row.higher_is_better)
+            if lead is not None and lead < -threshold_pct:  # the baseline leads it by more than the threshold
+                found.append(Regression(row.workload, row.direction, row.metric, config.key, v.rel_diff_pct, v.p_value, lead))
     return tuple(found)
+
+
+def lead_pct(ratio: float | None, higher_is_better: bool) -> float | None:
+    """The one percentage of a pair (see the module doc), from a candidate's side: ``ratio`` is
+    candidate / reference (IOPS, bandwidth, a latency); +P: the candidate leads by P % of the
+    reference's figure (it is 1 + P/100 times as fast), -P: the reference leads the candidate by
+    P % of the candidate's.  None when the ratio is unknown or not above 0.  Pure::
+
+        lead_pct(1.722, True) == 72.2      # 1,722 vs 1,000 IOPS
+        lead_pct(0.5807, True) == -72.2    # 1,000 vs 1,722 IOPS: the reference leads by 72.2 %
+        lead_pct(0.5807, False) == 72.2    # 581 µs vs 1 ms: the candidate is 1.722 times as fast
+    """
+    if ratio is None or not math.isfinite(ratio) or ratio <= 0:
+        return None
+    speed = ratio if higher_is_better else 1.0 / ratio
+    return 100.0 * (speed - 1.0) if speed >= 1.0 else -100.0 * (1.0 / speed - 1.0)
+
+
+def _lead_of(leader: Cell, other: Cell, higher_is_better: bool) -> float | None:
+    """How far ``leader`` leads ``other`` (:func:`lead_pct`, >= 0 for the better mean)."""
+    if other.summary.mean == 0:
+        return None
+    return lead_pct(leader.summary.mean / other.summary.mean, higher_is_better)
 
 
 # --------------------------------------------------------------------------- plain words
@@ -432,12 +464,12 @@ def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = Non
 
     * a significant leader: "xfs leads rnd4k-q32t1-read read IOPS by 23.4% over ext4
       (Welch's t-test, p=0.003, n=3 each)." (with more than two configurations, over
-      the runner-up);
+      the runner-up; the lead as :func:`lead_pct` says it, for a latency too);
     * no significant difference: "ext4 and xfs are within noise on seq1m-q8t1-read
       read bandwidth (p=0.41)."; with more than two, the best one and those it does
       not beat;
-    * single runs: "Single runs: no significance can be claimed for ... (b is 75.0%
-      lower than a)."
+    * single runs: "Single runs: no significance can be claimed for ... (a leads b by
+      300.0%)."
     * a figure only one configuration has: "... was measured only in a."
     """
     names = {c.key: c.name for c in cmp.configs}
@@ -466,16 +498,14 @@ def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = Non
             out.append(
                 f"Single runs: no significance can be claimed for {what} "
                 f"({_names(single)} {'has' if len(single) == 1 else 'have'} one run; "
-                f"{names[leader.config]} {_lead_words(leader, runner, hib)} {names[runner.config]})."
+                f"{_lead_words(names[leader.config], names[runner.config], _lead_of(leader, runner, hib))})."
             )
             continue
         if row.leader_significant:
             vs = stats.compare_samples(runner.values, leader.values, higher_is_better=hib, alpha=cmp.alpha)
             assert vs.p_value is not None
-            if vs.rel_diff_pct is not None:
-                by = f" by {_pct(abs(vs.rel_diff_pct))} over" if hib else f", {_pct(abs(vs.rel_diff_pct))} lower than"
-            else:
-                by = " over"
+            lead = _lead_of(leader, runner, hib)
+            by = f" by {_pct(lead)} over" if lead is not None else " over"
             out.append(
                 f"{names[leader.config]} leads {what}{by} {names[runner.config]} "
                 f"({cmp.test}, {_p_eq(vs.p_value, cmp.alpha)}, {_ns(present)})."
@@ -505,15 +535,13 @@ def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = Non
     return out
 
 
-def _lead_words(leader: Cell, runner: Cell, higher_is_better: bool) -> str:
-    """ "is 23.4% higher than" / "is 12.0% lower than" for the leader against the runner-up."""
-    a, b = runner.summary.mean, leader.summary.mean
-    if a == 0:
-        return "is ahead of" if b != a else "equals"
-    rel = 100.0 * (b - a) / a
-    if rel == 0:
-        return "equals"
-    return f"is {_pct(abs(rel))} {'higher' if rel > 0 else 'lower'} than"
+def _lead_words(leader: str, runner: str, lead: float | None) -> str:
+    """ "a leads b by 23.4%" (:func:`lead_pct`), "a equals b", "a leads b" (b's figure is 0)."""
+    if lead is None:
+        return f"{leader} leads {runner}"
+    if lead == 0:
+        return f"{leader} equals {runner}"
+    return f"{leader} leads {runner} by {_pct(lead)}"
 
 
 # --------------------------------------------------------------------------- verdicts: one line per workload
@@ -523,15 +551,6 @@ def _verdict_what(row: Row) -> str:
     if row.direction == MEASURE_DIRECTION:
         return f"{row.workload} ({row.metric})"
     return f"{row.workload} {row.direction} {METRIC_LABELS[row.metric]}"
-
-
-def _behind_pct(leader: Cell, other: Cell, higher_is_better: bool) -> float | None:
-    """How far ``other`` is from the leader, in percent of the leader's figure (less of a
-    higher-is-better figure, more of a latency)."""
-    a, b = leader.summary.mean, other.summary.mean
-    if a == 0:
-        return None
-    return 100.0 * ((a - b) if higher_is_better else (b - a)) / abs(a)
 
 
 def _significance(loser: Cell, leader: Cell, hib: bool, alpha: float) -> str:
@@ -572,14 +591,13 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None,
                   caveats: Mapping[tuple[str, str], Sequence[str]] | None = None) -> list[str]:  # fmt: skip
     """The answer a study exists for, one line per workload (a mixed workload on its larger
     direction), on the figure a person judges the workload by (the rule of
-    :func:`summary_sentences`): the leader, by how
-    much it leads the runner-up and whether that is real, then how far behind each other
-    configuration is::
+    :func:`summary_sentences`): the leader, by how much it leads each other configuration
+    (the runner-up first; :func:`lead_pct`, the one convention) and whether that is real::
 
-        gitlab read IOPS: xfs leads ext4 by 19.0% (significant, p = 0.002); btrfs is 80.0% behind xfs (significant, p < 0.001)
+        gitlab read IOPS: xfs leads ext4 by 19.0% (significant, p = 0.002), btrfs by 400.0% (significant, p < 0.001)
 
-    Latencies lead by being lower ("ext4 is 12.0% lower than xfs"). A figure only one
-    configuration has says so; with single runs nothing is called significant. ``caveats``
+    A latency leads by being lower, in the same convention (1 ms vs 1.19 ms: "leads by 19.0%").
+    A figure only one configuration has says so; with single runs nothing is called significant. ``caveats``
     (:func:`finding_caveats`): the findings of each configuration's workload that put its figure
     in doubt, said after the verdict ("caveat: run 2 host-cpu-busy; run 3 page-cache").
     """
@@ -614,23 +632,14 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None,
         hib = row.higher_is_better
         leader = next(c for c in present if c.config == row.leader)
         others = sorted((c for c in present if c is not leader), key=lambda c: -c.summary.mean if hib else c.summary.mean)
-        runner = others[0]
-        behind = _behind_pct(leader, runner, hib)
-        if behind is None:
-            lead = f"{names[leader.config]} leads {names[runner.config]}"
-        elif hib:
-            ahead = 100.0 * (leader.summary.mean - runner.summary.mean) / abs(runner.summary.mean) if runner.summary.mean else None
-            lead = f"{names[leader.config]} leads {names[runner.config]}" + (f" by {_pct(ahead)}" if ahead is not None else "")
-        else:
-            lead = f"{names[leader.config]} is {_pct(behind)} lower than {names[runner.config]}"
-        parts = [f"{lead} ({_significance(runner, leader, hib, cmp.alpha)})"]
-        for c in others[1:]:
-            pct = _behind_pct(leader, c, hib)
-            far = f"{_pct(pct)} behind" if pct is not None else "behind"
-            parts.append(f"{names[c.config]} is {far} {names[leader.config]} ({_significance(c, leader, hib, cmp.alpha)})")
+        parts = []
+        for c in others:
+            lead = _lead_of(leader, c, hib)
+            by = f" by {_pct(lead)}" if lead is not None else ""
+            parts.append(f"{names[c.config]}{by} ({_significance(c, leader, hib, cmp.alpha)})")
         doubts = [f"{names[c.config]} {', '.join(caveats[(c.config, row.workload)])}" for c in present
                   if caveats and caveats.get((c.config, row.workload))]  # fmt: skip
-        out.append(f"{what}: " + "; ".join(parts) + (f" — caveat: {'; '.join(doubts)}" if doubts else ""))
+        out.append(f"{what}: {names[leader.config]} leads " + ", ".join(parts) + (f" — caveat: {'; '.join(doubts)}" if doubts else ""))
     return out
 
 

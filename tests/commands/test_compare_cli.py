@@ -164,11 +164,11 @@ def test_compare_usage_errors_are_one_line(ab):
 
 def _recorded(cli: Cli, base: str, other: str) -> dict[str, float]:
     """``other`` against ``base`` in percent, by metric, as the compare JSON gives it from what the runs
-    recorded.  fio's ``rate_iops`` caps are 2000 and 500, but a busy machine may fall short of the
+    recorded (``lead_pct``: compare's one convention, what its table, verdicts and gate print).  fio's ``rate_iops`` caps are 2000 and 500, but a busy machine may fall short of the
     faster one: the text is checked against the runs, not against the caps."""
     data = json.loads(cli("compare", base, other, "--baseline", base, "--json").out)
     key = data["configs"][1]["key"]
-    return {row["metric"]: row["versus"][key]["rel_diff_pct"] for row in data["rows"] if row["metric"] in ("iops", "bw_bytes")}
+    return {row["metric"]: row["versus"][key]["lead_pct"] for row in data["rows"] if row["metric"] in ("iops", "bw_bytes")}
 
 
 # --------------------------------------------------------------------------- the regression gate
@@ -202,7 +202,7 @@ def test_gate_passes_on_the_same_configuration(rates):
     assert "nothing is significantly worse than 'fast' by more than 10%" in res.out
     data = json.loads(rates("compare", "fast", "fast2", "--fail-if-worse", "10", "--json").out)
     iops = next(r for r in data["rows"] if r["metric"] == "iops")
-    shown = iops["versus"][data["configs"][1]["key"]]["rel_diff_pct"]
+    shown = iops["versus"][data["configs"][1]["key"]]["lead_pct"]
     assert f"{shown:+.1f}%" in res.out  # the table shows what the runs recorded
     assert data["regressions"] == []
 
@@ -229,4 +229,4 @@ def test_gate_in_json_lists_the_regressions(rates):
         ("bw_bytes", data["configs"][1]["key"]),
     }
     recorded = _recorded(rates, "fast", "slow")
-    assert {r["metric"]: r["rel_diff_pct"] for r in data["regressions"]} == pytest.approx(recorded)
+    assert {r["metric"]: r["lead_pct"] for r in data["regressions"]} == pytest.approx(recorded)

@@ -521,6 +521,7 @@ def test_trend_marks_a_significant_drop_only():
     assert bw["unit"] in ("B/s", "KiB/s", "MiB/s", "GiB/s") and views.trend_figure(bw, "w")["layout"]["yaxis"]["title"]["text"].endswith(f"({bw['unit']})")
     p3 = trend["points"][2]
     assert p3["regression"]["rel_diff_pct"] == pytest.approx(-30.0, abs=0.2) and p3["regression"]["p_value"] < 0.05
+    assert p3["regression"]["lead_pct"] == pytest.approx(-100 * (1 / 0.7 - 1), abs=0.5)  # the run before leads it by 42.9%
     assert p3["ci95"][0] < 700 < p3["ci95"][1] and p3["n"] == 3
 
 

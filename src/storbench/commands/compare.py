@@ -71,7 +71,7 @@ def _regression_message(cmp, found) -> str:
         if r.p_value is not None:
             shown = format_p(r.p_value, cmp.alpha)
             p = f" (p{shown})" if shown.startswith("<") else f" (p={shown})"
-        parts.append(f"{r.workload} {r.direction} {r.metric} {r.rel_diff_pct:+.1f}%{p} in {cmp.config(r.config).name!r} vs {base!r}")
+        parts.append(f"{r.workload} {r.direction} {r.metric} {r.lead_pct:+.1f}%{p} in {cmp.config(r.config).name!r} vs {base!r}")
     return "regression: " + "; ".join(parts)
 
 
@@ -79,7 +79,7 @@ def _regression_message(cmp, found) -> str:
 @click.argument("run_refs", metavar="RUN...", nargs=-1)
 @click.option("--label-prefix", metavar="TEXT", help="Also compare every run whose label starts with TEXT.")
 @click.option("--baseline", metavar="RUN", help="The configuration the others are compared with: a run id or label, or a column name (default: the first).")
-@click.option("--fail-if-worse", "fail_pct", type=click.FloatRange(min=0), metavar="PCT", help="Exit with code 3 when a configuration is significantly worse than the baseline by more than PCT percent (never on single runs).")
+@click.option("--fail-if-worse", "fail_pct", type=click.FloatRange(min=0), metavar="PCT", help="Exit with code 3 when the baseline significantly leads a configuration by more than PCT percent (compare's one convention: the faster's lead as a percentage of the slower's figure; never on single runs).")
 @click.option("--gate-metric", "gate_metrics", multiple=True, type=click.Choice(["iops", "bw_bytes", "lat_mean_ns", "clat_p99_ns"]), help="With --fail-if-worse: judge only this metric (repeatable; default: all four).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a GitHub Markdown table.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV, one line per row and configuration.")
@@ -188,7 +188,7 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
             data["fail_if_worse_pct"] = fail_pct
             data["regressions"] = [
                 {"workload": r.workload, "direction": r.direction, "metric": r.metric, "config": r.config,
-                 "rel_diff_pct": r.rel_diff_pct, "p_value": r.p_value}
+                 "rel_diff_pct": r.rel_diff_pct, "lead_pct": r.lead_pct, "p_value": r.p_value}
                 for r in regressed
             ]
         text = json.dumps(data, indent=2, allow_nan=False, default=str) + "\n"

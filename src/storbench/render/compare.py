@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ..compare import Cell, Comparison, Config, Row, format_p, metric_label
+from ..compare import Cell, Comparison, Config, Row, format_p, lead_pct, metric_label
 from ..metrics import MEASURE_DIRECTION
 from ..stats.core import VERDICT_INCONCLUSIVE, VERDICT_SINGLE_RUN
 from ..stats.core import SampleComparison as Versus
@@ -52,12 +52,15 @@ def format_cell(row: Row, cell: Cell | None) -> str:
 
 
 def format_rel_diff(v: Versus | None) -> str:
-    """``"+12.3%"`` / ``"-4.0%"``; ``"n/a"`` when the baseline is 0; ``""`` for no comparison."""
+    """The column against the baseline in compare's one convention (:func:`storbench.compare.lead_pct`):
+    ``"+72.2%"`` it leads the baseline by 72.2 %, ``"-72.2%"`` the baseline leads it by 72.2 %;
+    ``"n/a"`` when the baseline is 0; ``""`` for no comparison."""
     if v is None:
         return ""
-    if v.rel_diff_pct is None:
+    lead = lead_pct(v.ratio, v.higher_is_better)
+    if lead is None:
         return "n/a"
-    return f"{v.rel_diff_pct:+.1f}%"
+    return f"{lead:+.1f}%"
 
 
 def format_verdict(v: Versus | None) -> str:
@@ -75,7 +78,8 @@ def format_verdict(v: Versus | None) -> str:
 def _legend(cmp: Comparison) -> str:
     base = cmp.config(cmp.baseline).name
     return (
-        f"Figures are mean ± sd (runs). Verdicts: {cmp.test} against {base}, α = {cmp.alpha:g}. "
+        f"Figures are mean ± sd (runs). Against {base}: +P% leads it by P%, -P% trails it by P% (the faster's lead "
+        f"as a percentage of the slower's figure). Verdicts: {cmp.test} against {base}, α = {cmp.alpha:g}. "
         f"{LEADER_SIGNIFICANT} best and significantly ahead of every other configuration; "
         f"{LEADER_BEST_MEAN} best mean, not significantly ahead."
     )
@@ -149,7 +153,8 @@ def format_compare_table(cmp: Comparison, rows: Sequence[Row] | None = None, *, 
     title = "comparison: " + " vs ".join(c.name for c in cmp.configs)
     base = cmp.config(cmp.baseline).name
     spread = "mean, SE ± the standard error, N runs (as the Phoronix Test Suite prints them)" if se else "mean ±sd as a share of the mean"
-    legend = (f"Figures: {spread}; below: the difference to {base} and {cmp.test}'s verdict "
+    legend = (f"Figures: {spread}; below: +P% leads {base} by P%, -P% trails it by P% (the faster's lead as a "
+              f"percentage of the slower's figure), and {cmp.test}'s verdict "
               f"(α = {cmp.alpha:g}; noise: within noise, n=1: a single run). {LEADER_SIGNIFICANT} best and significantly "
               f"ahead of all; {LEADER_BEST_MEAN} best mean only.")  # fmt: skip
     table = Table(title=title, caption=legend, header_style="bold", caption_justify="left",
@@ -214,6 +219,7 @@ CSV_COLUMNS = (
     "ci95_hi",
     "cv",
     "rel_diff_pct",
+    "lead_pct",
     "ratio",
     "p_value",
     "verdict",
@@ -252,6 +258,7 @@ def format_compare_csv(cmp: Comparison) -> str:
                     csv_number(ci[1]),
                     csv_number(s.cv if s else None),
                     csv_number(v.rel_diff_pct if v else None),
+                    csv_number(lead_pct(v.ratio, v.higher_is_better) if v else None),
                     csv_number(v.ratio if v else None),
                     csv_number(v.p_value if v else None),
                     v.verdict if v else "",
@@ -303,6 +310,7 @@ def _versus_to_json(v: Versus | None) -> dict[str, Any] | None:
         return None
     return {
         "rel_diff_pct": v.rel_diff_pct,
+        "lead_pct": lead_pct(v.ratio, v.higher_is_better),
         "ratio": v.ratio,
         "p_value": v.p_value,
         "verdict": v.verdict,

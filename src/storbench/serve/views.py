@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..compare import lead_pct
 from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
 from ..model import SEVERITIES, ResultRecord, RunInfo
 from ..stats.core import VERDICT_WORSE, compare_samples, summarize
@@ -173,7 +174,8 @@ def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo
         if previous is not None:
             v = compare_samples(previous, values, higher_is_better=HIGHER_IS_BETTER[metric], alpha=alpha)
             if v.verdict == VERDICT_WORSE:
-                point["regression"] = {"rel_diff_pct": v.rel_diff_pct, "p_value": v.p_value}
+                point["regression"] = {"rel_diff_pct": v.rel_diff_pct, "lead_pct": lead_pct(v.ratio, v.higher_is_better),
+                                       "p_value": v.p_value}  # fmt: skip
         points.append(point)
         previous = values
     return points, direction
