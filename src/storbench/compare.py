@@ -648,7 +648,7 @@ def verdict_lines(cmp: Comparison, headlines: Mapping[str, str] | None = None,
 #: job options that place a job or log it, not what it measures
 _PLACEMENT_OPTIONS = frozenset({
     "filename", "directory", "name", "uri", "pool", "rbdname", "clientname", "clustername", "volume", "brick",
-    "hostname", "port", "unlink", "filename_format", "exitall_on_error", "log_avg_msec", "per_job_logs",
+    "hostname", "port", "unlink", "filename_format", "exitall_on_error", "log_avg_msec", "per_job_logs", "nfs_url",
     "log_hist_msec", "log_max_value", "log_offset", "log_prio", "log_unix_epoch",
 })  # fmt: skip
 #: storage description fields that are settings of the host or of fio, not of the storage under test

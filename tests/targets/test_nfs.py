@@ -70,6 +70,43 @@ def test_a_run_on_an_nfs_export_makes_measures_and_removes_its_test_file(tmp_pat
         assert _bridges(nfs, res) == []
 
 
+def test_fios_own_nfs_engine_reads_and_writes_the_test_file_without_a_bridge(tmp_path: Path):
+    """``?client=fio``: fio's nfs engine (built by make install from this fio's Debian source) mounts
+    the export itself; NFSv3 reads and writes, NFSv4 reads; the test file made and removed as with
+    the bridge, someone else's file untouched."""
+    from storbench.targets.base import external_engine
+
+    from servers import Ganesha
+
+    engine = external_engine("nfs")
+    assert engine is not None, "make install builds fio's nfs engine (tools/fio-engines.sh)"
+    db = tmp_path / "r.sqlite"
+    with Ganesha(tmp_path / "nfs") as nfs:
+        (nfs.export / "theirs.img").write_bytes(b"x" * 4096)
+        own = nfs.url + "?client=fio"
+        res = _storbench(nfs, db, "run", "--workload", "rnd4k-q32t1-read", "--workload", "rnd4k-q1t1-write", "--target", own,
+                         "--size", "32m", "--runtime", "1s", "--json", "--no-report")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        records = json.loads(res.stdout)
+        assert [(r["workload"], r["target"]) for r in records] == [("rnd4k-q32t1-read", own), ("rnd4k-q1t1-write", own)]
+        for r, direction in zip(records, ("read", "write")):
+            assert (r["options"]["ioengine"], r["options"]["nfs_url"], r["options"]["filename"]) == (
+                f"external:{engine}", "nfs://127.0.0.1/export", "storbench.testfile")
+            assert r["jobs"][0][direction]["io_bytes"] > 0 and r["jobs"][0]["error"] == 0
+        assert sorted(p.name for p in nfs.export.iterdir()) == ["theirs.img"] and (nfs.export / "theirs.img").read_bytes() == b"x" * 4096
+        shown = _storbench(nfs, db, "show", "last")
+        assert "client=fio nfs engine (libnfs)" in shown.stdout and "writes=unstable, never committed" in shown.stdout
+        # its WRITEs are UNSTABLE and it cannot commit them: said (with the server committing each, 24k IOPS fell to ~190 here)
+        assert ["share-write-ack" in {f["check"] for f in r["findings"]} for r in records] == [False, True]
+        v4 = _storbench(nfs, db, "run", "--workload", "rnd4k-q32t1-read", "--target", own + "&version=4", "--size", "32m",
+                        "--runtime", "1s", "--json", "--no-report")  # fmt: skip
+        assert v4.returncode == 0, v4.stderr
+        [r4] = json.loads(v4.stdout)
+        assert r4["options"]["nfs_url"] == "nfs://127.0.0.1/export?version=4" and r4["jobs"][0]["read"]["io_bytes"] > 0
+        assert sorted(p.name for p in nfs.export.iterdir()) == ["theirs.img"]
+        assert _bridges(nfs, res, v4) == []
+
+
 def test_an_export_that_does_not_answer_is_one_line(tmp_path: Path):
     from servers import Ganesha
 

@@ -31,7 +31,7 @@ INFO = {
     "share-write-ack": CheckInfo(
         title="Writes acknowledged before the server has them",
         explanation="The share's client answers writes before the server has them (sshfs without sync_write, NFS without sync, SMB with client caching), so write figures measure the client's queue or memory, not the share.",
-        evidence="A workload that writes, on an sshfs mount without -o sync_write (even with direct=1), on an NFS or kernel SMB mount whose options let the client cache writes with buffered I/O, or on an nfs:// target (qemu's nfs driver sends UNSTABLE writes); fio's own sync=1, fsync=N or fdatasync=N makes every write wait and silences it.",
+        evidence="A workload that writes, on an sshfs mount without -o sync_write (even with direct=1), on an NFS or kernel SMB mount whose options let the client cache writes with buffered I/O, or on an nfs:// target (qemu's nfs driver sends UNSTABLE writes; fio's own nfs engine, client=fio, sends them and cannot sync at all); fio's own sync=1, fsync=N or fdatasync=N makes every write wait and silences it.",
         fix="Mount with the option that makes writes wait (sshfs -o sync_write, NFS sync, SMB cache=none), or add fsync=1 (or sync=1) to the workload to measure committed writes.",
         severities=("warning",),
         preflight=True,
@@ -60,6 +60,18 @@ def _lun_cache(options: Options, storage: StorageInfo | None) -> list[Finding]:
                 f"until a COMMIT (sent only when fio syncs): the {rw_mode(options)} figure measures how fast the server takes "
                 "writes into its cache, not how fast it stores them",
                 "add fsync=1 (or end_fsync=1) to the workload, or make the server commit every write (ganesha: NFS_Commit = true)",
+            )
+        ]
+    if export.protocol == "nfs" and "writes=unstable, never committed" in export.details:
+        return [
+            finding(
+                "share-write-ack",
+                "warning",
+                f"NFS export {export.export} on {export.server} reached by fio's own nfs engine, which cannot sync: its "
+                f"WRITEs are UNSTABLE and never committed, so the {rw_mode(options)} figure measures how fast the server "
+                "takes writes into its cache, not how fast it stores them",
+                "drop client=fio and add fsync=1 (the qemu-nbd bridge commits on a sync), or make the server commit every "
+                "write (ganesha: NFS_Commit = true)",
             )
         ]
     if export.protocol != "iscsi" or "write_cache=on" not in export.details:

@@ -61,6 +61,7 @@ import re
 from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
 from storbench.targets import (
+    drop_for_kind,
     engine_for_kind,
     fio_filename,  # noqa: F401  (re-exported: hosts, tests)
     kind_names,
@@ -217,6 +218,9 @@ def build_job(
     notes: list[str] = []
     if kind.engine is not None:
         options, notes = engine_for_kind(kind, workload, options)
+    if kind.dropped_options:
+        options, dropped = drop_for_kind(kind, options)
+        notes += dropped
     for i, (key, value) in enumerate(options):
         if key == "ioengine" and value == "auto":
             if ioengine is None:

@@ -10,7 +10,8 @@
                         bridge storbench runs for the run, and fio's nbd engine; writes guarded;
                         ``iscsi-fio`` (``...?client=fio``): fio's own libiscsi engine, no bridge
 ``nfs``                 ``nfs``: a directory of an NFS export (``nfs://HOST/EXPORT/``): storbench's test file
-                        there, served through a qemu-nbd bridge for the run, fio's nbd engine
+                        there, served through a qemu-nbd bridge for the run, fio's nbd engine;
+                        ``nfs-fio`` (``...?client=fio``): fio's own nfs engine, no bridge
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
 ``rbd``                 ``rbd``: an RBD image through fio's rbd engine (``rbd:POOL/IMAGE``), writes guarded
 ``rados``               ``rados``: a RADOS pool through fio's rados engine (``rados:POOL``), writes guarded
@@ -34,18 +35,18 @@ from collections.abc import Sequence
 from storbench.errors import TargetError
 from storbench.model import Target, Workload
 
-from .base import Placement, ResolveContext, TargetKind, engine_for_kind, fio_filename
+from .base import Placement, ResolveContext, TargetKind, drop_for_kind, engine_for_kind, fio_filename
 from .block import BLOCK
 from .gluster import GLUSTER
 from .iscsi import ISCSI, ISCSI_FIO
 from .local import DIR, FILE
 from .nbd import NBD
-from .nfs import NFS
+from .nfs import NFS, NFS_FIO
 from .rados import RADOS
 from .rbd import RBD
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, ISCSI_FIO, NFS, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, ISCSI_FIO, NFS, NFS_FIO, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 
@@ -111,6 +112,7 @@ __all__ = [
     "Placement",
     "ResolveContext",
     "TargetKind",
+    "drop_for_kind",
     "engine_for_kind",
     "fio_filename",
     "kind_names",

@@ -104,6 +104,8 @@ class TargetKind:
     remote_test_file: bool = False
     #: files fio's engine writes outside the job's directory, removed when the run made them
     artifacts: tuple[str, ...] = ()
+    #: options the kind's client cannot carry out, dropped from a job with a note saying why
+    dropped_options: Mapping[str, str] = {}
 
     def claims(self, spec: str) -> bool:
         return bool(self.prefixes) and spec.startswith(self.prefixes)
@@ -182,6 +184,19 @@ def refuse_unnamed_writes(spec: str, ctx: ResolveContext, what: str, harm: str =
             f"pass --destroy-data {spec}, spelled exactly as --target (read-only workloads need nothing)"
         )
     return writing
+
+
+def drop_for_kind(kind: TargetKind, options: Options) -> tuple[Options, list[str]]:
+    """``options`` without those the kind's client cannot carry out (:attr:`TargetKind.dropped_options`),
+    and one note for each dropped: ``end_fsync=1 dropped: ...``.  Pure."""
+    kept: Options = []
+    notes: list[str] = []
+    for key, value in options:
+        if key in kind.dropped_options and value not in (None, "0"):
+            notes.append(f"{key}={value} dropped: {kind.dropped_options[key]}")
+        else:
+            kept.append((key, value))
+    return kept, notes
 
 
 def engine_for_kind(kind: TargetKind, workload: Workload, options: Options) -> tuple[Options, list[str]]:

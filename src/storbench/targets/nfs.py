@@ -10,9 +10,16 @@ storbench's own file only, so they need no ``--destroy-data``; an existing file 
 target (yet): a URI not ending in ``/`` is refused in one line.
 
 qemu's nfs driver speaks NFSv3 and finds the server's ports through its portmapper
-(../shared/NFS-ISCSI.md, trap 9): a port or ``?version=4`` in the URI is refused in one line.
+(../shared/NFS-ISCSI.md, trap 9): a port in the URI is refused in one line.
 It sends its WRITEs UNSTABLE and a COMMIT only when fio syncs (``fsync``, ``end_fsync``), so
 unsynced write figures measure the server's cache: the ``share-write-ack`` finding says so.
+
+``nfs://HOST/EXPORT/?client=fio`` takes fio's own nfs engine instead (libnfs, built by ``make
+install`` as an external engine: tools/fio-engines.sh): no bridge, the test file made and removed
+as above, fio reading and writing it itself (``nfs_url=``, ``filename=storbench.testfile``).  That
+engine cannot sync (trap 8: "unhandled io 3"), so a workload with ``fsync`` or ``fdatasync`` is
+refused in one line, and ``end_fsync``/``fsync_on_close`` are dropped from its job with a note; ``&version=4`` speaks NFSv4, whose
+WRITEs libnfs 4.0 cannot encode (trap 6): reads only, writes refused in one line.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import TYPE_CHECKING
 from storbench.errors import TargetError
 from storbench.model import Target
 
-from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text
+from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text, external_engine
 
 if TYPE_CHECKING:
     from storbench.storage import StorageInfo
@@ -44,6 +51,35 @@ BRIDGE_NOTE = ("reached through qemu-nbd, a userspace bridge from NBD to NFSv3 (
                "process on this machine's CPUs; its WRITEs are UNSTABLE, committed when fio syncs")  # fmt: skip
 
 
+#: who speaks NFS for fio: qemu-nbd (the default, a bridge) or fio's own nfs engine
+CLIENTS = ("qemu-nbd", "fio")
+ENGINE_NOTE = "reached by fio's own nfs engine (libnfs; built from this fio's Debian source, loaded as an external engine): no bridge"
+#: what fio's nfs engine cannot do: sync (it answers "nfs: unhandled io 3"); a sync after every
+#: N writes changes what a workload measures (refused), one at its end is dropped with a note
+SYNC_OPTIONS = ("fsync", "fdatasync")
+FINAL_SYNCS = ("end_fsync", "fsync_on_close")
+
+
+def _query(spec: str) -> dict[str, str]:
+    m = _URI_RE.match(spec)
+    text = (m.group("query") or "")[1:] if m else ""
+    return dict(part.partition("=")[::2] for part in text.split("&") if part)
+
+
+def nfs_client(spec: str) -> str:
+    """Who reaches the export of a checked URI: ``qemu-nbd`` unless it says ``client=fio``."""
+    return _query(spec).get("client") or "qemu-nbd"
+
+
+def nfs_version(spec: str) -> int:
+    return int(_query(spec).get("version") or 3)
+
+
+def export_uri(spec: str) -> str:
+    """The directory's own URI: ``spec`` without storbench's ``?client=...`` options."""
+    return spec.split("?", 1)[0]
+
+
 def check_nfs_uri(spec: str) -> tuple[str, str]:
     """(host, directory path ending in ``/``) of ``spec``; a one-line TargetError naming the form otherwise."""
     check_uri_text("NFS URI", spec)
@@ -54,8 +90,14 @@ def check_nfs_uri(spec: str) -> tuple[str, str]:
         raise TargetError(f"NFS URI {spec!r} names a port: qemu's nfs driver finds the server's ports through its "
                           "portmapper (NFSv3); give nfs://HOST/EXPORT/")  # fmt: skip
     if m.group("query"):
-        raise TargetError(f"NFS URI {spec!r} has options ({m.group('query')}): storbench reaches NFS through qemu's "
-                          "nfs driver, NFSv3 only (fio's own nfs engine, for v4, is not built yet); give nfs://HOST/EXPORT/")  # fmt: skip
+        options = _query(spec)
+        allowed = {"client": CLIENTS, "version": ("3", "4")}
+        for key, value in options.items():
+            if key not in allowed or value not in allowed[key]:
+                raise TargetError(f"NFS URI {spec!r}: {key}={value!r} is not an option storbench knows "
+                                  "(client=fio or client=qemu-nbd; with client=fio, version=3 or 4)")  # fmt: skip
+        if options.get("version") == "4" and options.get("client") != "fio":
+            raise TargetError(f"NFS URI {spec!r}: NFSv4 needs client=fio (qemu's nfs driver speaks NFSv3 only)")
     path = m.group("path")
     if not path.endswith("/") or path == "/":
         raise TargetError(f"NFS URI {spec!r} is not a directory of an export: give nfs://HOST/EXPORT/ ending in '/' "
@@ -64,7 +106,7 @@ def check_nfs_uri(spec: str) -> tuple[str, str]:
 
 
 def test_file_uri(target_uri: str) -> str:
-    return target_uri + TEST_FILE
+    return export_uri(target_uri) + TEST_FILE
 
 
 def bridge_socket(target_uri: str) -> str:
@@ -139,7 +181,7 @@ def nfs_file(file_uri: str) -> Iterator[NfsClient]:
 
 class NfsKind(TargetKind):
     name = "nfs"
-    prefixes = (NFS_PREFIX,)
+    prefixes: tuple[str, ...] = (NFS_PREFIX,)
     engine = "nbd"
     own_options = frozenset({"uri"})
     needs_size = True
@@ -148,12 +190,16 @@ class NfsKind(TargetKind):
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
         check_nfs_uri(spec)
-        for program, package in (("qemu-img", "qemu-utils"), ("qemu-nbd", "qemu-utils")):
+        own = nfs_client(spec) == "fio"
+        if own:
+            _check_engine_can_run(spec, ctx)
+        needs = ("qemu-img",) if own else ("qemu-img", "qemu-nbd")  # qemu-img makes the test file in both
+        for program in needs:
             if shutil.which(program) is None:
-                raise TargetError(f"NFS targets need {program} (Debian package {package}: apt-get install {package}, or make install)")
+                raise TargetError(f"NFS targets need {program} (Debian package qemu-utils: apt-get install qemu-utils, or make install)")
         with nfs_file(test_file_uri(spec)):  # the export answers and mounts
             pass
-        return Target(kind="nfs", path=spec)
+        return Target(kind="nfs-fio" if own else "nfs", path=spec)
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
         return Placement(options=(("uri", f"nbd+unix:///?socket={bridge_socket(target.path)}"),),
@@ -167,13 +213,15 @@ class NfsKind(TargetKind):
         from storbench.storage.network import ExportInfo
 
         host_name, path = check_nfs_uri(target.path)
-        notes: list[str] = [BRIDGE_NOTE]
+        bridged = target.kind == "nfs"
+        notes: list[str] = [BRIDGE_NOTE if bridged else ENGINE_NOTE]
         host = describe_host(fio_version, notes=notes)
         size = None
         with contextlib.suppress(TargetError), nfs_file(test_file_uri(target.path)) as client:
             size = client.size()
-        export = ExportInfo(protocol="nfs", uri=target.path, server=host_name, export=path, size_bytes=size,
-                            details=("version=3", "client=qemu-nbd bridge (libnfs)", "writes=unstable until a commit"))  # fmt: skip
+        details = (("version=3", "client=qemu-nbd bridge (libnfs)", "writes=unstable until a commit") if bridged else
+                   (f"version={nfs_version(target.path)}", "client=fio nfs engine (libnfs)", "writes=unstable, never committed"))  # fmt: skip
+        export = ExportInfo(protocol="nfs", uri=target.path, server=host_name, export=path, size_bytes=size, details=details)
         return StorageInfo(target=target.path, target_kind="nfs", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), export=export)  # fmt: skip
 
@@ -184,26 +232,78 @@ class NfsKind(TargetKind):
     def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
         """storbench's test file made (``size_bytes``), qemu-nbd serving it while the run lasts
         (targets/bridge.py), then the test file removed over NFS."""
-        from storbench.process import proc
-
         from .bridge import qemu_nbd_bridge
 
-        file_uri = test_file_uri(target.path)
-        made = False
-        try:
-            with nfs_file(file_uri) as client:
-                have = client.size()
-            if have is None or (size_bytes is not None and have < size_bytes):
-                done = proc.run(["qemu-img", "create", "-f", "raw", file_uri, str(size_bytes or 1 << 30)], timeout_s=TIMEOUT_S)
-                if done.returncode != 0:
-                    raise TargetError(f"cannot create {file_uri}: {proc.last_line(done.stderr) or proc.last_line(done.stdout)}")
-            made = True
-            with qemu_nbd_bridge("nfs", target.path, file_uri, file_uri):
-                yield
-        finally:
-            if made:
-                with contextlib.suppress(TargetError), nfs_file(file_uri) as client:
-                    client.unlink()
+        with made_test_file(target, size_bytes) as file_uri, qemu_nbd_bridge("nfs", target.path, file_uri, file_uri):
+            yield
+
+
+@contextlib.contextmanager
+def made_test_file(target: Target, size_bytes: int | None) -> Iterator[str]:
+    """storbench's test file in the export's directory, ``size_bytes`` large (``qemu-img create``
+    over NFS; fio's nfs engine writes at random offsets only into a file that exists), removed
+    over NFS afterwards; yields its URI."""
+    from storbench.process import proc
+
+    file_uri = test_file_uri(target.path)
+    made = False
+    try:
+        with nfs_file(file_uri) as client:
+            have = client.size()
+        if have is None or (size_bytes is not None and have < size_bytes):
+            done = proc.run(["qemu-img", "create", "-f", "raw", file_uri, str(size_bytes or 1 << 30)], timeout_s=TIMEOUT_S)
+            if done.returncode != 0:
+                raise TargetError(f"cannot create {file_uri}: {proc.last_line(done.stderr) or proc.last_line(done.stdout)}")
+        made = True
+        yield file_uri
+    finally:
+        if made:
+            with contextlib.suppress(TargetError), nfs_file(file_uri) as client:
+                client.unlink()
+
+
+def _check_engine_can_run(spec: str, ctx: ResolveContext) -> None:
+    """``client=fio``: the engine is built, no workload needs a sync it cannot do, and an NFSv4
+    target is only read (one line each)."""
+    from storbench.targets.guard import workload_writes
+
+    if external_engine("nfs") is None:
+        raise TargetError(f"NFS URI {spec!r} asks for fio's own nfs engine, which is not built here (make install builds it, "
+                          "or: bash tools/fio-engines.sh DIR and STORBENCH_FIO_ENGINES=DIR); without client=fio the export is "
+                          "reached through qemu-nbd")  # fmt: skip
+    for w in ctx.workloads:
+        syncs = [k for k, v in w.options if k in SYNC_OPTIONS and v not in (None, "0")]
+        if syncs:
+            raise TargetError(f"workload {w.name!r} sets {syncs[0]}, but fio's nfs engine cannot sync (it answers 'unhandled io 3'); "
+                              f"run it on {export_uri(spec)} without client=fio (the qemu-nbd bridge commits on a sync)")  # fmt: skip
+        if nfs_version(spec) == 4 and workload_writes(w.options):
+            raise TargetError(f"workload {w.name!r} writes, but libnfs 4.0's NFSv4 WRITEs fail ('Failed to encode COMPOUND4args'); "
+                              "use version=3 for writes, version=4 for reads")  # fmt: skip
+
+
+class NfsFioKind(NfsKind):
+    """``nfs://HOST/EXPORT/?client=fio``: fio's own nfs engine reads and writes storbench's test
+    file itself; found by :class:`NfsKind`'s resolve, never by a prefix of its own."""
+
+    name = "nfs-fio"
+    prefixes = ()
+    own_options = frozenset({"nfs_url"})
+    dropped_options = dict.fromkeys(FINAL_SYNCS, "fio's nfs engine cannot sync; the figures leave out a final flush")
+
+    def __init__(self) -> None:
+        self.engine = f"external:{external_engine('nfs') or 'fio-nfs.so'}"
+
+    def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
+        directory = export_uri(target.path).rstrip("/")
+        url = directory + ("?version=4" if nfs_version(target.path) == 4 else "")
+        return Placement(options=(("nfs_url", url), ("filename", TEST_FILE)),
+                         notes=(f"{test_file_uri(target.path)} through fio's own nfs engine (NFSv{nfs_version(target.path)})",))  # fmt: skip
+
+    @contextlib.contextmanager
+    def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
+        with made_test_file(target, size_bytes):
+            yield  # fio mounts the export itself
 
 
 NFS = NfsKind()
+NFS_FIO = NfsFioKind()
