@@ -155,6 +155,11 @@ def test_every_load_runs_stores_shows_and_compares(cli, suite_file: Path, load_t
     assert stored and stored[0]["tool"] == "pgbench" and stored[0]["settings"]["fsync"] == "off"
     assert stored[0]["settings"]["synchronous_commit"] == "on" and stored[0]["settings"]["server_version"].startswith("1")
     assert int(stored[0]["settings"]["database_size"]) > 10 * 2**20
+    # dbench's per-operation table (count, mean and max latency per operation) from its stored output
+    said = cli("show", "one").out
+    [ops] = [ln for ln in said.splitlines() if ln.startswith("  t-dbench: ")]
+    assert "dbench's operations (last repetition of each workload; the slowest first):" in said
+    assert ops.count(" ops, mean ") >= 5 and " max " in ops
 
     res = cli("compare", "one", "two", "--json")
     assert res.code == 0, res.err

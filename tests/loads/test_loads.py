@@ -39,6 +39,20 @@ def test_dbench_debian_output():
     assert dbench.measures(r) == (Measure("MB/s", 117.116, True), Measure("max latency ms", 287.183, False))
 
 
+def test_dbench_operations_are_shown_from_the_stored_output():
+    from storbench.model import FioResult, ResultRecord
+    from storbench.render.terminal import format_load_operations
+
+    out = text("debian12-dbench-4.00-2clients-5s.txt")
+    rec = ResultRecord(run_id=1, workload="dbench-2", target="/t", raw_output=out,
+                       fio=FioResult(fio_version=None, jobs=(), format="dbench", measures=dbench.measures(dbench.parse(out))))  # fmt: skip
+    [line] = format_load_operations([rec])
+    assert line.startswith("  dbench-2: Flush 1352 ops, mean 4.125 ms, max 287.156 ms; ")  # the slowest first
+    assert line.count(" ops, ") == 14
+    broken = ResultRecord(run_id=1, workload="dbench-2", target="/t", raw_output="garbage", fio=rec.fio)
+    assert format_load_operations([broken]) == ["  dbench-2: its stored output could not be read again (not dbench output: no 'Throughput N MB/sec' line)"]
+
+
 def test_dbench_published_sync_open_output():
     r = dbench.parse(text("published-dbench-btrfs-32clients-sync-open.txt"))
     assert (r.version, r.throughput_mb_s, r.clients, r.sync, r.max_latency_ms) == (None, 241.4, 32, "sync open", 1178.207)

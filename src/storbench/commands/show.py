@@ -77,6 +77,13 @@ def show(app: App, run_ref, as_json, raw, every_host):
         app.out("statistics over repetitions:")
         for line in stats_lines:
             app.out(line)
+    from ..render.terminal import format_load_operations
+
+    operations = format_load_operations(shown)
+    if operations:
+        app.out("dbench's operations (last repetition of each workload; the slowest first):")
+        for line in operations:
+            app.out(line)
     backend_lines = format_backend(records)
     if backend_lines:
         app.out("what the storage back-end did (last repetition of each workload):")

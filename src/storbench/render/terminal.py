@@ -283,6 +283,31 @@ def format_suites(suites: Sequence[Suite]) -> list[str]:
     return lines
 
 
+def format_load_operations(records: Sequence[ResultRecord]) -> list[str]:
+    """dbench's per-operation table of each dbench workload's last repetition (read again from
+    its stored output): count, mean and max latency per operation, the slowest first::
+
+        dbench-4: Flush 1352 ops, mean 4.125 ms, max 287.156 ms; WriteX 2712 ops, mean ...
+
+    A stored output dbench's parser cannot read is named, not skipped."""
+    from ..loads import LoadParseError, dbench
+
+    out: list[str] = []
+    for group in group_records(records):
+        last = group[-1]
+        if last.fio.format != "dbench":
+            continue
+        try:
+            ops = dbench.parse(last.raw_output).operations
+        except LoadParseError as exc:
+            out.append(f"  {last.workload}: its stored output could not be read again ({exc})")
+            continue
+        ranked = sorted(ops, key=lambda o: -o.max_lat_ms)
+        out.append(f"  {last.workload}: " + "; ".join(f"{o.name} {o.count} ops, mean {o.mean_lat_ms:g} ms, max {o.max_lat_ms:g} ms"
+                                                   for o in ranked))  # fmt: skip
+    return out
+
+
 def format_backend(records: Sequence[ResultRecord]) -> list[str]:
     """What the back-end under each target (a ZFS pool, a Ceph cluster) did, per workload (its last repetition)."""
     from ..backend.ceph import format_ceph_activity
