@@ -555,7 +555,16 @@ CASES: dict[str, Case] = {
     "load-clients-over-cores": Case(_load_many_clients, "info", ("128 clients on 2 CPUs (64 per CPU)",), "scale the client count"),
     "load-short-run": Case(_load_short, "info", ("wrote for 60 s, less than checkpoint_timeout (300 s)",), "checkpoint_timeout"),
     "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
+    "bridge-cpu-bound": Case(lambda: _busy_bridge(), "warning", ("used 96% of a CPU while fio ran (2.40 s of CPU in 2.50 s)",), "?client=fio"),
 }
+
+
+def _busy_bridge() -> CheckContext:
+    """A run through the qemu-nbd bridge that took 96% of a CPU (tests/checks/test_bridge_cpu.py reads its /proc line)."""
+    from storbench.backend import BackendActivity
+    from storbench.backend.bridge import BridgeActivity
+
+    return clean(backend=BackendActivity(bridge=BridgeActivity(pid=3121, cpu_s=2.4, wall_s=2.5)))
 
 
 def test_every_registered_check_has_a_triggering_case() -> None:

@@ -83,6 +83,8 @@ def test_fios_own_libiscsi_engine_reaches_the_lun_without_a_bridge(cli, tmp_path
                 assert r["options"]["filename"] == tgt.uri.replace(":", "\\:")
             else:
                 assert r["options"]["ioengine"] == "nbd"
+                bridge = r["backend"]["bridge"]  # the bridge's CPU around the run: what bridge-cpu-bound reads
+                assert bridge["pid"] > 0 and bridge["wall_s"] > 0 and bridge["cpu_s"] >= 0
             direction = "read" if r["workload"].endswith("read") else "write"
             assert r["jobs"][0][direction]["io_bytes"] > 0 and r["jobs"][0]["error"] == 0
         assert _leftovers(tgt.uri) == [] and _leftovers(own) == []

@@ -67,6 +67,7 @@ def test_a_run_on_an_nfs_export_makes_measures_and_removes_its_test_file(tmp_pat
         assert sorted(p.name for p in nfs.export.iterdir()) == ["theirs.img"] and (nfs.export / "theirs.img").read_bytes() == b"x" * 4096
         shown = _storbench(nfs, db, "show", "last")
         assert "client=qemu-nbd bridge (libnfs)" in shown.stdout and "version=3" in shown.stdout
+        assert "server_commit=false" in shown.stdout and "NFS_Commit = false" in shown.stdout  # the server's own word
         assert _bridges(nfs, res) == []
 
 
@@ -105,6 +106,24 @@ def test_fios_own_nfs_engine_reads_and_writes_the_test_file_without_a_bridge(tmp
         assert r4["options"]["nfs_url"] == "nfs://127.0.0.1/export?version=4" and r4["jobs"][0]["read"]["io_bytes"] > 0
         assert sorted(p.name for p in nfs.export.iterdir()) == ["theirs.img"]
         assert _bridges(nfs, res, v4) == []
+
+
+def test_a_server_that_commits_every_write_is_read_and_no_write_ack_is_said(tmp_path: Path):
+    """ganesha's NFS_Commit = true, read from its own configuration: writes through either client
+    are stable when answered, so share-write-ack stays silent."""
+    from servers import Ganesha
+
+    db = tmp_path / "r.sqlite"
+    with Ganesha(tmp_path / "nfs", commit=True) as nfs:
+        res = _storbench(nfs, db, "run", "--workload", "rnd4k-q1t1-write", "--target", nfs.url, "--target", nfs.url + "?client=fio",
+                         "--size", "16m", "--runtime", "1s", "--json", "--no-report")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        records = json.loads(res.stdout)
+        assert len(records) == 2 and all(r["jobs"][0]["write"]["io_bytes"] > 0 for r in records)
+        assert all("share-write-ack" not in {f["check"] for f in r["findings"]} for r in records)
+        shown = _storbench(nfs, db, "show", "last")
+        assert shown.stdout.count("server_commit=true") >= 2 and "NFS_Commit = true" in shown.stdout
+        assert _bridges(nfs, res) == []
 
 
 def test_an_export_that_does_not_answer_is_one_line(tmp_path: Path):

@@ -2,7 +2,8 @@
 
 A target's back-end is the system under its filesystem that keeps counters of its own: a ZFS
 pool (per-vdev and per-member I/O, the ARC, the pool's state; :mod:`.zfs`), an NBD export
-(its allocation map before the run: what was never written; :mod:`.nbd`), a Ceph pool
+(its allocation map before the run: what was never written; :mod:`.nbd`), the userspace bridge
+an iSCSI or NFS target went through (its CPU while fio ran; :mod:`.bridge`), a Ceph pool
 (what its OSDs served during the run, what of an RBD image was never written; :mod:`.ceph`).  Each kind has a
 pure module (records and how they are computed) and a sampler (the edge that runs the
 commands while fio runs: :mod:`.zfs_sampler`).  :func:`sampler_for` picks the sampler for a
@@ -25,6 +26,7 @@ from ..model import versions
 from ..storage.codec import decode_dataclass, encode_dataclasses
 
 if TYPE_CHECKING:  # each kind's records are imported where that kind is met (its sampler, the stored form)
+    from .bridge import BridgeActivity
     from .ceph import CephActivity
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
@@ -43,10 +45,13 @@ class BackendActivity:
     ceph: CephActivity | None = None
     #: the drives' own SMART / health readings before and after the run
     hardware: HardwareActivity | None = None
+    #: the CPU of the userspace bridge (qemu-nbd) an iSCSI or NFS target went through
+    bridge: BridgeActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return tuple(p for part in (self.zfs, self.nbd, self.ceph, self.hardware) if part is not None for p in part.problems)
+        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge)
+        return tuple(p for part in parts if part is not None for p in part.problems)
 
 
 class _Samplers:
@@ -68,7 +73,8 @@ class _Samplers:
         parts: dict[str, Any] = {}
         for s in self.samplers:
             got = s.activity()
-            parts.update({k: v for k, v in (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware)) if v is not None})
+            found = (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware), ("bridge", got.bridge))
+            parts.update({k: v for k, v in found if v is not None})
         return BackendActivity(**parts)
 
 
@@ -103,6 +109,13 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
             from ..targets.rados import parse_rados_spec
 
             samplers.append(CephSampler(target, parse_rados_spec(target.path), obj=DEFAULT_TEST_FILE_NAME, area_bytes=area_bytes))
+    if target is not None and getattr(target, "kind", None) in ("iscsi", "nfs"):  # through a qemu-nbd bridge
+        from ..targets.bridge import bridge_pid, bridge_socket
+        from .bridge import BridgeSampler
+
+        pid = bridge_pid(bridge_socket(target.kind, target.path))
+        if pid is not None:
+            samplers.append(BridgeSampler(pid))
     drives = getattr(storage, "drives", ())
     if drives:  # physical drives smartctl could read when the target was described
         from .hardware_sampler import HardwareSampler
@@ -152,6 +165,7 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
     version = data.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise StoreError(f"stored back-end activity has format version {version!r}, this storbench reads up to {FORMAT_VERSION}")
+    from .bridge import BridgeActivity
     from .ceph import CephActivity
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
@@ -163,9 +177,11 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
         ceph = data.get("ceph")
         ceph = CephActivity(**{**ceph, "problems": tuple(ceph.get("problems", ()))}) if ceph is not None else None
         hardware = decode_dataclass(HardwareActivity, data["hardware"], "backend.hardware") if data.get("hardware") is not None else None
+        bridge = data.get("bridge")
+        bridge = BridgeActivity(**{**bridge, "problems": tuple(bridge.get("problems", ()))}) if bridge is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware)
+    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge)
 
 
 __all__ = ["FORMAT_VERSION", "BackendActivity", "backend_from_dict", "backend_to_dict", "sampler_for"]

@@ -13,6 +13,11 @@ Check (id): ``lun-write-cache`` -- an iSCSI LUN whose caching mode page says WCE
 default) acknowledges writes from the target's write-back cache; unsynced write figures then
 measure that cache (here: turning tgt's cache off cut random writes to 30-60 %).  Read from the
 description's export (``write_cache=on``), which storbench fills with a MODE SENSE of its own.
+
+Check (id): ``bridge-cpu-bound`` -- an iSCSI LUN or NFS file reached through storbench's qemu-nbd
+bridge, whose one process used at least :data:`BRIDGE_BUSY_SHARE` of a CPU while fio ran: the
+bridge, not the server, may have set the pace (fio's own libiscsi and nfs engines did 1.3-2.6 times
+its IOPS here).  Read from the bridge's CPU time (``/proc/PID/stat``) around the run.
 """
 
 from __future__ import annotations
@@ -27,11 +32,14 @@ from ._common import CheckInfo, Options, finding, fix_of, is_direct, rw_mode, sy
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
 
+#: the share of one CPU from which the bridge is said to have set the pace
+BRIDGE_BUSY_SHARE = 0.85
+
 INFO = {
     "share-write-ack": CheckInfo(
         title="Writes acknowledged before the server has them",
         explanation="The share's client answers writes before the server has them (sshfs without sync_write, NFS without sync, SMB with client caching), so write figures measure the client's queue or memory, not the share.",
-        evidence="A workload that writes, on an sshfs mount without -o sync_write (even with direct=1), on an NFS or kernel SMB mount whose options let the client cache writes with buffered I/O, or on an nfs:// target (qemu's nfs driver sends UNSTABLE writes; fio's own nfs engine, client=fio, sends them and cannot sync at all); fio's own sync=1, fsync=N or fdatasync=N makes every write wait and silences it.",
+        evidence="A workload that writes, on an sshfs mount without -o sync_write (even with direct=1), on an NFS or kernel SMB mount whose options let the client cache writes with buffered I/O, or on an nfs:// target (qemu's nfs driver sends UNSTABLE writes; fio's own nfs engine, client=fio, sends them and cannot sync at all); fio's own sync=1, fsync=N or fdatasync=N makes every write wait and silences it, and so does an nfs-ganesha beside storbench whose export says NFS_Commit = true (storbench reads its configuration).",
         fix="Mount with the option that makes writes wait (sshfs -o sync_write, NFS sync, SMB cache=none), or add fsync=1 (or sync=1) to the workload to measure committed writes.",
         severities=("warning",),
         preflight=True,
@@ -44,6 +52,13 @@ INFO = {
         severities=("warning",),
         preflight=True,
     ),
+    "bridge-cpu-bound": CheckInfo(
+        title="The userspace bridge set the pace",
+        explanation="storbench reached the iSCSI LUN or NFS file through qemu-nbd, a bridge of one process on this machine; when it is busy most of a CPU, the figure is the bridge's, not the server's or the network's.",
+        evidence=f"An iscsi:// or nfs:// target through the qemu-nbd bridge whose CPU time (utime + stime of /proc/PID/stat, before and after the run) was at least {BRIDGE_BUSY_SHARE:.0%} of the run's wall time.",
+        fix="Reach the target with fio's own engine (append ?client=fio to the URI; make install builds it), or run on a client with idle cores; compare clients before comparing servers.",
+        severities=("warning",),
+    ),
 }
 
 
@@ -51,6 +66,8 @@ def _lun_cache(options: Options, storage: StorageInfo | None) -> list[Finding]:
     export = storage.export if storage is not None else None
     if export is None or not writes(options) or sync_reasons(options):
         return []
+    if export.protocol == "nfs" and "server_commit=true" in export.details:
+        return []  # the server commits every WRITE before it answers (ganesha's NFS_Commit = true)
     if export.protocol == "nfs" and "writes=unstable until a commit" in export.details:
         return [
             finding(
@@ -121,4 +138,21 @@ def preflight_workload(options: Options, storage: StorageInfo | None, mem_bytes:
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    return _judge(ctx.options, ctx.storage)
+    return _judge(ctx.options, ctx.storage) + _bridge(ctx)
+
+
+def _bridge(ctx: CheckContext) -> list[Finding]:
+    bridge = ctx.backend.bridge if ctx.backend is not None else None
+    share = bridge.cpu_share if bridge is not None else None
+    if bridge is None or share is None or share < BRIDGE_BUSY_SHARE:
+        return []
+    return [
+        finding(
+            "bridge-cpu-bound",
+            "warning",
+            f"qemu-nbd, the bridge to {ctx.storage.export.uri if ctx.storage and ctx.storage.export else 'the target'}, used "
+            f"{share:.0%} of a CPU while fio ran ({bridge.cpu_s:.2f} s of CPU in {bridge.wall_s:.2f} s): the bridge, not the "
+            "server, may have set the pace",
+            "append ?client=fio to the URI (fio's own engine, no bridge) or run on a client with idle cores",
+        )
+    ]

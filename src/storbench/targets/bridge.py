@@ -22,6 +22,13 @@ from storbench.errors import TargetError
 
 #: how long qemu-nbd may take to answer on its socket
 BRIDGE_START_S = 15.0
+#: the bridges running in this process, by socket: their PIDs (the back-end sampler reads their CPU)
+_RUNNING: dict[str, int] = {}
+
+
+def bridge_pid(socket: str) -> int | None:
+    """The PID of the qemu-nbd serving ``socket`` in this process now; None when none does."""
+    return _RUNNING.get(socket)
 
 
 def bridge_dir(kind: str, source: str) -> str:
@@ -59,8 +66,10 @@ def qemu_nbd_bridge(kind: str, source: str, serves: str, what: str) -> Iterator[
             if time.monotonic() > deadline:
                 raise TargetError(f"qemu-nbd did not serve {what} within {BRIDGE_START_S:.0f} s")
             time.sleep(0.05)
+        _RUNNING[socket] = child.pid
         yield socket
     finally:
+        _RUNNING.pop(socket, None)
         if child is not None:
             proc.stop_group(child)
             if child.stderr is not None:

@@ -219,8 +219,13 @@ class NfsKind(TargetKind):
         size = None
         with contextlib.suppress(TargetError), nfs_file(test_file_uri(target.path)) as client:
             size = client.size()
-        details = (("version=3", "client=qemu-nbd bridge (libnfs)", "writes=unstable until a commit") if bridged else
+        details: tuple[str, ...] = (("version=3", "client=qemu-nbd bridge (libnfs)", "writes=unstable until a commit") if bridged else
                    (f"version={nfs_version(target.path)}", "client=fio nfs engine (libnfs)", "writes=unstable, never committed"))  # fmt: skip
+        from storbench.storage.ganesha import server_commit
+
+        commit, how = server_commit(path)  # the server's own word, where it runs beside storbench
+        notes.append(how)
+        details += ("server_commit=" + ("unknown" if commit is None else str(commit).lower()),)
         export = ExportInfo(protocol="nfs", uri=target.path, server=host_name, export=path, size_bytes=size, details=details)
         return StorageInfo(target=target.path, target_kind="nfs", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), export=export)  # fmt: skip

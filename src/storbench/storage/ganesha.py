@@ -1,0 +1,147 @@
+"""An nfs-ganesha server's own word about an export: whether it makes every WRITE stable.
+
+nfs-ganesha's ``NFS_Commit`` (an ``EXPORT`` block's, or ``EXPORT_DEFAULTS``'): ``true`` makes the
+server commit each WRITE before it answers, whatever the client asked (an UNSTABLE write is then as
+durable as a FILE_SYNC one); ``false`` (its default) honours the client's ``stable_how``.  Where
+storbench runs beside the server (a ``ganesha.nfsd`` in the same network namespace: a loopback
+target, or storbench started inside the server's namespace), it reads the server's configuration
+(the ``-f`` file of its command line, else ``/etc/ganesha/ganesha.conf``) and finds the export whose
+``Pseudo`` (NFSv4) or ``Path`` holds the target's directory.
+
+* pure: :func:`parse_exports` (ganesha's configuration syntax: ``NAME { key = value; ... }``
+  blocks, nested, ``#`` comments, keys case-insensitive) and :func:`export_for`;
+* the edge: :func:`local_servers` (``/proc``: ganesha processes in this network namespace and
+  their configuration files) and :func:`server_commit` (the whole question, ``None`` when nothing
+  local answers it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEFAULT_CONFIG = "/etc/ganesha/ganesha.conf"
+_TOKEN_RE = re.compile(r'"[^"]*"|[{};=]|[^\s{};=#"]+')
+
+
+@dataclass(frozen=True)
+class GaneshaExport:
+    """One ``EXPORT`` block: where it is, and whether the server commits every write."""
+
+    export_id: str | None
+    path: str | None
+    pseudo: str | None
+    nfs_commit: bool  # the block's own NFS_Commit, else EXPORT_DEFAULTS', else ganesha's default (false)
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        out += [t.strip('"') if t.startswith('"') else t for t in _TOKEN_RE.findall(line)]
+    return out
+
+
+def _blocks(tokens: Sequence[str]) -> list[tuple[str, dict[str, str]]]:
+    """Every block as (NAME in upper case, its own ``key = value`` pairs with lower-case keys),
+    nested blocks listed after the block that holds them."""
+    out: list[tuple[str, dict[str, str]]] = []
+    stack: list[tuple[str, dict[str, str]]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if i + 1 < len(tokens) and tokens[i + 1] == "{":
+            stack.append((tok.upper(), {}))
+            i += 2
+        elif tok == "}":
+            if stack:
+                out.append(stack.pop())
+            i += 1
+        elif i + 2 < len(tokens) and tokens[i + 1] == "=" and stack:
+            stack[-1][1][tok.lower()] = tokens[i + 2]
+            i += 3
+        else:
+            i += 1
+    return out
+
+
+def _bool(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}.get(value.lower())
+
+
+def parse_exports(text: str) -> tuple[GaneshaExport, ...]:
+    """The ``EXPORT`` blocks of a ganesha configuration, with their ``NFS_Commit`` resolved. Pure."""
+    blocks = _blocks(_tokens(text))
+    default = next((_bool(kv.get("nfs_commit")) for name, kv in blocks if name == "EXPORT_DEFAULTS"), None)
+    out = []
+    for name, kv in blocks:
+        if name != "EXPORT":
+            continue
+        own = _bool(kv.get("nfs_commit"))
+        commit = own if own is not None else (default if default is not None else False)
+        out.append(GaneshaExport(export_id=kv.get("export_id"), path=kv.get("path"), pseudo=kv.get("pseudo"), nfs_commit=commit))
+    return tuple(out)
+
+
+def export_for(exports: Sequence[GaneshaExport], directory: str) -> GaneshaExport | None:
+    """The export holding ``directory`` (the path of an ``nfs://`` URI): the longest ``Pseudo`` or
+    ``Path`` that is it or one of its parents. Pure."""
+
+    def under(root: str | None) -> int:
+        if not root:
+            return -1
+        root = root.rstrip("/") or "/"
+        d = directory.rstrip("/") or "/"
+        return len(root) if d == root or d.startswith(root.rstrip("/") + "/") else -1
+
+    best = max(exports, key=lambda e: max(under(e.pseudo), under(e.path)), default=None)
+    return best if best is not None and max(under(best.pseudo), under(best.path)) >= 0 else None
+
+
+def local_servers(proc: str = "/proc") -> list[tuple[int, str]]:
+    """(pid, configuration file) of every ``ganesha.nfsd`` in this process's network namespace."""
+    try:
+        mine = os.readlink(os.path.join(proc, "self", "ns", "net"))
+    except OSError:
+        return []
+    out = []
+    for name in os.listdir(proc):
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, name, "cmdline"), "rb") as fh:
+                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+            if not argv or os.path.basename(argv[0]) != "ganesha.nfsd":
+                continue
+            if os.readlink(os.path.join(proc, name, "ns", "net")) != mine:
+                continue
+        except OSError:
+            continue
+        config = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-f"), DEFAULT_CONFIG)
+        out.append((int(name), config))
+    return out
+
+
+def server_commit(directory: str, proc: str = "/proc") -> tuple[bool | None, str]:
+    """Whether the local ganesha serving ``directory`` commits every write, and how storbench knows
+    (or why it cannot: no local ganesha, several, an unreadable configuration, no such export)."""
+    servers = local_servers(proc)
+    if not servers:
+        return None, "no nfs-ganesha runs beside storbench (the server's NFS_Commit cannot be read)"
+    if len({c for _, c in servers}) > 1:
+        return None, f"{len(servers)} nfs-ganesha servers run here with different configurations"
+    pid, config = servers[0]
+    try:
+        with open(config, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        return None, f"nfs-ganesha (pid {pid}) reads {shlex.quote(config)}, which storbench cannot read ({exc.strerror})"
+    export = export_for(parse_exports(text), directory)
+    if export is None:
+        return None, f"nfs-ganesha's {config} has no export holding {directory}"
+    return export.nfs_commit, f"nfs-ganesha (pid {pid}) {config}: export {export.pseudo or export.path} NFS_Commit = {str(export.nfs_commit).lower()}"
