@@ -648,6 +648,17 @@ class ActivitySampler:
             self._thread.join()
         self._safe_reading(initial=False, final=True)
 
+    def latest(self) -> tuple[DeviceSample, ...]:
+        """The newest sample of each device (what the devices are doing now), in device order."""
+        with self._lock:
+            newest: dict[str, DeviceSample] = {}
+            for sample in reversed(self._samples):
+                if sample.device not in newest:
+                    newest[sample.device] = sample
+                if len(newest) == len(self._devices):
+                    break
+            return tuple(newest[d] for d in self._devices if d in newest)
+
     def series(self) -> ActivitySeries:
         """What was sampled so far (all of it once stopped)."""
         if not self._started:

@@ -152,12 +152,13 @@ def comparable(records: Sequence[ResultRecord]) -> list[ResultRecord]:
     stores its aggregate (host ``all``, the run's figure) and one result per host; the aggregate is
     never ranked against its own hosts.  Among several runs, a multi-host run is its aggregate;
     a multi-host run compared alone is its hosts, side by side, up to :data:`EACH_HOST_UP_TO`
-    of them (beyond, its aggregate: a report of 256 configurations answers nothing)."""
+    of them (beyond, its aggregate: a report of 256 configurations answers nothing; without them,
+    its aggregate too)."""
     with_aggregate = {r.run_id for r in records if r.host == "all"}
     if not with_aggregate:
         return list(records)
     hosts = {r.host for r in records if r.host not in (None, "all")}
-    if len({r.run_id for r in records}) > 1 or len(hosts) > EACH_HOST_UP_TO:
+    if len({r.run_id for r in records}) > 1 or len(hosts) > EACH_HOST_UP_TO or not hosts:
         return [r for r in records if r.run_id not in with_aggregate or r.host == "all"]
     return [r for r in records if r.host != "all"]
 

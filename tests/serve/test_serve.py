@@ -100,13 +100,15 @@ def get_json(url: str):
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory) -> Path:
-    """Four real runs of two workloads (labels study/a .. study/d), one on its own label, and an import."""
+    """Four real runs of two workloads (labels study/a .. study/d; study/a's of 3 s, the others' of
+    1 s), one on its own label, and an import."""
     root = tmp_path_factory.mktemp("serve")
     db = root / "results.sqlite"
     for name in ("a", "b", "c", "d"):
         target = root / f"t-{name}"
         target.mkdir()
-        proc = subprocess.run([*STORBENCH, "run", "--target", str(target), "--size", "8m", "--runtime", "1", "--repeat", "2",
+        runtime = "3" if name == "a" else "1"  # study/a: three seconds of each, drawn per second on its page
+        proc = subprocess.run([*STORBENCH, "run", "--target", str(target), "--size", "8m", "--runtime", runtime, "--repeat", "2",
                                "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-write", "--label", f"study/{name}"],
                               env=_env(db), cwd=root, capture_output=True, text=True, timeout=300)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
@@ -145,6 +147,37 @@ def test_runs_page_lists_and_filters(history):
         code, html, _ = get(base + older.group(1).replace("&amp;", "&"))
         assert code == 200 and html.count('name="run" value=') == 1
         assert get_json(base + "/api/runs?status=interrupted")["total"] == 0 and get_json(base + "/api/runs?status=running")["total"] == 0
+
+
+@pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_runs_page_gives_each_runs_figures_place_duration_and_findings(history):
+    """A run at a glance in the list: its preset's headline figures (the first sequential
+    workload's bandwidth, the first random one's IOPS: the means `show` gives), what is under its
+    target, how long it took, its findings counted by severity; sortable over the whole history."""
+    with serving(history) as base:
+        row = get_json(base + "/api/runs?label=study/b")["runs"][0]
+        results = get_json(f"{base}/api/runs/{row['id']}")["results"]
+        stats = {r["workload"]: r["stats"] for r in results}
+        figures = {f["workload"]: f for f in row["figures"]}
+        assert set(figures) == {"rnd4k-q1t1-read", "seq1m-q1t1-write"}
+        assert figures["rnd4k-q1t1-read"]["metric"] == "iops" and figures["rnd4k-q1t1-read"]["direction"] == "read"
+        assert figures["rnd4k-q1t1-read"]["value"] == pytest.approx(stats["rnd4k-q1t1-read"]["read"]["iops"]["mean"], rel=1e-9)
+        assert figures["seq1m-q1t1-write"]["metric"] == "bw_bytes" and figures["seq1m-q1t1-write"]["direction"] == "write"
+        assert figures["seq1m-q1t1-write"]["value"] == pytest.approx(stats["seq1m-q1t1-write"]["write"]["bw_bytes"]["mean"], rel=1e-9)
+        assert all(f["n"] == 2 for f in figures.values())
+        # what is under the target: the filesystem of the test's temporary directory, as findmnt says it
+        fstype = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", row["targets"][0]], capture_output=True, text=True).stdout.strip()
+        assert row["where"][0]["target"] == row["targets"][0] and row["where"][0]["storage"].startswith(fstype + " ")
+        assert row["duration_s"] > 0 and row["duration"]
+        assert row["finding_counts"] == {"invalid": len(row["invalid"]), "warning": len(row["warnings"])} and "short-run" in row["warnings"]
+        code, html, _ = get(base + "/?label=study/")
+        assert code == 200 and f"{len(row['warnings'])} warning" in html and figures["rnd4k-q1t1-read"]["text"] in html
+        # sorted over the whole history by a run column, either way; the filters kept in the sort links
+        by_label = [r["label"] for r in get_json(base + "/api/runs?sort=label&order=asc")["runs"]]
+        assert by_label == sorted(by_label) and get_json(base + "/api/runs?sort=label")["runs"][0]["label"] == by_label[-1]
+        assert 'href="/?label=study%2F&amp;sort=label&amp;order=desc"' in html or 'href="/?label=study/&amp;sort=label&amp;order=desc"' in html
+        code, body, _ = get(base + "/api/runs?sort=figures")
+        assert code == 400 and "parameter 'sort' must be one of run, label" in json.loads(body)["error"]
 
 
 @pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
@@ -492,6 +525,49 @@ def test_live_publisher_throttles_and_survives_a_failing_store():
     pub.note("a note")
     pub.failed("rnd", "/mnt", "fio exited 1")
     assert pub.broken == "live view stopped: database is locked" and len(store.states) == 3
+
+
+def test_live_state_holds_the_last_rate_names_its_segments_and_the_devices_now():
+    """What the live page draws from: each sample names its workload and repetition (a line per
+    segment), the newest rate is held while the next workload lays out its file and said to be
+    the one before's, the devices' newest reading and a matrix setup's plan give 'now' and the ETAs."""
+    from storbench.activity import DeviceSample
+    from storbench.fio.progress import parse_status_line
+
+    class Store:
+        def __init__(self):
+            self.states = []
+
+        def publish_live(self, run_id, state):
+            self.states.append(json.loads(json.dumps(state)))
+
+    now = [100.0]
+    store = Store()
+    pub = LivePublisher(store, 3, total=2, planned_s=None, kind="matrix", clock=lambda: now[0],
+                        study={"label": "s", "setup": "ext4", "index": 0, "setups": ["ext4", "xfs"]})  # fmt: skip
+    now[0] = 104.0
+    pub.plan(20.0, 20.0)  # built in 4 s; 20 s of jobs, then one more setup of 20 s
+    assert store.states[-1]["eta_run_s"] == 20 and store.states[-1]["eta_study_s"] == 40
+    pub.started("rnd", "/mnt/a", 0, 2, 0)
+    for t, line in ((105.0, "[r(1)][40.0%][r=4000KiB/s][r=1000 IOPS][eta 00m:02s]"), (106.0, "[r(1)][80.0%][r=8000KiB/s][r=2000 IOPS][eta 00m:01s]")):
+        now[0] = t
+        pub.status(parse_status_line("Jobs: 1 (f=1): " + line))
+    pub.devices_now([DeviceSample(t_s=2.0, device="loop0", interval_s=1.0, reads_per_s=2000.0, writes_per_s=0.0, read_bytes_per_s=8192000.0,
+                                  write_bytes_per_s=0.0, discard_bytes_per_s=None, avg_queue_size=1.4, r_await_ms=0.5, w_await_ms=None,
+                                  util_pct=93.0)])  # fmt: skip
+    now[0] = 107.0
+    pub.started("seq", "/mnt/a", 1, 2, 0)  # laying out its file: no rate of its own yet
+    state = store.states[-1]
+    assert state["current"]["iops"] is None and state["last"]["iops"] == 2000 and state["last"]["index"] == 0
+    assert [p[3:] for p in state["samples"]] == [[0, 0], [0, 0]] and state["names"] == {"0": "rnd on /mnt/a", "1": "seq on /mnt/a"}
+    shown = views.live_text(state)
+    assert shown["iops"] == "2000" and shown["rate_of"] == "rnd (the one before)"
+    assert shown["devices"][0]["text"] == "loop0: 93% busy, queue 1.4, read 7.8 MiB/s, write 0 B/s"
+    now[0] = 108.5
+    pub.status(parse_status_line("Jobs: 1 (f=1): [R(1)][50.0%][r=100MiB/s][r=100 IOPS][eta 00m:01s]"))
+    state = store.states[-1]
+    assert views.live_text(state)["rate_of"] == "seq" and [p[3:] for p in state["samples"]][-1] == [1, 0]
+    assert (state["eta_run_s"], state["eta_study_s"]) == (16, 36)  # 24 s planned from the start, 8.5 s gone; 20 s after
 
 
 def _record(run_id: int, iops: float, rep: int = 0) -> ResultRecord:

@@ -5,6 +5,7 @@ no request off the server.  Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -59,12 +60,16 @@ def test_browse_filter_and_compare_four_runs(browser, site):
         rows.nth(i).locator("input[type=checkbox]").check()
     page.click("#compare-button")
     page.wait_for_url("**/compare?run=*")
-    # the runs page and the compare page draw nothing: plotly.js (1.2 MB) was never asked for
-    assert not any(u.endswith("/static/plotly.js") for u in w.requests), w.requests
+    # the runs page draws nothing: plotly.js (1.2 MB) is asked for by the compare page, once
+    page.wait_for_selector("#verdicts div.chart .main-svg", timeout=30_000)
+    assert sum(u.endswith("/static/plotly.js") for u in w.requests) == 1, w.requests
+    # each verdict said once, beside its workload's bars (one chart per workload)
     verdicts = page.locator("#verdicts li").all_inner_texts()
     expected = get_json(site + "/api/compare?" + page.url.split("?", 1)[1])["verdicts"]
-    assert verdicts == expected and len(verdicts) >= 1
+    assert sorted(verdicts) == sorted(expected) and len(verdicts) == len(set(verdicts)) >= 1
+    assert page.locator("#verdicts .verdict-row").count() == 2 and page.locator("#verdicts .verdict-row div.chart").count() == 2
     assert page.locator("#compare-table tbody tr").count() >= 2
+    assert page.locator("#configs a").count() == 4  # a link to each run
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "serve-compare.png"), full_page=True)
     # one click from a run of the list to its page, whose chart is drawn
@@ -72,29 +77,86 @@ def test_browse_filter_and_compare_four_runs(browser, site):
     page.click("#runs tbody tr >> nth=0 >> a")
     page.wait_for_url("**/runs/*")
     assert "CrystalDiskMark grid" in page.inner_text("main")
-    # a page that draws (the trend) loads plotly.js, once, and draws
-    page.goto(site + "/trend?workload=rnd4k-q1t1-read", wait_until="load")
-    page.wait_for_selector("div.chart .main-svg", timeout=30_000)
-    assert sum(u.endswith("/static/plotly.js") for u in w.requests) == 1
     w.close(site)
 
 
+#: what is cut off or makes the page scroll sideways: the page wider than the screen, an element
+#: (a chart, a card, a block of text, a table outside a scroll box) reaching past it, a <pre> that
+#: scrolls, and at desktop width (``strict``) a table that needs its scroll box
+GEOMETRY = """strict => {
+  const out = [], de = document.documentElement, w = de.clientWidth;
+  if (de.scrollWidth > w) out.push(`page ${de.scrollWidth} px wide on ${w}`);
+  for (const el of document.querySelectorAll("main pre, main .chart, main .card, main table, main p, main li, main h1, main h2, main h3")) {
+    if (el.closest(".scroll") || el.closest("details:not([open])")) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width && (r.left < -0.5 || r.right > w + 0.5)) out.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""} spans ${Math.round(r.left)}..${Math.round(r.right)}`);
+    if (el.tagName === "PRE" && el.scrollWidth > el.clientWidth + 1) out.push(`pre ${el.className} scrolls: ${el.scrollWidth} > ${el.clientWidth}`);
+  }
+  for (const box of document.querySelectorAll("main .scroll")) {
+    const r = box.getBoundingClientRect();
+    if (r.left < -0.5 || r.right > w + 0.5) out.push(`scroll box spans ${Math.round(r.left)}..${Math.round(r.right)}`);
+    if (strict && box.scrollWidth > box.clientWidth + 1) out.push(`table ${box.querySelector("table") && box.querySelector("table").id} needs ${box.scrollWidth} px of ${box.clientWidth}`);
+  }
+  return out;
+}"""
+
+
+def cut_off(page, strict: bool) -> list[str]:
+    """What :data:`GEOMETRY` finds on the page as drawn now (asked through the devtools protocol)."""
+    return page.evaluate(GEOMETRY, strict)
+
+
+@pytest.mark.parametrize("width", [1400, 390])
 @pytest.mark.parametrize("path", ["/", "/runs/1", "/compare?run=1&run=2&run=3&run=4", "/trend?workload=rnd4k-q1t1-read", "/curves", "/live", "/runs/1/report"])
-def test_every_page_fits_a_phone(browser, site, path):
-    w = Watched(browser, 390, 844)
+def test_every_page_fits_a_desktop_and_a_phone(browser, site, path, width):
+    """At 1,400 px every table and description is read without scrolling sideways; at 390 px
+    (a phone) only a table may scroll, inside its own box; charts fit the screen at both."""
+    w = Watched(browser, width, 844 if width < 500 else 900)
     page = w.page
     page.goto(site + path, wait_until="load")
     if path == "/runs/1/report":
         page.wait_for_selector("body[data-charts=done]", timeout=120_000)
+    elif path.startswith(("/runs/", "/compare", "/trend")):
+        page.wait_for_selector("div.chart .main-svg", timeout=30_000)  # drawn: plotly has sized every chart
     else:
         page.wait_for_timeout(300)
-    width, client = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-    assert width <= client == 390, f"{path}: the page is {width} px wide on a 390 px screen"
+    report = path.endswith("/report")  # the report's own layout: its wide tables scroll in their boxes by design
+    assert cut_off(page, strict=width >= 1400 and not report) == [], path
     for box in page.locator("div.chart").all():
         b = box.bounding_box()
-        assert b is None or (b["x"] >= 0 and b["x"] + b["width"] <= 390), (path, b)
+        assert b is None or (b["x"] >= 0 and b["x"] + b["width"] <= width), (path, b)
     name = path.strip("/").replace("/", "-").split("?")[0] or "runs"
-    page.screenshot(path=str(ARTIFACTS / f"serve-phone-{name}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"serve-{width}-{name}.png"), full_page=True)
+    w.close(site)
+
+
+def test_run_page_draws_every_repetition_percentiles_and_activity(browser, site, history):
+    """The run page draws, per workload, the series the store holds: a line per repetition and
+    direction that has two seconds or more (study/a: 3 s workloads, 2 repetitions), latency
+    percentiles, the devices' activity."""
+    import contextlib
+
+    from storbench.store import Store
+
+    with contextlib.closing(Store.open(f"sqlite:///{history}")) as store:
+        stored = store.results(1)
+    lines = {(r.workload, f"#{r.repetition + 1} {d}") for r in stored for d, pts in ((r.series or {}).get("iops") or {}).items() if len(pts) >= 2}
+    assert lines, "study/a's 3 s workloads logged no two seconds"
+    w = Watched(browser, 1400)
+    page = w.page
+    page.goto(site + "/runs/1", wait_until="load")
+    page.wait_for_selector("#charts div.chart .main-svg", timeout=30_000)
+    workloads = page.locator("#charts h3").all_inner_texts()
+    assert workloads == list(dict.fromkeys(r.workload for r in stored))
+    figures = [json.loads(el.get_attribute("data-figure")) for el in page.locator("#charts div.chart").all()]
+    drawn = {(f["layout"]["title"]["text"].split(":")[0], t["name"]) for f in figures
+             if "per second, every repetition" in f["layout"]["title"]["text"] for t in f["data"]}  # fmt: skip
+    assert drawn == lines
+    assert sum("Latency percentiles" in f["layout"]["title"]["text"] for f in figures) == len(workloads)
+    activity = [f for f in figures if any(t.get("yaxis") for t in f["data"])]
+    assert len(activity) == sum(1 for w_ in workloads if any(r.activity is not None and r.activity.samples for r in stored if r.workload == w_))
+    drawn_charts = page.evaluate("[...document.querySelectorAll('#charts div.chart')].filter(c => c.querySelector('.main-svg')).length")
+    assert drawn_charts == len(figures)  # every one drawn
     w.close(site)
 
 
@@ -111,10 +173,66 @@ def _wait_until(page, expression: str, timeout_s: float) -> None:
         time.sleep(0.1)
 
 
+class RateWatch:
+    """Follows a live page as a person watches it: what ``#live-iops`` shows (read every ~0.1 s)
+    and every rate fio printed (the run's published samples, from ``/api/live``, each at its wall
+    time: the state's ``published_at`` less its ``elapsed_s``, plus the sample's second)."""
+
+    def __init__(self, page, site: str) -> None:
+        self.page, self.site = page, site
+        self.shown: list[tuple[float, int, str]] = []  # (wall time, run id, text)
+        self.printed: dict[tuple[int, float], tuple[float, float]] = {}  # (run id, t_s) -> (wall time, IOPS)
+        self.first_seen: dict[int, float] = {}
+        self._asked = 0.0
+
+    def tick(self) -> str:
+        """One look; the page's path."""
+        import re
+        import time
+
+        try:
+            path, text = self.page.evaluate("[location.pathname, (document.getElementById('live-iops') || {}).textContent || '']")
+        except Exception:  # the page is navigating: the next look
+            return ""
+        now = time.time()
+        m = re.fullmatch(r"/live/(\d+)", path)
+        if m:
+            rid = int(m.group(1))
+            self.first_seen.setdefault(rid, now)
+            self.shown.append((now, rid, text))
+            if now - self._asked >= 0.3:
+                self._asked = now
+                state = get_json(f"{self.site}/api/live/{rid}")["state"]
+                if state:
+                    start = state["published_at"] - state["elapsed_s"]
+                    for sample in state["samples"]:
+                        if sample[1] is not None:
+                            self.printed.setdefault((rid, sample[0]), (start + sample[0], sample[1]))
+        return path
+
+    def coverage(self, behind_s: float = 2.0) -> tuple[int, int]:
+        """(rates the page showed within ``behind_s`` of fio printing them, rates fio printed while
+        the page watched): shown means that rate, or a later one of the same run, on the page."""
+        from storbench.units import fmt_iops
+
+        watched = [(k, v) for k, v in self.printed.items() if v[0] >= self.first_seen[k[0]]]
+        ok = 0
+        for (rid, t), (wall, _iops) in watched:
+            later = {fmt_iops(v) for (r, t2), (_w, v) in self.printed.items() if r == rid and t2 >= t}
+            if any(r == rid and wall <= when <= wall + behind_s and text in later for when, r, text in self.shown):
+                ok += 1
+        return ok, len(watched)
+
+
 def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path):
+    """A run followed live at 1,400 px: fio's rate on the page within 2 s of fio printing it, for
+    at least 90 % of the rates it printed (held while the next workload lays out its file), a
+    chart line per workload, the devices now, nothing cut off; then its run page."""
+    import time
+
     target = tmp_path / "t"
     target.mkdir()
-    w = Watched(browser, 1280)
+    w = Watched(browser, 1400)
     page = w.page
     run = subprocess.Popen([*STORBENCH, "run", "--target", str(target), "--size", "16m", "--runtime", "4", "--repeat", "1",
                             "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--label", "watched"],
@@ -125,18 +243,26 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
         page.click("#live-runs a")
         page.wait_for_url("**/live/*")
         run_id = page.url.rsplit("/", 1)[1]
-        _wait_until(page, "document.getElementById('live-plan').textContent.includes('of 2')", 60)
-        _wait_until(page, "document.getElementById('live-iops').textContent !== '-'", 60)
-        page.wait_for_selector("#live-results li", timeout=60_000)
-        first = page.inner_text("#live-results li >> nth=0")
-        assert first.startswith("rnd4k-q1t1-read: read ") and "IOPS" in first
-        page.wait_for_selector("#live-chart .main-svg", timeout=60_000)
-        page.wait_for_url(f"**/runs/{run_id}", timeout=120_000)  # the end: the same page as a finished run
+        watch, layout, segments, devices = RateWatch(page, site), None, 0, ""
+        deadline = time.monotonic() + 180
+        while watch.tick() != f"/runs/{run_id}" and time.monotonic() < deadline:
+            try:
+                if layout is None and page.locator("#live-results li").count():  # the page in full: one result stored
+                    layout = cut_off(page, strict=True)
+                    devices = page.inner_text("#live-devices")
+                segments = max(segments, page.evaluate("document.querySelectorAll('#live-chart .scatterlayer .trace').length"))
+            except Exception:  # the page is navigating to the run's page
+                pass
+            time.sleep(0.1)
+        page.wait_for_url(f"**/runs/{run_id}", timeout=60_000)  # the end: the same page as a finished run
         assert page.inner_text("#run-status") == "complete"
+        shown, printed = watch.coverage()
+        assert printed >= 2 and shown >= 0.9 * printed, (shown, printed, watch.shown[-5:])
+        assert layout == [] and segments == 2  # a line per workload, never one joining both
+        assert "busy, queue" in devices  # the device under the temporary directory, sampled
         page.wait_for_selector("div.chart .main-svg", timeout=30_000)  # 4 s workloads: fio's per-second series drawn
         page.screenshot(path=str(ARTIFACTS / "serve-run.png"), full_page=True)
     finally:
         _out, err = run.communicate(timeout=180)
     assert run.returncode == 0, err
     w.close(site)
-

@@ -96,6 +96,9 @@ class CliReporter:
         elif fields:
             self.progress.update(self.task, **fields)
 
+    def devices_now(self, samples) -> None:
+        pass  # the terminal shows fio's own rate; storbench serve's live page shows the devices
+
     def workload_done(self, record: ResultRecord) -> None:
         from ..render.terminal import direction_rows
         from ..units import fmt_bw, fmt_iops, fmt_ns

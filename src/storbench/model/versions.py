@@ -44,7 +44,10 @@ SERIES = 1
 
 #: A run's live state (``live.state_json``; :mod:`storbench.run.live`).
 #:   1  2026-12-02  the first form
-LIVE = 1
+#:   2  2026-12-05  each sample names its workload (index, repetition: the chart's segments); the
+#:                  last rate held across workloads (``last``); the devices now; the plan's names;
+#:                  the study's ETA
+LIVE = 2
 
 #: A matrix study's plan in its runs' metadata (:mod:`storbench.study.plan`).
 #:   1  2026-11-30  the first form

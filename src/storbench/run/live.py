@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 #: Version of the published form (``state["version"]``).
 LIVE_VERSION = versions.LIVE  # the history: storbench.model.versions
-#: fio's rates are published at most this often (seconds)
-INTERVAL_S = 1.0
+#: fio's rates are published at most this often (seconds): fio prints one a second, and the page
+#: asks twice a second, so that a rate reaches it within a second of fio printing it
+INTERVAL_S = 0.5
 #: the per-second samples kept in the state (the live chart's width)
 MAX_SAMPLES = 300
 MAX_NOTES = 20
@@ -78,7 +79,15 @@ class LiveState:
     rate_text: str | None = None
     iops_now: float | None = None
     bw_now: float | None = None
-    samples: list[list[Any]] = field(default_factory=list)  # [t_s since start, iops, bw_bytes]
+    #: the newest rate fio printed, held across workloads until the next: {"iops", "bw_bytes", "t_s", "index", "repetition"}
+    last: dict[str, Any] | None = None
+    #: what each planned workload is (index -> "workload on target"), as they start
+    names: dict[int, str] = field(default_factory=dict)
+    #: the devices under the target now: the activity sampler's newest reading of each
+    devices: list[dict[str, Any]] = field(default_factory=list)
+    #: seconds of the study's setups after this one (a matrix), from their plans
+    study_after_s: float | None = None
+    samples: list[list[Any]] = field(default_factory=list)  # [t_s since start, iops, bw_bytes, index, repetition]
     results: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
@@ -86,6 +95,7 @@ class LiveState:
 
     def to_dict(self, now: float) -> dict[str, Any]:
         elapsed = max(0.0, now - self.started_at)
+        eta_run = None if self.planned_s is None else max(0, round(self.planned_s - elapsed))
         return {
             "version": LIVE_VERSION,
             "run_id": self.run_id,
@@ -94,13 +104,17 @@ class LiveState:
             "total": self.total,
             "planned_s": self.planned_s,
             "elapsed_s": round(elapsed, 1),
-            "eta_run_s": None if self.planned_s is None else max(0, round(self.planned_s - elapsed)),
+            "eta_run_s": eta_run,
+            "eta_study_s": None if eta_run is None or self.study_after_s is None else round(eta_run + self.study_after_s),
             "published_at": now,
             "current": None if self.workload is None else {
                 "index": self.index, "workload": self.workload, "target": self.target, "repetition": self.repetition,
                 "percent": self.percent, "eta_s": self.eta_s, "rates": self.rate_text,
                 "iops": self.iops_now, "bw_bytes": self.bw_now,
             },
+            "last": self.last,
+            "names": {str(i): n for i, n in self.names.items()},
+            "devices": self.devices,
             "samples": self.samples[-MAX_SAMPLES:],
             "results": self.results,
             "findings": self.findings,
@@ -152,9 +166,18 @@ class LivePublisher:
             return
         self.last_published = now
 
+    def plan(self, seconds: float, after_s: float | None = None) -> None:
+        """The run's plan known once it has started (a matrix setup's, after its build): ``seconds``
+        from now, and ``after_s`` for the study's setups after this one."""
+        s = self.state
+        s.planned_s = max(0.0, self.clock() - s.started_at) + seconds
+        s.study_after_s = after_s
+        self._publish(force=True)
+
     def started(self, workload: str, target: str, index: int, total: int, repetition: int) -> None:
         s = self.state
         s.index, s.workload, s.target, s.repetition = index, workload, target, repetition
+        s.names[index] = f"{workload} on {target}"
         s.total = max(s.total, total)
         s.workload_started_at, s.percent, s.eta_s, s.rate_text, s.iops_now, s.bw_now = self.clock(), None, None, None, None, None
         self._publish(force=True)
@@ -165,10 +188,18 @@ class LivePublisher:
         s.rate_text = " ".join(x for x in (status.bw_text, f"{status.iops_text} IOPS" if status.iops_text else None) if x) or s.rate_text
         iops, bw = parse_iops_text(status.iops_text), parse_rate_text(status.bw_text)
         if iops is not None or bw is not None:
+            t = round(self.clock() - s.started_at, 1)
             s.iops_now, s.bw_now = iops, bw
-            s.samples.append([round(self.clock() - s.started_at, 1), iops, bw])
+            s.last = {"iops": iops, "bw_bytes": bw, "t_s": t, "index": s.index, "repetition": s.repetition}
+            s.samples.append([t, iops, bw, s.index, s.repetition])
             del s.samples[:-MAX_SAMPLES]
         self._publish()
+
+    def devices_now(self, samples: Any) -> None:
+        """The activity sampler's newest reading of each device (:class:`storbench.activity.DeviceSample`)."""
+        self.state.devices = [{"device": d.device, "util_pct": d.util_pct, "queue": d.avg_queue_size,
+                               "read_bytes_per_s": d.read_bytes_per_s, "write_bytes_per_s": d.write_bytes_per_s,
+                               "t_s": d.t_s} for d in samples]  # fmt: skip
 
     def done(self, record: Any) -> None:
         self.state.results.append(result_summary(record))
@@ -267,7 +298,8 @@ class LiveReporter:
             return
         was = live.broken
         publishers: dict[str, Callable[..., None]] = {"started": live.started, "status": live.status, "done": live.done,
-                                                      "failed": live.failed, "note": live.note}  # fmt: skip
+                                                      "failed": live.failed, "note": live.note, "devices": live.devices_now,
+                                                      "plan": live.plan}  # fmt: skip
         publishers[method](*args)
         if live.broken and not was:
             self.inner.note(f"note: {live.broken}")
@@ -280,6 +312,14 @@ class LiveReporter:
     def status(self, status: Any) -> None:
         self._live("status", status)
         self.inner.status(status)
+
+    def devices_now(self, samples: Any) -> None:
+        self._live("devices", samples)
+        self.inner.devices_now(samples)
+
+    def plan(self, seconds: float, after_s: float | None = None) -> None:
+        """The live state's plan, once known (a matrix setup's, after its build: :meth:`LivePublisher.plan`)."""
+        self._live("plan", seconds, after_s)
 
     def workload_done(self, record: Any) -> None:
         self._live("done", record)

@@ -30,6 +30,7 @@ from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
 
 if TYPE_CHECKING:
+    from ..activity import DeviceSample
     from ..model import Finding, FioResult, JobResult, ResultRecord
     from ..net import CeilingLookup, NetCeiling
     from ..storage import StorageInfo
@@ -155,6 +156,8 @@ class Reporter(Protocol):
 
     def status(self, status: Status) -> None: ...
 
+    def devices_now(self, samples: Sequence[DeviceSample]) -> None: ...
+
     def workload_done(self, record: ResultRecord) -> None: ...
 
     def workload_failed(self, workload: Workload, target: Target, reason: str) -> None: ...
@@ -167,6 +170,9 @@ class SilentReporter:
         pass
 
     def status(self, status) -> None:
+        pass
+
+    def devices_now(self, samples) -> None:
         pass
 
     def workload_done(self, record) -> None:
@@ -493,7 +499,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                         outcome = _measure_once(
                             run_id, run_spec, repetition, records, storage,
                             executor=executor, telemetry=telemetry, label=label, clock=clock,
-                            fio_version=fio_version, on_status=reporter.status,
+                            fio_version=fio_version, on_status=reporter.status, on_devices=reporter.devices_now,
                         )
                         if local and not isinstance(outcome, Failure) and target_identity(spec.target) != expected:
                             outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "while fio ran; its result is not kept"))
@@ -755,8 +761,10 @@ def _measure_once(
     clock: Callable[[], str],
     fio_version: str,
     on_status: Callable[[Status], None],
+    on_devices: Callable[[Sequence[DeviceSample]], None] | None = None,
 ) -> tuple[ResultRecord, list[ResultRecord], list[Failure]] | Failure:
-    """One fio run of one job, with everything recorded around it.
+    """One fio run of one job, with everything recorded around it; with each of fio's status
+    lines, ``on_devices`` is given the activity sampler's newest reading of each device.
 
     Returns the primary record (the only one, or the aggregate of a client/server
     run), the per-host records of a client/server run, and per-host failures.
@@ -767,7 +775,14 @@ def _measure_once(
         telemetry.backend_sampler(storage, spec.target, _area_bytes(spec)) if not remote else None
     ) or contextlib.nullcontext(None)
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
-        inv = run_fio(executor, spec, on_status)
+        watch = on_status
+        if on_devices is not None and sampler is not None:
+
+            def watch(status: Status) -> None:
+                on_status(status)
+                on_devices(sampler.latest())
+
+        inv = run_fio(executor, spec, watch)
     activity = sampler.series() if sampler is not None else None
     # imported once the first fio has run: nothing before it needs the result records
     from ..fio.json import parse_fio_json

@@ -166,22 +166,39 @@ class Server:
                 "host": _text(request, "host"), "since": _date(request, "since"), "until": _date(request, "until"),
                 "check": _text(request, "finding"), "status": status}  # fmt: skip
 
+    def _sort(self, request: Request) -> tuple[str, bool]:
+        """``?sort=COLUMN`` (a column the store orders: run, label, status, started, finished,
+        suite) and ``?order=asc|desc`` (default: desc)."""
+        from ..store.database import RUN_SORTS
+
+        sort = _text(request, "sort") or "run"
+        if sort not in RUN_SORTS:
+            raise HTTPException(400, f"parameter 'sort' must be one of {', '.join(RUN_SORTS)}, got {sort[:40]!r}")
+        order = _text(request, "order") or "desc"
+        if order not in ("asc", "desc"):
+            raise HTTPException(400, f"parameter 'order' must be asc or desc, got {order[:40]!r}")
+        return sort, order == "desc"
+
     def runs_data(self, request: Request) -> dict[str, Any]:
         filters = self._filters(request)
+        sort, descending = self._sort(request)
         per_page = _int(request, "per_page", PAGE_SIZE, 1, MAX_PAGE_SIZE)
         page = _int(request, "page", 1, 1, 10**7)
-        infos, total = self.store.query_runs(**filters, offset=(page - 1) * per_page, limit=per_page)
+        infos, total = self.store.query_runs(**filters, sort=sort, descending=descending, offset=(page - 1) * per_page, limit=per_page)
         digests = self.store.run_digests([i.run_id for i in infos])
         rows = [views.run_row(i, digests.get(i.run_id, {})) for i in infos]
         return {"runs": rows, "total": total, "page": page, "per_page": per_page, "pages": max(1, math.ceil(total / per_page)),
-                "filters": {k: v for k, v in filters.items() if v is not None}}  # fmt: skip
+                "filters": {k: v for k, v in filters.items() if v is not None}, "sort": sort, "order": "desc" if descending else "asc"}  # fmt: skip
 
     def runs_page(self, request: Request) -> Response:
         data = self.runs_data(request)
         query = {("label" if k == "label_prefix" else "finding" if k == "check" else k): v for k, v in data["filters"].items()}
         if data["per_page"] != PAGE_SIZE:  # kept in every link of the page (newer, older)
             query["per_page"] = str(data["per_page"])
-        return _page("runs.html.j2", title=self.title, **data, query=query)
+        filters_only = dict(query)
+        if (data["sort"], data["order"]) != ("run", "desc"):
+            query.update(sort=data["sort"], order=data["order"])
+        return _page("runs.html.j2", title=self.title, **data, query=query, filters_only=filters_only, wide=True)
 
     def runs_api(self, request: Request) -> Response:
         return JSONResponse(self.runs_data(request))
@@ -211,10 +228,7 @@ class Server:
             if r.workload not in seen_jobs:
                 seen_jobs.add(r.workload)
                 jobs.append({"workload": r.workload, "job_text": r.job_text, "result_id": r.result_id})
-        charts = []
-        for r in records:
-            if r.repetition == 0 and r.host in (None, "all") and (fig := views.series_figure(r)) is not None:
-                charts.append(fig)
+        charts = views.workload_charts(records, info, heads)
         live = self.store.live_states(run_id)
         # hundreds of hosts: the aggregate's rows and one summary line per workload; ?hosts=all for every row
         every_host = _text(request, "hosts")
@@ -227,7 +241,7 @@ class Server:
         table = [r for r in records if r.host in (None, "all")] if summarised else records
         return _page("run.html.j2", title=f"run {run_id}" + (f" ({info.label})" if info.label else ""), info=info,
                      glance=shown, rows=views.result_rows(table), findings=views.findings_once(records),
-                     storages=storages, jobs=jobs, charts=charts[:12], argv=meta.get("argv"),
+                     storages=storages, jobs=jobs, charts=charts, argv=meta.get("argv"), wide=True,
                      host_lines=format_host_lines(records) if summarised else None, host_count=host_count,
                      live=bool(live), site=self.title)  # fmt: skip
 
@@ -297,6 +311,7 @@ class Server:
         data["differences"] = [{"field": d.field, "values": list(d.values), "variable": d.variable, "workload": d.workload} for d in diffs]
         data["run_ids"] = ids
         data["_cmp"] = cmp
+        data["_heads"] = heads
         return data
 
     def compare_page(self, request: Request) -> Response:
@@ -311,12 +326,14 @@ class Server:
                          "figure": row.metric if row.direction == "result" else f"{row.direction} {metric_label(row.metric)}",
                          "cells": [compact_cell(row, cell, row.versus[i]).split("\n") for i, cell in enumerate(row.cells)],
                          "verdicts": [v.verdict if v is not None else None for v in row.versus]})  # fmt: skip
+        sections = views.compare_sections(cmp, data.pop("_heads"), data["verdicts"])
         return _page("compare.html.j2", title="compare " + " vs ".join(c.name for c in cmp.configs), data=data, rows=rows,
-                     configs=cmp.configs, baseline=cmp.baseline, site=self.title)  # fmt: skip
+                     configs=cmp.configs, baseline=cmp.baseline, sections=sections, site=self.title, wide=True)  # fmt: skip
 
     def compare_api(self, request: Request) -> Response:
         data = self.compare_data(request)
         data.pop("_cmp")
+        data.pop("_heads")
         return JSONResponse(data)
 
     def trend_data(self, request: Request) -> dict[str, Any]:

@@ -14,15 +14,22 @@ from ..compare import lead_pct
 from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
 from ..model import SEVERITIES, ResultRecord, RunInfo
 from ..stats.core import VERDICT_WORSE, compare_samples, summarize
-from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, formatter
+from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, format_duration, formatter
 
 #: the metrics a person reads first, per headline
 METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}
 
 
 def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
-    """One line of the runs page."""
+    """One line of the runs page: the run, its headline figures (:func:`headline_figures`), where
+    it ran (each target with what is under it, the hosts), how long it took, and its findings'
+    checks by severity with their counts."""
+    from ..storage import storage_brief
+
     checks = digest.get("checks", {})
+    storage = digest.get("storage", {})
+    invalid = sorted(c for c, s in checks.items() if s == "invalid")
+    warnings = sorted(c for c, s in checks.items() if s == "warning")
     return {
         "id": info.run_id,
         "label": info.label,
@@ -32,12 +39,72 @@ def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
         "reason": info.reason,
         "created_at": info.created_at,
         "finished_at": info.finished_at,
+        "duration_s": duration_s(info.created_at, info.finished_at),
+        "duration": format_duration(d) if (d := duration_s(info.created_at, info.finished_at)) is not None else "",
         "results": info.result_count,
         "targets": digest.get("targets", []),
+        "where": [{"target": t, "storage": storage_brief(storage[t]) if t in storage else None} for t in digest.get("targets", [])],
         "hosts": digest.get("hosts", []),
-        "invalid": sorted(c for c, s in checks.items() if s == "invalid"),
-        "warnings": sorted(c for c, s in checks.items() if s == "warning"),
+        "figures": headline_figures(digest.get("figures", [])),
+        "invalid": invalid,
+        "warnings": warnings,
+        "finding_counts": {"invalid": len(invalid), "warning": len(warnings)},
     }
+
+
+def duration_s(started: str | None, finished: str | None) -> float | None:
+    """Seconds from a run's start to its end (ISO 8601 times), or None without an end."""
+    from datetime import datetime
+
+    if not started or not finished:
+        return None
+    try:
+        span = datetime.fromisoformat(finished.replace("Z", "+00:00")) - datetime.fromisoformat(started.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, span.total_seconds())
+
+
+#: at most this many figures a run shows in the list
+LIST_FIGURES = 2
+
+
+def headline_figures(figures: Sequence[Mapping[str, Any]], limit: int = LIST_FIGURES) -> list[dict[str, Any]]:
+    """A run's figures for the list of runs: its first workload judged by bandwidth (a sequential
+    one: MiB/s) and its first judged by IOPS or latency (shown as IOPS: the list keeps only the
+    headline columns), as in CrystalDiskMark's SEQ1M Q8T1 read and RND4K Q1T1 read; failing
+    one kind, the next workloads.  Each is the mean over the workload's repetitions on its first
+    target, of the direction that did I/O (read, write, or read+write for a mix)."""
+    from ..suites import default_headline
+
+    by_workload: dict[str, list[Mapping[str, Any]]] = {}
+    for f in figures:
+        if f.get("workload") is None:
+            continue
+        first = by_workload.setdefault(f["workload"], [])
+        if not first or first[0].get("target") == f.get("target"):
+            first.append(f)
+    kinds: dict[str, str] = {}
+    for workload, rows in by_workload.items():
+        options = rows[0].get("options") or {}
+        kinds[workload] = "bw_bytes" if default_headline(tuple((str(k), None if v is None else str(v)) for k, v in options.items())) == "bw" else "iops"
+    chosen: list[str] = []
+    for kind in ("bw_bytes", "iops"):
+        chosen.extend([w for w in by_workload if kinds[w] == kind][:1])
+    chosen.extend(w for w in by_workload if w not in chosen)
+    out = []
+    for workload in sorted(chosen[:limit], key=list(by_workload).index):
+        metric = kinds[workload]
+        rows = by_workload[workload]
+        directions = [d for d in ("read", "write") if any(r.get(f"{d}_{metric}") is not None for r in rows)]
+        values = [sum(r.get(f"{d}_{metric}") or 0.0 for d in directions) for r in rows if directions]
+        if not values:
+            continue
+        mean = sum(values) / len(values)
+        text = fmt_bw(mean) if metric == "bw_bytes" else f"{fmt_iops(mean)} IOPS"
+        out.append({"workload": workload, "metric": metric, "direction": "+".join(directions), "value": mean, "n": len(values),
+                    "text": text})  # fmt: skip
+    return out
 
 
 def _headline(record: ResultRecord, headlines: Mapping[str, str]) -> str:
@@ -101,22 +168,96 @@ def findings_once(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
     return sorted(out.values(), key=lambda f: (-SEVERITIES.index(f["severity"]), f["check"]))
 
 
-def series_figure(record: ResultRecord) -> dict[str, Any] | None:
-    """A plotly figure of one result's per-second IOPS (fio's interval logs), or None without them."""
-    series = record.series or {}
-    traces = []
-    for direction in ("read", "write"):
-        points = (series.get("iops") or {}).get(direction) if isinstance(series.get("iops"), Mapping) else None
-        if not points or len(points) < 2:  # one second says nothing over time (and draws no line)
-            continue
-        xs = [p[0] for p in points]
-        ys = [p[1] for p in points]
-        traces.append({"type": "scatter", "mode": "lines+markers" if len(points) < 20 else "lines", "name": f"{direction} IOPS", "x": xs, "y": ys})
-    if not traces:
+#: the run page draws the charts of at most this many workloads (the report has every one)
+CHARTED_WORKLOADS = 16
+
+
+def workload_charts(records: Sequence[ResultRecord], info: RunInfo, headlines: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The run page's charts, one section per workload (at most :data:`CHARTED_WORKLOADS`, in the
+    run's order): its headline's rate per second in every repetition (IOPS, or bandwidth for a
+    workload judged by it), its latency percentiles and the devices' activity per configuration:
+    the report's chart builders (:mod:`storbench.render.html_charts`) over the results the
+    report compares (a multi-host run's hosts side by side, or beyond a few its aggregate)."""
+    from ..compare import comparable
+    from ..render import html_charts as charts
+    from ..render.report import comparison_of
+
+    shown = comparable(records)  # a multi-host run's hosts side by side, or beyond a few its aggregate
+    if not shown:
+        return []
+    cmp = comparison_of(shown, {info.run_id: info})
+    by_config = charts.records_by_config(cmp, shown)
+    out = []
+    for workload in charts.workloads(cmp)[:CHARTED_WORKLOADS]:
+        mine = [r for r in shown if r.workload == workload]
+        kind = "bw_bytes" if headlines.get(workload) == "bw" else "iops"
+        figures = [per_second_figure(mine, kind), charts.percentile_figure(cmp, by_config, workload)]
+        if len(cmp.configs) <= charts.ACTIVITY_CHARTS_MAX:
+            peak = charts.activity_peak(mine)
+            figures.extend(charts.activity_figure(c, [r for r in by_config[c.key] if r.workload == workload], peak) for c in cmp.configs)
+        drawn = [f for f in figures if f is not None]
+        if drawn:
+            out.append({"workload": workload, "figures": drawn})
+    return out
+
+
+def per_second_figure(records: Sequence[ResultRecord], kind: str = "iops") -> dict[str, Any] | None:
+    """One workload's rate per second (fio's interval logs; ``kind`` ``iops`` or ``bw_bytes``):
+    a line per repetition, place (target, host) and direction, each repetition of each place in
+    its own colour (repetitions side by side, never joined); None without two seconds of any."""
+    from ..render.html_charts import color, downsample, scale_for
+
+    def place(r: ResultRecord) -> tuple[str, str]:
+        return (r.target or "", r.host or "")
+
+    places = list(dict.fromkeys(place(r) for r in records))
+    lines = []
+    for r in sorted(records, key=lambda r: (places.index(place(r)), r.repetition)):
+        series = (r.series or {}).get(kind)
+        for direction, points in (series or {}).items() if isinstance(series, Mapping) else ():
+            if points and len(points) >= 2:
+                lines.append((r, direction, downsample(points)))
+    if not lines:
         return None
-    return {"data": traces, "layout": {"title": {"text": f"{record.workload}: IOPS per second"}, "xaxis": {"title": {"text": "s"}},
-                                       "yaxis": {"title": {"text": "IOPS"}, "rangemode": "tozero"}, "autosize": True,
-                                       "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
+    div, unit = scale_for(kind, max(p[1] for *_, pts in lines for p in pts))
+    colours = list(dict.fromkeys((place(r), r.repetition) for r, _, _ in lines))
+    several_targets, several_hosts = len({p[0] for p in places}) > 1, len({p[1] for p in places}) > 1
+    data = []
+    for r, direction, pts in lines:
+        where = " ".join(x for x in ((r.target or "") if several_targets else "", (r.host or "") if several_hosts else "") if x)
+        data.append({"type": "scatter", "mode": "lines+markers" if len(pts) < 20 else "lines",
+                     "name": f"{where + ' ' if where else ''}#{r.repetition + 1} {direction}", "x": [p[0] for p in pts],
+                     "y": [p[1] / div for p in pts],
+                     "line": {"color": color(colours.index((place(r), r.repetition))), "dash": "dot" if direction == "write" else "solid"}})  # fmt: skip
+    what = "bandwidth" if kind == "bw_bytes" else "IOPS"
+    return {"data": data, "layout": {"title": {"text": f"{records[0].workload}: {what} per second, every repetition"},
+                                     "xaxis": {"title": {"text": "s"}, "rangemode": "tozero"},
+                                     "yaxis": {"title": {"text": unit}, "rangemode": "tozero"}, "autosize": True, "height": 320,
+                                     "legend": {"orientation": "h"}, "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
+
+
+#: the compare page draws the bars of at most this many workloads
+COMPARED_WORKLOADS = 24
+_HEADLINE_METRIC = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}
+
+
+def compare_sections(cmp: Any, headlines: Mapping[str, str], verdicts: Sequence[str]) -> list[dict[str, Any]]:
+    """The compare page per workload (at most :data:`COMPARED_WORKLOADS`): a bar per
+    configuration of the figure the workload is judged by, with its standard error (the report's
+    :func:`~storbench.render.html_charts.bar_figure`), and beside it the verdict lines that speak
+    of that workload (the ones ``compare`` prints)."""
+    from ..render import html_charts as charts
+
+    out = []
+    for workload in charts.workloads(cmp)[:COMPARED_WORKLOADS]:
+        metrics = charts.chart_metrics(cmp, workload)
+        wanted = _HEADLINE_METRIC.get(headlines.get(workload, "iops"), "iops")
+        metric = wanted if wanted in metrics and charts.rows_of(cmp, workload, wanted) else next(
+            (m for m in metrics if charts.rows_of(cmp, workload, m)), None)
+        figure = charts.bar_figure(cmp, workload, metric) if metric is not None else None
+        said = [v for v in verdicts if v.startswith(workload + " ") or v.startswith(workload + ":")]
+        out.append({"workload": workload, "metric": metric, "figure": figure, "verdicts": said})
+    return out
 
 
 def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], headline: str, alpha: float = 0.05) -> dict[str, Any]:
@@ -246,12 +387,29 @@ def curves_figure(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
                                      "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
 
 
+def device_text(d: Mapping[str, Any]) -> str:
+    """A device now, as the live page says it: ``vda: 87% busy, queue 3.2, read 120.0 MiB/s, write 0 B/s``."""
+    util, queue = d.get("util_pct"), d.get("queue")
+    return (f"{d.get('device')}: {'-' if util is None else f'{util:.0f}%'} busy, queue {'-' if queue is None else f'{queue:.1f}'}, "
+            f"read {fmt_bw(d.get('read_bytes_per_s'))}, write {fmt_bw(d.get('write_bytes_per_s'))}")
+
+
 def live_text(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The live state with its figures as a person reads them (the page and the API give both)."""
+    """The live state with its figures as a person reads them (the page and the API give both):
+    the newest rate fio printed, held until the next (``rate_of`` says which workload and
+    repetition it is of: the one running, or the one before while the next lays out its file),
+    the devices now, and each result stored so far."""
+    last = state.get("last") or {}
     current = state.get("current") or {}
+    names = state.get("names") or {}
+    index, repetition = last.get("index"), last.get("repetition") or 0
+    now = current.get("index") == index and (current.get("repetition") or 0) == repetition
+    of = names.get(str(index), "").split(" on ")[0] if index is not None else ""
     return {
-        "iops": fmt_iops(current.get("iops")) if current.get("iops") is not None else "-",
-        "bw": fmt_bw(current.get("bw_bytes")) if current.get("bw_bytes") is not None else "-",
+        "iops": fmt_iops(last.get("iops")) if last.get("iops") is not None else "-",
+        "bw": fmt_bw(last.get("bw_bytes")) if last.get("bw_bytes") is not None else "-",
+        "rate_of": (f"{of}{f' #{repetition + 1}' if repetition else ''}" + ("" if now else " (the one before)")) if last else "",
+        "devices": [{**d, "text": device_text(d)} for d in state.get("devices") or []],
         "results": [
             {**r, "text": "; ".join(
                 f"{d} {fmt_iops(f.get('iops'))} IOPS {fmt_bw(f.get('bw_bytes'))} lat {fmt_ns(f.get('lat_mean_ns'))}"

@@ -125,6 +125,7 @@ __all__ = [
     "parse_zpool_status",
     "split_mount_options",
     "split_source",
+    "storage_brief",
     "storage_from_dict",
     "storage_to_dict",
     "zfs_info_from",
@@ -141,7 +142,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("NetworkInfo", "network_info_from_mount", "parse_network_source"), "network"),
     **dict.fromkeys(("ZFS_DATASET_PROPERTIES", "ZPOOL_PROPERTIES", "ZfsInfo", "ZfsProperty", "ZfsVdev", "ZpoolStatus",
                      "parse_zfs_get", "parse_zpool_status", "zfs_info_from", "zpool_layout", "zvol_dataset_from_path"), "zfs"),
-    **dict.fromkeys(("format_chain", "format_storage"), "format"),
+    **dict.fromkeys(("format_chain", "format_storage", "storage_brief"), "format"),
     "differences": "diff",
 }  # fmt: skip
 

@@ -291,6 +291,30 @@ def format_controller(c: RaidController) -> list[str]:
     return lines
 
 
+def storage_brief(info: StorageInfo) -> str:
+    """What a target is, in a few words, for a list of runs: ``ext4 on loop0``, ``zfs tank/vm``,
+    ``nfs4 from srv:/export``, ``iscsi export at 127.0.0.1:3260``, ``rbd pool/image (Ceph)``,
+    ``block nvme0n1`` (the top of the chain: what fio met first)."""
+    fs = info.filesystem
+    tops = chain_levels(info.devices)[0] if info.devices else []
+    top = "+".join(d.name for d in tops)
+    if fs is not None:
+        if fs.zfs is not None:
+            return f"{fs.fstype} {fs.zfs.dataset}"
+        if fs.network is not None or not top:
+            return f"{fs.fstype} from {fs.source}"
+        return f"{fs.fstype} on {top}"
+    if info.export is not None:
+        e = info.export
+        return f"{e.protocol} export" + (f" at {e.server}" if e.server else "")
+    if info.ceph is not None:
+        return f"{info.target_kind} {info.target} (Ceph)"
+    zvol = info.zfs
+    if zvol is not None:
+        return f"zvol {zvol.dataset}"
+    return f"{info.target_kind} {top}" if top else info.target_kind
+
+
 def format_storage(info: StorageInfo) -> list[str]:
     """A human description, one fact per line; the second line reads like
     ``ext4 (rw,relatime) on /dev/loop0 (loop, 64 MiB, backing /tmp/x.img, dio=on) -> /dev/vda (disk, virtio, ...)``.

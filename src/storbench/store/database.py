@@ -65,8 +65,13 @@ from storbench.store.rows import (
     record_from_row,
     run_info_from_row,
     same_text,
+    storage_of_json,
 )
 from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, live_runs, results, runs
+
+#: how a page of runs can be ordered (:meth:`Store.query_runs`): name -> the runs table's column
+RUN_SORTS: dict[str, str] = {"run": "id", "label": "label", "status": "status", "started": "created_at",
+                             "finished": "finished_at", "suite": "suite"}  # fmt: skip
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS_DIR", "Store", "default_db_url"]
 
@@ -556,10 +561,13 @@ class Store:
         until: str | None = None,
         check: str | None = None,
         status: str | None = None,
+        sort: str = "run",
+        descending: bool = True,
         offset: int = 0,
         limit: int = 50,
     ) -> tuple[list[RunInfo], int]:
-        """One page of runs, newest first, and how many match in all (storbench serve's runs page).
+        """One page of runs, newest first (or by ``sort``, one of :data:`RUN_SORTS`, ascending when
+        not ``descending``; ties newest first), and how many match in all (storbench serve's runs page).
 
         ``target``: a result's target contains it; ``host``: a result ran on it (host:port) or the
         run's host name contains it; ``since``/``until``: ISO dates or times (``2026-12-01``)
@@ -591,11 +599,15 @@ class Store:
                          | (self._position(runs.c.meta_json, self._enc(host)) > 0))
         if check:
             conds.append(has_result(self._position(results.c.findings_json, json.dumps(check)) > 0))
+        if sort not in RUN_SORTS:
+            raise UsageError(f"cannot sort runs by {sort!r} (choose from {', '.join(RUN_SORTS)})")
+        column = getattr(runs.c, RUN_SORTS[sort])
+        order = [column.desc() if descending else column.asc()] + ([runs.c.id.desc()] if sort != "run" else [])
         if derived:
-            everything = self._run_query().where(*conds).order_by(runs.c.id.desc())
+            everything = self._run_query().where(*conds).order_by(*order)
             found = [i for i in self._read(lambda conn: [self._run_info(r) for r in conn.execute(everything)]) if i.status == status]
             return found[max(0, offset):max(0, offset) + max(1, limit)], len(found)
-        base = self._run_query().where(*conds).order_by(runs.c.id.desc()).offset(max(0, offset)).limit(max(1, limit))
+        base = self._run_query().where(*conds).order_by(*order).offset(max(0, offset)).limit(max(1, limit))
         counted = select(func.count()).select_from(runs).where(*conds)
 
         def work(conn: Connection) -> tuple[list[RunInfo], int]:
@@ -604,12 +616,26 @@ class Store:
         return self._read(work)
 
     def run_digests(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """For each run: its distinct targets and hosts, and its findings' checks by severity (a page of runs at once)."""
+        """For each run (a page of runs at once): its distinct ``targets`` and ``hosts``, its
+        findings' ``checks`` by severity, its ``figures`` (one per result of the aggregate or a
+        single host: workload, repetition, options, the headline columns) and ``storage`` (the
+        description of each target, from its first result; a description this storbench cannot
+        read is left out)."""
         if not run_ids:
             return {}
-        query = select(results.c.run_id, results.c.target, results.c.host, results.c.findings_json).where(results.c.run_id.in_(list(run_ids)))
-        out: dict[int, dict[str, Any]] = {rid: {"targets": [], "hosts": [], "checks": {}} for rid in run_ids}
-        for row in self._read(lambda conn: list(conn.execute(query))):
+        c = results.c
+        query = (select(c.run_id, c.target, c.host, c.findings_json, c.workload, c.repetition, c.options_json,
+                        c.read_iops, c.write_iops, c.read_bw_bytes, c.write_bw_bytes)
+                 .where(c.run_id.in_(list(run_ids))).order_by(c.id))  # fmt: skip
+        first = select(func.min(c.id)).where(c.run_id.in_(list(run_ids))).group_by(c.run_id, c.target)
+        described = select(c.run_id, c.target, c.storage_json).where(c.id.in_(first), c.storage_json.is_not(None))
+        out: dict[int, dict[str, Any]] = {rid: {"targets": [], "hosts": [], "checks": {}, "figures": [], "storage": {}} for rid in run_ids}
+
+        def work(conn: Connection) -> tuple[list[Any], list[Any]]:
+            return list(conn.execute(query)), list(conn.execute(described))
+
+        rows, storages = self._read(work)
+        for row in rows:
             d = out[row.run_id]
             target, host = self._dec(row.target), self._dec(row.host)
             if target and target not in d["targets"]:
@@ -623,6 +649,21 @@ class Store:
             for f in stored.get("findings", []) if isinstance(stored, dict) else []:
                 if isinstance(f, dict) and f.get("severity") in ("warning", "invalid"):
                     d["checks"].setdefault(f.get("check"), f.get("severity"))
+            if host in (None, "all"):
+                try:
+                    options = json.loads(row.options_json) if row.options_json else {}
+                except ValueError:
+                    options = {}
+                d["figures"].append({"workload": self._dec(row.workload), "repetition": row.repetition, "target": target,
+                                     "options": options if isinstance(options, dict) else {},
+                                     "read_iops": row.read_iops, "write_iops": row.write_iops,
+                                     "read_bw_bytes": row.read_bw_bytes, "write_bw_bytes": row.write_bw_bytes})  # fmt: skip
+        for row in storages:
+            try:
+                info = storage_of_json(row.storage_json)
+            except (ValueError, StoreError):
+                continue
+            out[row.run_id]["storage"].setdefault(self._dec(row.target) or "", info)
         return out
 
     def results_of_workload(self, workload: str, target: str | None = None, label_prefix: str | None = None,

@@ -51,7 +51,8 @@ class HistoryStore(Protocol):
 
     def query_runs(self, *, label_prefix: str | None = None, target: str | None = None, suite: str | None = None,
                    host: str | None = None, since: str | None = None, until: str | None = None, check: str | None = None,
-                   status: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[RunInfo], int]: ...  # fmt: skip
+                   status: str | None = None, sort: str = "run", descending: bool = True, offset: int = 0,
+                   limit: int = 50) -> tuple[list[RunInfo], int]: ...  # fmt: skip
 
     def run_digests(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
 

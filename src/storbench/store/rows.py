@@ -103,6 +103,11 @@ def plain_revisions(location: str) -> tuple[frozenset[str], str] | None:
     return frozenset(parents), heads[0]
 
 
+def storage_of_json(text: str) -> Any:
+    """A stored storage description (``storage_json``), decoded once per distinct text."""
+    return _storage_from_json(text)
+
+
 @functools.lru_cache(maxsize=64)
 def _storage_from_json(text: str) -> Any:
     """The results of a run (and of every run on the same machine) share one storage

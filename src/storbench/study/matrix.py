@@ -344,6 +344,18 @@ def _specs(study: Study, built: Built, tmpdir_for_probe: str, fio_path: str | No
     return specs, in_guest
 
 
+def _planned_s(specs: Sequence[JobSpec], in_guest: Sequence[Workload], repetitions: int) -> float:
+    """The seconds a setup's jobs and loads are planned to take (their runtimes; no probe: the
+    target is new), for the live page's ETA."""
+    from ..jobs import plan
+
+    estimates = [plan.estimate(s.workload.name, s.target.display, dict(s.options), repetitions) if s.workload.is_fio
+                 else plan.load_estimate(s.workload.name, s.target.display, s.workload.tool, dict(s.options), repetitions)
+                 for s in specs]  # fmt: skip
+    estimates += [plan.load_estimate(w.name, "", w.tool, dict(w.options), repetitions) for w in in_guest]
+    return plan.total_seconds(estimates)[0]
+
+
 def _execute(ctx: _Context, specs: Sequence[JobSpec], built: Built, run_id: int, label: str,
              previous: Mapping[tuple[str, str], Sequence[ResultRecord]]) -> runner_mod.RunOutcome:  # fmt: skip
     study = ctx.study
@@ -420,6 +432,9 @@ def _run_setup(ctx: _Context, builder: Builder, devices: Sequence[ScratchDevice]
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         for rec in old:  # the setup is built afresh: earlier results count for the new target
             previous.setdefault((rec.workload, built.target.display), []).append(rec)
+        if isinstance(ctx.reporter, LiveReporter):  # the live page's ETA: this setup's plan, and the setups after it
+            planned = _planned_s(specs, in_guest, study.repeat.count)
+            ctx.reporter.plan(planned, planned * (len(study.setups) - index - 1))
         if study.curve is not None:
             _run_curve(ctx, built, setup, run_id, label, builder.tmpdir)
         else:
