@@ -261,7 +261,9 @@ def test_database_at_0002_gains_net_ceilings(tmp_path) -> None:
         store.add_net_ceiling("filer", 1, "to-server", 1e9, "{}")
         assert store.last_net_ceiling("filer").best() == 1e9
     con = sqlite3.connect(db)
-    assert con.execute("select version_num from alembic_version").fetchall() == [("0005",)]
+    from storbench.model import versions
+
+    assert con.execute("select version_num from alembic_version").fetchall() == [(versions.SCHEMA,)]
     con.close()
     backup = sqlite3.connect(tmp_path / "old.sqlite.bak-0002")
     assert backup.execute("select version_num from alembic_version").fetchall() == [("0002",)]

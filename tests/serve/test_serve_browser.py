@@ -13,7 +13,7 @@ import pytest
 from test_report_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (browser: the shared Chromium)
 from test_serve import STORBENCH, _env, get_json, history, serving  # noqa: F401  (history: the store of real runs)
 
-from conftest import needs_fio
+from conftest import needs_fio, needs_root
 
 pytestmark = [
     needs_fio,
@@ -265,4 +265,49 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
     finally:
         _out, err = run.communicate(timeout=180)
     assert run.returncode == 0, err
+    w.close(site)
+
+
+@pytest.mark.root
+@needs_root
+def test_follow_a_matrix_live_to_its_compare_page(browser, site, history, tmp_path):
+    """storbench matrix (ext4 then btrfs on a loop file) followed in the browser from its first
+    setup's live page: on to the second setup, the study's ETA and setup i/n shown, then the
+    compare page of both; fio's rate on the page within 2 s of fio printing it for at least 90 %
+    of the rates it printed over both setups."""
+    import time
+    import uuid
+
+    label = f"watched-{uuid.uuid4().hex[:8]}"
+    w = Watched(browser, 1400)
+    page = w.page
+    study = subprocess.Popen([*STORBENCH, "matrix", "--fs", "ext4,btrfs", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "300m",
+                              "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--runtime", "3", "--size", "16m",
+                              "--repeat", "1", "--label", label, "--no-report"],
+                             env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        page.goto(site + "/live", wait_until="load")
+        page.wait_for_selector(f"#live-runs a:has-text('{label}')", timeout=120_000)
+        page.click(f"#live-runs a:has-text('{label}')")
+        page.wait_for_url("**/live/*")
+        watch, runs_seen, study_eta = RateWatch(page, site), [], set()
+        deadline = time.monotonic() + 300
+        while not (path := watch.tick()).startswith("/compare") and time.monotonic() < deadline:
+            if path.startswith("/live/") and path not in runs_seen:
+                runs_seen.append(path)
+            try:
+                study_eta.add((page.inner_text("#live-setup"), page.inner_text("#live-eta-study") != "-"))
+            except Exception:  # navigating
+                pass
+            time.sleep(0.1)
+        page.wait_for_url("**/compare?*", timeout=60_000)
+        page.wait_for_selector("#verdicts div.chart .main-svg", timeout=30_000)
+        shown, printed = watch.coverage()
+        assert printed >= 4 and shown >= 0.9 * printed, (shown, printed)
+        assert len(runs_seen) == 2 and page.url.endswith("?" + "&".join(f"run={p.rsplit('/', 1)[1]}" for p in runs_seen))
+        assert {s for s, eta in study_eta if eta} >= {"setup 1 of 2", "setup 2 of 2"}
+        assert cut_off(page, strict=True) == []
+    finally:
+        _out, err = study.communicate(timeout=300)
+    assert study.returncode == 0, err
     w.close(site)

@@ -60,4 +60,5 @@ STUDY = 1
 #:   0003  network ceilings measured with iperf3 (storbench net)
 #:   0004  what the storage back-end reported during each result
 #:   0005  the live state of runs in progress
-SCHEMA = "0005"
+#:   0006  what the runs page filters on, one row per run (targets, hosts, finding checks)
+SCHEMA = "0006"

@@ -67,7 +67,7 @@ from storbench.store.rows import (
     same_text,
     storage_of_json,
 )
-from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, live_runs, results, runs
+from storbench.store.tables import RUN_KINDS, RUN_STATUSES, STORBENCH_TABLES, live_runs, results, run_index, runs
 
 #: how a page of runs can be ordered (:meth:`Store.query_runs`): name -> the runs table's column
 RUN_SORTS: dict[str, str] = {"run": "id", "label": "label", "status": "status", "started": "created_at",
@@ -211,6 +211,15 @@ def _headline_columns(fio: FioResult) -> dict[str, float | None]:
 
 # --------------------------------------------------------------------------- the store
 
+
+
+def _lines(values: Sequence[str]) -> str:
+    """A list as ``run_index`` keeps it: each value on a line of its own, framed by newlines ("" for none)."""
+    return "\n" + "\n".join(values) + "\n" if values else ""
+
+
+def _unlines(text: str | None) -> list[str]:
+    return [v for v in (text or "").split("\n") if v]
 
 
 def _inserted_id(done: Any) -> int:
@@ -399,7 +408,40 @@ class Store:
             "storbench_version": __version__,
             "meta_json": meta_json,
         }
-        return self._write(lambda conn: _inserted_id(conn.execute(runs.insert().values(**values))))
+        host = (meta or {}).get("host")
+        hostname = host.get("hostname") if isinstance(host, Mapping) else None
+
+        def insert(conn: Connection) -> int:
+            run_id = _inserted_id(conn.execute(runs.insert().values(**values)))
+            conn.execute(run_index.insert().values(run_id=run_id, targets="", checks="",
+                                                   hosts=_lines([self._enc(hostname) or ""]) if isinstance(hostname, str) and hostname else ""))  # fmt: skip
+            return run_id
+
+        return self._write(insert)
+
+    def _index(self, conn: Connection, records: Sequence[ResultRecord]) -> None:
+        """Add the records' targets, hosts and finding checks to their runs' rows of ``run_index``
+        (what the runs page filters on), in the transaction that stores them."""
+        for run_id in dict.fromkeys(r.run_id for r in records):
+            row = conn.execute(select(run_index).where(run_index.c.run_id == run_id)).first()
+            have = {k: _unlines(getattr(row, k)) if row is not None else [] for k in ("targets", "hosts", "checks")}
+            new = {k: list(v) for k, v in have.items()}
+            for r in records:
+                if r.run_id != run_id:
+                    continue
+                for key, value in (("targets", self._enc(r.target)), ("hosts", self._enc(r.host) if r.host != "all" else None)):
+                    if value and value not in new[key]:
+                        new[key].append(value)
+                for f in r.findings:
+                    if f.check not in new["checks"]:
+                        new["checks"].append(f.check)
+            if new == have:
+                continue
+            values = {k: _lines(v) for k, v in new.items()}
+            if row is None:
+                conn.execute(run_index.insert().values(run_id=run_id, **values))
+            else:
+                conn.execute(update(run_index).where(run_index.c.run_id == run_id).values(**values))
 
     def add_result(self, record: ResultRecord) -> int:
         """Store one result and COMMIT at once; returns the result id.
@@ -410,7 +452,9 @@ class Store:
 
         def insert(conn: Connection) -> int:
             self._require_run(conn, record.run_id)
-            return _inserted_id(conn.execute(results.insert().values(**values)))
+            result_id = _inserted_id(conn.execute(results.insert().values(**values)))
+            self._index(conn, [record])
+            return result_id
 
         return self._write(insert)
 
@@ -423,7 +467,9 @@ class Store:
                 self._require_run(conn, run_id)
             # one statement for all (SQLAlchemy's insertmanyvalues), ids in the order given
             done = conn.execute(results.insert().returning(results.c.id, sort_by_parameter_order=True), rows)
-            return list(map(int, done.scalars().all()))
+            ids = list(map(int, done.scalars().all()))
+            self._index(conn, records)
+            return ids
 
         return self._write(insert) if rows else []
 
@@ -589,16 +635,16 @@ class Store:
         if status:
             conds.append(runs.c.status == ("running" if derived else status))
 
-        def has_result(*where: Any) -> Any:
-            return select(results.c.id).where(results.c.run_id == runs.c.id, *where).correlate(runs).exists()
-
+        # the filters on what a run's results hold read its one row of run_index (0006), not its results
+        indexed = []
         if target:
-            conds.append(has_result(self._position(results.c.target, self._enc(target)) > 0))
+            indexed.append(self._position(run_index.c.targets, (self._enc(target) or "").replace("\n", " ")) > 0)
         if host:
-            conds.append(has_result(self._position(results.c.host, self._enc(host)) > 0)
-                         | (self._position(runs.c.meta_json, self._enc(host)) > 0))
+            indexed.append(self._position(run_index.c.hosts, (self._enc(host) or "").replace("\n", " ")) > 0)
         if check:
-            conds.append(has_result(self._position(results.c.findings_json, json.dumps(check)) > 0))
+            indexed.append(self._position(run_index.c.checks, "\n" + (self._enc(check) or "").replace("\n", " ") + "\n") > 0)
+        if indexed:
+            conds.append(runs.c.id.in_(select(run_index.c.run_id).where(*indexed)))
         if sort not in RUN_SORTS:
             raise UsageError(f"cannot sort runs by {sort!r} (choose from {', '.join(RUN_SORTS)})")
         column = getattr(runs.c, RUN_SORTS[sort])

@@ -110,6 +110,20 @@ live_runs = Table(
     Column("state_json", Text, nullable=False),
 )
 
+#: 0006: what the runs page filters on, one narrow row per run (the store keeps it as results are
+#: added): the run's distinct result targets, its hosts (the results' ``host:port`` and the run's
+#: own host name) and the checks of its findings, each on a line of its own (``"\n/srv/a\n/srv/b\n"``;
+#: ``""`` for none), so that ``?target=``, ``?host=`` and ``?finding=`` read 100,000 small rows, not
+#: every result.
+run_index = Table(
+    "run_index",
+    metadata,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("targets", Text, nullable=False, server_default=""),
+    Column("hosts", Text, nullable=False, server_default=""),
+    Column("checks", Text, nullable=False, server_default=""),
+)
+
 #: 0003: ``storbench net`` measurements, one row per iperf3 run.  ``direction`` is
 #: ``to-server`` (iperf3's default: the client sends, as when writing to a share) or
 #: ``from-server`` (``-R``: as when reading); ``bits_per_second`` is what the receiver
