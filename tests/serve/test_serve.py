@@ -659,6 +659,46 @@ def test_serve_over_postgresql(pg_url, tmp_path):
         assert code == 200 and 'label="pg/b"' in text
 
 
+def test_run_page_says_what_the_zfs_pool_did_as_show_says_it(tmp_path):
+    """A result with its pool's activity (recorded zpool iostat -v and status outputs of a RAID 10
+    going DEGRADED): the run page's back-end lines are `storbench show`'s, to the character."""
+    from markupsafe import escape
+
+    from storbench.backend import BackendActivity
+    from storbench.backend.zfs import zfs_activity
+    from storbench.storage import parse_zpool_status
+    from storbench.storage.zfs import ArcStats, parse_zpool_iostat
+    from storbench.store import Store
+
+    zfs = DATA / "zfs-fuse"
+    (before,) = parse_zpool_status((zfs / "sb-zpool-status-raid10.txt").read_text())
+    (after,) = parse_zpool_status((zfs / "zfs-zpool-status-degraded.txt").read_text())
+    act = zfs_activity("tst", "tst/b", status_before=before, status_after=after, iostat=parse_zpool_iostat((zfs / "sb-zpool-iostat-v-raid10-randwrite.txt").read_text()),
+                       arc_before=ArcStats(data_hits=0, data_misses=0), arc_after=ArcStats(data_hits=36_600, data_misses=94),
+                       compressratio_before=1.0, compressratio_after=28.35)  # fmt: skip
+    from test_multihost import recorded
+
+    from storbench.run.runner import per_host_results
+
+    fio = per_host_results(parse_fio_json(recorded("two_hosts")[0]))[-1][1]  # a real fio result
+    db = tmp_path / "zfs.sqlite"
+    with contextlib.closing(Store.open(f"sqlite:///{db}")) as store:
+        run_id = store.create_run(label="pool", kind="run", meta={})
+        store.add_result(ResultRecord(run_id=run_id, workload="w", target="/tst/b", fio=fio, raw_output="{}", backend=BackendActivity(zfs=act)))
+        store.finish_run(run_id, "complete")
+    shown = subprocess.run([*STORBENCH, "show", str(run_id)], env=_env(db), capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    at = lines.index("w:", next(i for i, ln in enumerate(lines) if "ZFS" in ln) - 1)
+    block = [lines[at]] + [ln for ln in lines[at + 1:at + 40] if ln.startswith("  ")]
+    assert "  ZFS pool tst after the run: DEGRADED, mirror-0 DEGRADED, loop2 OFFLINE" in block
+    with serving(db) as base:
+        code, html, _ = get(f"{base}/runs/{run_id}")
+    assert code == 200
+    page = html[html.index('<pre class="backend wrap" id="backend">') + len('<pre class="backend wrap" id="backend">'):]
+    assert page[:page.index("</pre>")].splitlines() == [str(escape(ln)) for ln in block]
+
+
 # --------------------------------------------------------------------------- a run on many hosts
 
 

@@ -224,15 +224,16 @@ class RateWatch:
         return ok, len(watched)
 
 
-def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path):
-    """A run followed live at 1,400 px: fio's rate on the page within 2 s of fio printing it, for
-    at least 90 % of the rates it printed (held while the next workload lays out its file), a
-    chart line per workload, the devices now, nothing cut off; then its run page."""
+@pytest.mark.parametrize("width", [1400, 390])
+def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path, width):
+    """A run followed live at 1,400 px and on a phone: fio's rate on the page within 2 s of fio
+    printing it, for at least 90 % of the rates it printed (held while the next workload lays out
+    its file), a chart line per workload, the devices now, nothing cut off; then its run page."""
     import time
 
     target = tmp_path / "t"
     target.mkdir()
-    w = Watched(browser, 1400)
+    w = Watched(browser, width, 900 if width >= 1400 else 844)
     page = w.page
     run = subprocess.Popen([*STORBENCH, "run", "--target", str(target), "--size", "16m", "--runtime", "4", "--repeat", "1",
                             "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--label", "watched"],
@@ -248,7 +249,7 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
         while watch.tick() != f"/runs/{run_id}" and time.monotonic() < deadline:
             try:
                 if layout is None and page.locator("#live-results li").count():  # the page in full: one result stored
-                    layout = cut_off(page, strict=True)
+                    layout = cut_off(page, strict=width >= 1400)
                     devices = page.inner_text("#live-devices")
                 segments = max(segments, page.evaluate("document.querySelectorAll('#live-chart .scatterlayer .trace').length"))
             except Exception:  # the page is navigating to the run's page
@@ -261,7 +262,7 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
         assert layout == [] and segments == 2  # a line per workload, never one joining both
         assert "busy, queue" in devices  # the device under the temporary directory, sampled
         page.wait_for_selector("div.chart .main-svg", timeout=30_000)  # 4 s workloads: fio's per-second series drawn
-        page.screenshot(path=str(ARTIFACTS / "serve-run.png"), full_page=True)
+        page.screenshot(path=str(ARTIFACTS / f"serve-{width}-run-after-live.png"), full_page=True)
     finally:
         _out, err = run.communicate(timeout=180)
     assert run.returncode == 0, err

@@ -229,6 +229,9 @@ class Server:
                 seen_jobs.add(r.workload)
                 jobs.append({"workload": r.workload, "job_text": r.job_text, "result_id": r.result_id})
         charts = views.workload_charts(records, info, heads)
+        from ..render.terminal import format_backend
+
+        backend = format_backend(records)  # what the ZFS pool or Ceph cluster did, as storbench show says it
         live = self.store.live_states(run_id)
         # hundreds of hosts: the aggregate's rows and one summary line per workload; ?hosts=all for every row
         every_host = _text(request, "hosts")
@@ -241,7 +244,7 @@ class Server:
         table = [r for r in records if r.host in (None, "all")] if summarised else records
         return _page("run.html.j2", title=f"run {run_id}" + (f" ({info.label})" if info.label else ""), info=info,
                      glance=shown, rows=views.result_rows(table), findings=views.findings_once(records),
-                     storages=storages, jobs=jobs, charts=charts, argv=meta.get("argv"), wide=True,
+                     storages=storages, jobs=jobs, charts=charts, backend=backend, argv=meta.get("argv"), wide=True,
                      host_lines=format_host_lines(records) if summarised else None, host_count=host_count,
                      live=bool(live), site=self.title)  # fmt: skip
 
