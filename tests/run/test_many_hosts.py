@@ -257,3 +257,65 @@ def test_a_host_that_stops_answering_mid_run_is_named_within_a_bound(cli, tmp_pa
                for f in second["findings"])  # fmt: skip
     # its test file could not be removed: said, by name and host
     assert f"the test file ./storbench.testfile is left on {frozen.endpoint}, lost during the run: remove it there" in res.err
+
+
+@contextlib.contextmanager
+def _cpu_capped(pid: int, share: float) -> Iterator[None]:
+    """``pid`` (and every process it starts from now on) held to ``share`` of one CPU by a CPU
+    cgroup of the test's own (cgroup v1 ``cpu``, or v2 ``cpu.max``), removed at the end."""
+    quota = str(int(100_000 * share))
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    if (v1 / "cpu.cfs_quota_us").exists():
+        group, limit = v1 / f"storbench-test-{os.getpid()}", [("cpu.cfs_period_us", "100000"), ("cpu.cfs_quota_us", quota)]
+        parent = v1
+    elif "cpu" in (v2 / "cgroup.subtree_control").read_text(errors="replace").split() if (v2 / "cgroup.subtree_control").exists() else False:
+        group, limit, parent = v2 / f"storbench-test-{os.getpid()}", [("cpu.max", f"{quota} 100000")], v2
+    else:
+        pytest.skip("no CPU cgroup this test can make (cgroup v1 cpu, or v2 with the cpu controller enabled)")
+    try:
+        group.mkdir()
+        for name, value in limit:
+            (group / name).write_text(value)
+        (group / "cgroup.procs").write_text(str(pid))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+        pytest.skip(f"cannot make a CPU cgroup here: {exc}")
+    try:
+        yield
+    finally:
+        for p in (group / "cgroup.procs").read_text().split():  # back to the parent, so that the group can go
+            with contextlib.suppress(OSError):
+                (parent / "cgroup.procs").write_text(p)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"cgroup {group} could not be removed"
+                time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("servers", [3], indirect=True)
+def test_a_host_held_to_a_hundredth_of_a_cpu_is_named_the_straggler(cli, tmp_path, servers) -> None:
+    """Three real fio servers, one of them (its server process and so every connection and job
+    process it starts) held to a hundredth of a CPU: on a CPU-bound job (4 KiB random reads from
+    the page cache, not invalidated first) that host is named in the straggler finding, the others
+    not. A hundredth, so that it stays the slowest however busy the machine is (the others get
+    their share of it, tens of times more)."""
+    slow = servers[1]
+    path = tmp_path / "cached.toml"
+    path.write_text('[workload.cached-read]\ndescription = "4 KiB random reads from the page cache: CPU-bound"\n'
+                    'fio = { rw = "randread", bs = "4k", direct = "0", invalidate = "0", ioengine = "psync" }\n')  # fmt: skip
+    with _cpu_capped(slow.proc.pid, 0.01):
+        res = cli("run", "--hosts", str(_hosts_file(tmp_path, servers)), "--suite-file", str(path), "--workload", "cached-read",
+                  "--size", "8m", "--runtime", "2", "--repeat", "1", "--no-report", "--json")  # fmt: skip
+    assert res.code == 0, res.err
+    records = json.loads(res.out)
+    iops = {r["host"]: r["stats"]["read"]["iops"]["mean"] for r in records}  # said when it fails
+    aggregate = next(r for r in records if r["host"] == "all")
+    [straggler] = [f for f in aggregate["findings"] if f["check"] == "straggler"]
+    assert slow.endpoint in straggler["message"], (straggler, iops)
+    assert not any(s.endpoint in straggler["message"] for s in servers if s is not slow), (straggler, iops)
