@@ -155,8 +155,8 @@ def test_run_page_draws_every_repetition_percentiles_and_activity(browser, site,
     assert sum("Latency percentiles" in f["layout"]["title"]["text"] for f in figures) == len(workloads)
     activity = [f for f in figures if any(t.get("yaxis") for t in f["data"])]
     assert len(activity) == sum(1 for w_ in workloads if any(r.activity is not None and r.activity.samples for r in stored if r.workload == w_))
-    drawn_charts = page.evaluate("[...document.querySelectorAll('#charts div.chart')].filter(c => c.querySelector('.main-svg')).length")
-    assert drawn_charts == len(figures)  # every one drawn
+    # every one drawn (plotly draws them one after another: a busy machine takes seconds)
+    _wait_until(page, "[...document.querySelectorAll('#charts div.chart')].every(c => c.querySelector('.main-svg'))", 60)
     w.close(site)
 
 
@@ -212,10 +212,15 @@ class RateWatch:
 
     def coverage(self, behind_s: float = 2.0) -> tuple[int, int]:
         """(rates the page showed within ``behind_s`` of fio printing them, rates fio printed while
-        the page watched): shown means that rate, or a later one of the same run, on the page."""
+        the page watched its run for ``behind_s`` more): shown means that rate, or a later one of
+        the same run, on the page.  A rate printed less than ``behind_s`` before its run ended (the
+        page then goes on to the run's page or the next setup's) had no time to be shown: a busy
+        machine prints few rate lines (5 in two 4 s workloads under the CPU and disk hog), and the
+        last of a run, with its run ending 0.3 s later, would count as a miss of the page."""
         from storbench.units import fmt_iops
 
-        watched = [(k, v) for k, v in self.printed.items() if v[0] >= self.first_seen[k[0]]]
+        last_seen = {rid: max(when for when, r, _ in self.shown if r == rid) for rid in self.first_seen}
+        watched = [(k, v) for k, v in self.printed.items() if self.first_seen[k[0]] <= v[0] and v[0] + behind_s <= last_seen[k[0]]]
         ok = 0
         for (rid, t), (wall, _iops) in watched:
             later = {fmt_iops(v) for (r, t2), (_w, v) in self.printed.items() if r == rid and t2 >= t}
@@ -235,7 +240,8 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
     target.mkdir()
     w = Watched(browser, width, 900 if width >= 1400 else 844)
     page = w.page
-    run = subprocess.Popen([*STORBENCH, "run", "--target", str(target), "--size", "16m", "--runtime", "4", "--repeat", "1",
+    # 6 s workloads: a busy machine's fio prints its first rate late and few (one a second at best)
+    run = subprocess.Popen([*STORBENCH, "run", "--target", str(target), "--size", "16m", "--runtime", "6", "--repeat", "1",
                             "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--label", "watched"],
                            env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
@@ -261,7 +267,7 @@ def test_follow_a_real_run_live_to_its_run_page(browser, site, history, tmp_path
         assert printed >= 2 and shown >= 0.9 * printed, (shown, printed, watch.shown[-5:])
         assert layout == [] and segments == 2  # a line per workload, never one joining both
         assert "busy, queue" in devices  # the device under the temporary directory, sampled
-        page.wait_for_selector("div.chart .main-svg", timeout=30_000)  # 4 s workloads: fio's per-second series drawn
+        page.wait_for_selector("div.chart .main-svg", timeout=30_000)  # 6 s workloads: fio's per-second series drawn
         page.screenshot(path=str(ARTIFACTS / f"serve-{width}-run-after-live.png"), full_page=True)
     finally:
         _out, err = run.communicate(timeout=180)
@@ -283,7 +289,7 @@ def test_follow_a_matrix_live_to_its_compare_page(browser, site, history, tmp_pa
     w = Watched(browser, 1400)
     page = w.page
     study = subprocess.Popen([*STORBENCH, "matrix", "--fs", "ext4,btrfs", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "300m",
-                              "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--runtime", "3", "--size", "16m",
+                              "--workload", "rnd4k-q1t1-read", "--workload", "rnd4k-q1t1-write", "--runtime", "4", "--size", "16m",
                               "--repeat", "1", "--label", label, "--no-report"],
                              env=_env(history), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
@@ -304,7 +310,7 @@ def test_follow_a_matrix_live_to_its_compare_page(browser, site, history, tmp_pa
         page.wait_for_url("**/compare?*", timeout=60_000)
         page.wait_for_selector("#verdicts div.chart .main-svg", timeout=30_000)
         shown, printed = watch.coverage()
-        assert printed >= 4 and shown >= 0.9 * printed, (shown, printed)
+        assert printed >= 2 and shown >= 0.9 * printed, (shown, printed)
         assert len(runs_seen) == 2 and page.url.endswith("?" + "&".join(f"run={p.rsplit('/', 1)[1]}" for p in runs_seen))
         assert {s for s, eta in study_eta if eta} >= {"setup 1 of 2", "setup 2 of 2"}
         assert cut_off(page, strict=True) == []
