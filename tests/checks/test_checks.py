@@ -385,6 +385,32 @@ def _share_of_local_zfs() -> CheckContext:
     return clean(storage=st, activity=())
 
 
+def test_an_export_or_lun_stored_on_this_machines_zfs_names_the_servers_cache() -> None:
+    """The server-cache finding for the protocols reached without a mount: an NFS export whose
+    ganesha runs here with its directory on a zfs-fuse dataset, and an iSCSI LUN whose tgtd runs
+    here with its backing file on it (the server's ARC can answer their reads)."""
+    from storbench.storage.network import ExportInfo, with_server_side
+
+    share = _share_of_local_zfs()
+    server_zfs = share.storage.filesystem.network.server_zfs
+    served = StorageInfo(target="/tmp/zx/mnt/b/lun.img", target_kind="file", filesystem=FilesystemInfo(
+        mountpoint="/tmp/zx/mnt/b", source="tst/b", fstype="fuse.zfs", zfs=server_zfs), devices=())  # fmt: skip
+    for protocol, uri, what in (("nfs", "nfs://127.0.0.1/export/", "nfs export nfs://127.0.0.1/export/"),
+                                ("iscsi", "iscsi://127.0.0.1:3260/iqn.a/1", "iscsi LUN iscsi://127.0.0.1:3260/iqn.a/1")):  # fmt: skip
+        export = with_server_side(ExportInfo(protocol=protocol, uri=uri, server="127.0.0.1"), served, "/tmp/zx/mnt/b/lun.img")
+        assert (export.server_path, export.server_fstype, export.server_zfs) == ("/tmp/zx/mnt/b/lun.img", "fuse.zfs", server_zfs)
+        st = StorageInfo(target=uri, target_kind=protocol, filesystem=None, devices=(), export=export)
+        (found,) = [f for f in run_checks(dataclasses.replace(share, storage=st)) if f.check == "server-cache"]
+        assert found.severity == "warning" and found.message.startswith(
+            f"{what} (stored in /tmp/zx/mnt/b/lun.img): on the server it is ZFS dataset tst/b (primarycache=all), and the 64.0 MiB test file fits its ARC")
+        assert "zfs set primarycache=metadata tst/b" in found.fix
+        from storbench.storage import format_storage, storage_from_dict, storage_to_dict
+
+        assert f"{protocol} server (this machine): /tmp/zx/mnt/b/lun.img is on fuse.zfs" in format_storage(st)
+        assert storage_from_dict(json.loads(json.dumps(storage_to_dict(st)))) == st  # stored and read back whole
+        assert "server-cache" not in ids(run_checks(dataclasses.replace(share, storage=dataclasses.replace(st, export=dataclasses.replace(export, server_zfs=None)))))
+
+
 def _hdd_fast() -> CheckContext:
     r = load(REFERENCE)  # 9,834 random 4k IOPS
     return clean(options=opts(), results=(r,), storage=storage(devices=(HDD,)), activity=(activity("sda", read=64 * MiB),))

@@ -87,6 +87,8 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
     if zfs is None:  # a share whose server is this machine, on ZFS: the server's pool and ARC
         network = getattr(getattr(storage, "filesystem", None), "network", None)
         zfs = getattr(network, "server_zfs", None)
+    if zfs is None:  # an NFS export or iSCSI LUN stored on this machine's ZFS (targets/nfs.py, iscsi.py)
+        zfs = getattr(getattr(storage, "export", None), "server_zfs", None)
     if zfs is not None:
         from .zfs_sampler import ZfsSampler
 

@@ -404,15 +404,29 @@ def _zfs_arc(
 # --------------------------------------------------------------------------- server-cache
 
 
-def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence[FileState] = (), backend: BackendActivity | None = None) -> Finding | None:
-    fs = storage.filesystem if storage is not None else None
-    net = fs.network if fs is not None else None
-    zfs = net.server_zfs if net is not None else None
-    if zfs is None or not reads(options) or (zfs.primarycache or "all").lower() != "all":
+def _server_side(storage: StorageInfo | None) -> tuple[str, ZfsInfo] | None:
+    """(what the target is, as the finding says it, its server's ZFS dataset) of a share, NFS
+    export or iSCSI LUN whose server is this machine and stores it on ZFS; else None."""
+    if storage is None:
         return None
-    assert fs is not None and net is not None  # they hold zfs
+    fs = storage.filesystem
+    net = fs.network if fs is not None else None
+    if fs is not None and net is not None and net.server_zfs is not None:
+        return f"{fs.fstype} share of {net.share} from {net.server}", net.server_zfs
+    e = storage.export
+    if e is not None and e.server_zfs is not None:
+        held = "LUN" if e.protocol == "iscsi" else "export"
+        return f"{e.protocol} {held} {e.uri} (stored in {e.server_path})", e.server_zfs
+    return None
+
+
+def _server_cache(options: Options, storage: StorageInfo | None, files: Sequence[FileState] = (), backend: BackendActivity | None = None) -> Finding | None:
+    side = _server_side(storage)
+    if side is None or not reads(options) or (side[1].primarycache or "all").lower() != "all":
+        return None
+    what, zfs = side
     measured = backend.zfs if backend is not None else None
-    where = f"{fs.fstype} share of {net.share} from {net.server}: on the server it is ZFS dataset {zfs.dataset} (primarycache=all)"
+    where = f"{what}: on the server it is ZFS {'volume' if zfs.dataset_type == 'volume' else 'dataset'} {zfs.dataset} (primarycache=all)"
     fix = f"on the server, zfs set primarycache=metadata {zfs.dataset} for the benchmark (set it back afterwards), or use a test file larger than the server's RAM"
     if measured is not None and measured.arc_hit_ratio is not None and measured.arc_hits is not None:
         said = f"{measured.arc_hit_ratio * 100:.1f}% of the server's ARC data lookups during the run were hits ({measured.arc_hits} hits, {measured.arc_misses} misses)"

@@ -344,6 +344,10 @@ def format_storage(info: StorageInfo) -> list[str]:
             bits.append("read-only" if e.read_only else "read-write")
         bits.extend(e.details)
         lines.append(f"{e.protocol} export {e.uri}: " + ", ".join(bits))
+        if e.server_path is not None:
+            lines.append(f"{e.protocol} server (this machine): {e.server_path} is on {e.server_fstype or 'an unknown filesystem'}")
+        if e.server_zfs is not None:
+            lines.extend(f"server side: {line}" for line in _zfs_lines(e.server_zfs))
     if info.ceph is not None:
         lines.extend(format_ceph(info.ceph))
     for dev in info.devices:

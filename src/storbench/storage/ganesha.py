@@ -11,8 +11,9 @@ target, or storbench started inside the server's namespace), it reads the server
 * pure: :func:`parse_exports` (ganesha's configuration syntax: ``NAME { key = value; ... }``
   blocks, nested, ``#`` comments, keys case-insensitive) and :func:`export_for`;
 * the edge: :func:`local_servers` (``/proc``: ganesha processes in this network namespace and
-  their configuration files) and :func:`server_commit` (the whole question, ``None`` when nothing
-  local answers it).
+  their configuration files), :func:`local_export` and :func:`server_commit` (the whole question,
+  ``None`` when nothing local answers it); :func:`local_directory` (pure) says where the export's
+  directory is on the server, so that storbench can describe what holds it (a ZFS dataset).
 """
 
 from __future__ import annotations
@@ -127,9 +128,23 @@ def local_servers(proc: str = "/proc") -> list[tuple[int, str]]:
     return out
 
 
-def server_commit(directory: str, proc: str = "/proc") -> tuple[bool | None, str]:
-    """Whether the local ganesha serving ``directory`` commits every write, and how storbench knows
-    (or why it cannot: no local ganesha, several, an unreadable configuration, no such export)."""
+def local_directory(export: GaneshaExport, directory: str) -> str | None:
+    """Where ``directory`` (an ``nfs://`` URI's path, by the export's ``Pseudo`` or its ``Path``)
+    is on the server: under the export's ``Path``. Pure."""
+    d = directory.rstrip("/") or "/"
+    for root in (export.pseudo, export.path):
+        if not root or not export.path:
+            continue
+        r = root.rstrip("/") or "/"
+        if d == r or d.startswith(r.rstrip("/") + "/"):
+            rest = d[len(r):].lstrip("/")
+            return export.path.rstrip("/") + ("/" + rest if rest else "") or "/"
+    return None
+
+
+def local_export(directory: str, proc: str = "/proc") -> tuple[GaneshaExport | None, str]:
+    """The export of the ganesha beside storbench that serves ``directory``, and how storbench knows
+    it (or why it cannot: no local ganesha, several, an unreadable configuration, no such export)."""
     servers = local_servers(proc)
     if not servers:
         return None, "no nfs-ganesha runs beside storbench (the server's NFS_Commit cannot be read)"
@@ -144,4 +159,11 @@ def server_commit(directory: str, proc: str = "/proc") -> tuple[bool | None, str
     export = export_for(parse_exports(text), directory)
     if export is None:
         return None, f"nfs-ganesha's {config} has no export holding {directory}"
-    return export.nfs_commit, f"nfs-ganesha (pid {pid}) {config}: export {export.pseudo or export.path} NFS_Commit = {str(export.nfs_commit).lower()}"
+    return export, f"nfs-ganesha (pid {pid}) {config}: export {export.pseudo or export.path} NFS_Commit = {str(export.nfs_commit).lower()}"
+
+
+def server_commit(directory: str, proc: str = "/proc") -> tuple[bool | None, str]:
+    """Whether the local ganesha serving ``directory`` commits every write, and how storbench knows
+    (or why it cannot: :func:`local_export`)."""
+    export, how = local_export(directory, proc)
+    return (export.nfs_commit if export is not None else None), how

@@ -13,6 +13,7 @@ from .mounts import NETWORK_FSTYPES as NETWORK_FSTYPES  # the fstype set lives w
 from .mounts import mount_option
 
 if TYPE_CHECKING:
+    from .records import StorageInfo
     from .zfs import ZfsInfo
 
 #: (protocol, client) of each network filesystem type.
@@ -166,6 +167,23 @@ class ExportInfo:
     read_only: bool | None = None
     rotational: bool | None = None
     details: tuple[str, ...] = ()
+    #: when the server is this machine: what stores the export on it (an NFS export's directory,
+    #: an iSCSI LUN's backing store), the filesystem type holding that, and its ZFS dataset or zvol
+    #: (the server's ARC can answer the export's reads)
+    server_path: str | None = None
+    server_fstype: str | None = None
+    server_zfs: ZfsInfo | None = None
+
+
+def with_server_side(export: ExportInfo, served: StorageInfo | None, path: str) -> ExportInfo:
+    """``export`` with what holds ``path`` on this machine (``served``: the description of that
+    path), its server side. Pure."""
+    import dataclasses
+
+    if served is None:
+        return export
+    fstype = served.filesystem.fstype if served.filesystem is not None else None
+    return dataclasses.replace(export, server_path=path, server_fstype=fstype, server_zfs=served.zfs)
 
 
 def parse_nbdinfo_json(text: str, uri: str) -> ExportInfo:

@@ -216,12 +216,24 @@ class IscsiKind(TargetKind):
         if page is None:
             notes.append(f"the LUN's write cache (WCE) could not be read: {why}")
         cache = "unknown" if page is None else ("on" if page.write_cache else "off")
+        from storbench.storage.tgt import backing_store
+
+        stored, how = backing_store(host_name, port, iqn, lun)  # the server's own word, where it runs beside storbench
+        notes.append(how)
+        backing = (f"backing_store={stored.backing_type or '?'}:{stored.backing_path or 'none'}",
+                   f"backing_flags={stored.backing_flags or 'none'}") if stored is not None else ()  # fmt: skip
         export = ExportInfo(
             protocol="iscsi", uri=target.path, server=f"{host_name}:{port}", export=f"{iqn}/{lun}",
             size_bytes=served.size_bytes if served else size, read_only=served.read_only if served else None,
             details=(f"write_cache={cache}", "client=qemu-nbd bridge" if bridged else "client=fio libiscsi engine",
-                     *(served.details if served else ())),
+                     *backing, *(served.details if served else ())),
         )  # fmt: skip
+        if stored is not None and stored.backing_path and os.path.exists(stored.backing_path):
+            from storbench.storage import describe_target
+            from storbench.storage.network import with_server_side
+
+            # what holds the LUN on the server (a file on a ZFS dataset, a zvol): its ARC can answer reads
+            export = with_server_side(export, describe_target(stored.backing_path, fio_version=fio_version), stored.backing_path)
         return StorageInfo(target=target.path, target_kind="iscsi", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), export=export)  # fmt: skip
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import os
 import re
 import shutil
 from collections.abc import Iterator, Sequence
@@ -221,12 +222,19 @@ class NfsKind(TargetKind):
             size = client.size()
         details: tuple[str, ...] = (("version=3", "client=qemu-nbd bridge (libnfs)", "writes=unstable until a commit") if bridged else
                    (f"version={nfs_version(target.path)}", "client=fio nfs engine (libnfs)", "writes=unstable, never committed"))  # fmt: skip
-        from storbench.storage.ganesha import server_commit
+        from storbench.storage.ganesha import local_directory, local_export
+        from storbench.storage.network import with_server_side
 
-        commit, how = server_commit(path)  # the server's own word, where it runs beside storbench
+        served, how = local_export(path)  # the server's own word, where it runs beside storbench
         notes.append(how)
+        commit = served.nfs_commit if served is not None else None
         details += ("server_commit=" + ("unknown" if commit is None else str(commit).lower()),)
         export = ExportInfo(protocol="nfs", uri=target.path, server=host_name, export=path, size_bytes=size, details=details)
+        local = local_directory(served, path) if served is not None else None
+        if local is not None and os.path.isdir(local):  # what holds the export on the server (a ZFS dataset's ARC)
+            from storbench.storage import describe_target
+
+            export = with_server_side(export, describe_target(local, fio_version=fio_version), local)
         return StorageInfo(target=target.path, target_kind="nfs", filesystem=None, devices=(), host=host,
                            notes=tuple(notes), export=export)  # fmt: skip
 
