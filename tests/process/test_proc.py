@@ -116,3 +116,16 @@ def test_run_checked_names_the_command_and_its_last_words():
         proc.run_checked(["no-such-program-storbench"], timeout_s=5)
     with pytest.raises(proc.CommandError, match=r"did not finish: timed out after 0.2 s$"):
         proc.run_checked([sys.executable, "-c", "import time; time.sleep(5)"], timeout_s=0.2)
+
+
+def test_a_fio_still_running_when_storbench_exits_is_killed_with_its_group(monkeypatch):
+    """The exit hook of run/fioexec.py: whatever path left a fio running (one seen hung in a lock
+    after its parent-death SIGTERM), it and what it forked are killed when storbench exits."""
+    from storbench.run import fioexec
+
+    child, _ = proc.spawn([sys.executable, "-c", PARENT_AND_STUBBORN_CHILD], stdout=subprocess.PIPE, text=True)
+    assert len(child.stdout.readline().split()) == 2  # the child and the grandchild that ignores SIGTERM run
+    monkeypatch.setitem(fioexec._RUNNING, child.pid, child)
+    fioexec._kill_running_fio()
+    assert child.wait(timeout=10) == -signal.SIGKILL and proc.group_members(child.pid) == []
+    child.stdout.close()

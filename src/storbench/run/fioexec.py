@@ -8,6 +8,7 @@ like Ctrl-C would, then insists.  The runner and the many-hosts client
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -82,6 +83,21 @@ def output_format(job_text: str) -> str:
 #: ``fio --version`` started ahead of need, by resolved path (see :func:`start_version`)
 _VERSION_STARTED: dict[str, subprocess.Popen] = {}
 
+#: the fio processes this storbench is running now (pid -> process), killed with their job processes
+#: if storbench exits while one still runs (:func:`_kill_running_fio`): whatever path left it
+#: running, a fio must not outlive storbench (one that got its parent-death SIGTERM can hang in a
+#: lock a dead job process held, for ever; seen once under load, after a matrix was SIGTERMed)
+_RUNNING: dict[int, subprocess.Popen] = {}
+
+
+def _kill_running_fio() -> None:
+    for pid, child in list(_RUNNING.items()):
+        if child.poll() is None:
+            proc.kill_leftovers(pid, timeout_s=2.0)
+
+
+atexit.register(_kill_running_fio)
+
 
 def start_version(fio_path: str) -> None:
     """Start ``fio --version`` now; the next :meth:`SubprocessFio.version` of that fio reads its
@@ -151,6 +167,7 @@ class SubprocessFio:
                 # a new session (Ctrl-C reaches storbench, which stops fio itself); a signal while it
                 # is forked is raised once fio is ours to stop; relative log names (write_bw_log=sb) land in tmp
                 child, noted = proc.spawn(argv, stdout=subprocess.PIPE, stderr=err, cwd=tmp, env_extra=env)
+                _RUNNING[child.pid] = child
                 stdout_parts: list[str] = []
                 reader = threading.Thread(
                     target=_pump_status, args=(child, stdout_parts, on_status), daemon=True
@@ -174,6 +191,7 @@ class SubprocessFio:
                 finally:
                     if child.returncode != 0:
                         proc.kill_leftovers(child.pid)  # fio's job processes outlive a killed fio
+                    _RUNNING.pop(child.pid, None)
                     reader.join(timeout=5)
                     if not reader.is_alive() and child.stdout is not None:
                         child.stdout.close()

@@ -167,9 +167,11 @@ def backing_store(host: str, port: int, iqn: str, lun: int, proc: str = "/proc")
     if not servers:
         return None, f"no tgtd beside storbench serves {host}:{port} (the LUN's backing store cannot be read)"
     tgtd = servers[0]
+    from ..process import proc as proc_mod
+
     try:
-        done = subprocess.run(["tgtadm", "--lld", "iscsi", "--mode", "target", "--op", "show"], capture_output=True, text=True,
-                              timeout=TGTADM_TIMEOUT_S, env={**os.environ, "TGT_IPC_SOCKET": tgtd.socket})  # fmt: skip
+        done = proc_mod.run(["tgtadm", "--lld", "iscsi", "--mode", "target", "--op", "show"], timeout_s=TGTADM_TIMEOUT_S,
+                            env_extra={"TGT_IPC_SOCKET": tgtd.socket})  # fmt: skip
     except FileNotFoundError:
         return None, "tgtadm is not installed here (Debian package tgt)"
     except subprocess.TimeoutExpired:
