@@ -394,8 +394,10 @@ class Tgt:
     CACHE_OFF = "mode_page=8:0:18:0x10:0:0xff:0xff:0:0:0xff:0xff:0xff:0xff:0x80:0x14:0:0:0:0:0:0"
 
     def __init__(self, workdir: Path, size_mib: int = 64, content: bytes = b"", write_cache: bool = True,
-                 inside: Sequence[str] = ()) -> None:  # fmt: skip
+                 inside: Sequence[str] = (), backing: Path | None = None) -> None:  # fmt: skip
         self.write_cache = write_cache
+        #: the LUN's backing file (default: disk.img in the work directory)
+        self.backing = backing or workdir / "disk.img"
         #: a command prefix that runs tgtd in another network namespace (``Ganesha.inside()``'s nsenter)
         self.prefix = list(inside)
         self.dir = workdir
@@ -414,7 +416,7 @@ class Tgt:
 
     def __enter__(self) -> Tgt:
         self.dir.mkdir(parents=True, exist_ok=True)
-        disk = self.dir / "disk.img"
+        disk = self.backing
         with open(disk, "wb") as fh:
             fh.write(self.content)
             fh.truncate(self.size_mib << 20)
@@ -490,9 +492,10 @@ class Ganesha:
 
     RPCBIND_FILES = ("/run/rpcbind.sock", "/run/rpcbind.lock", "/run/rpcbind/portmap.xdr", "/run/rpcbind/rpcbind.xdr")
 
-    def __init__(self, workdir: Path, commit: bool = False) -> None:
+    def __init__(self, workdir: Path, commit: bool = False, export: Path | None = None) -> None:
         self.dir = workdir
-        self.export = workdir / "export"
+        #: the exported directory (default: export/ in the work directory), as /export
+        self.export = export or workdir / "export"
         self.commit = commit
         self.pids: dict[str, int] = {}
 
@@ -528,8 +531,9 @@ LOG {{ Default_Log_Level = EVENT; }}
     def __enter__(self) -> Ganesha:
         if subprocess.run(["pgrep", "-x", "rpcbind"], capture_output=True).returncode == 0:
             raise RuntimeError("an rpcbind already runs here: the test's rpcbind would take over /run/rpcbind.sock")
-        for sub in ("export", "recov", "ccache"):
+        for sub in ("recov", "ccache"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        self.export.mkdir(parents=True, exist_ok=True)
         self._write_config()
         try:
             dbus = subprocess.run(["dbus-daemon", f"--config-file={self.dir / 'dbus.conf'}", "--fork", "--print-pid"],
