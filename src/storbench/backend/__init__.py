@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # each kind's records are imported where that kind is met (it
     from .ceph import CephActivity
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
+    from .nfs_server import NfsServerActivity
     from .zfs import ZfsActivity
 
 #: Version of :func:`backend_to_dict`'s form.
@@ -47,10 +48,12 @@ class BackendActivity:
     hardware: HardwareActivity | None = None
     #: the CPU of the userspace bridge (qemu-nbd) an iSCSI or NFS target went through
     bridge: BridgeActivity | None = None
+    #: what the nfs-ganesha beside storbench served for an NFS target's export (its own counters)
+    nfs_server: NfsServerActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge)
+        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge, self.nfs_server)
         return tuple(p for part in parts if part is not None for p in part.problems)
 
 
@@ -73,7 +76,8 @@ class _Samplers:
         parts: dict[str, Any] = {}
         for s in self.samplers:
             got = s.activity()
-            found = (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware), ("bridge", got.bridge))
+            found = (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware), ("bridge", got.bridge),
+                     ("nfs_server", got.nfs_server))  # fmt: skip
             parts.update({k: v for k, v in found if v is not None})
         return BackendActivity(**parts)
 
@@ -118,6 +122,16 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
         pid = bridge_pid(bridge_socket(target.kind, target.path))
         if pid is not None:
             samplers.append(BridgeSampler(pid))
+    if target is not None and getattr(target, "kind", None) in ("nfs", "nfs-fio"):  # the ganesha beside storbench: its own counters
+        from ..storage.ganesha import io_source
+        from ..targets.nfs import check_nfs_uri, nfs_version
+
+        source = io_source(check_nfs_uri(target.path)[1])
+        if source is not None:
+            from .nfs_server import GaneshaIoSampler
+
+            version = "v4.0" if target.kind == "nfs-fio" and nfs_version(target.path) == 4 else "v3"
+            samplers.append(GaneshaIoSampler(source[0], source[1], version))
     drives = getattr(storage, "drives", ())
     if drives:  # physical drives smartctl could read when the target was described
         from .hardware_sampler import HardwareSampler
@@ -171,6 +185,7 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
     from .ceph import CephActivity
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
+    from .nfs_server import NfsServerActivity
 
     try:
         zfs = _zfs_from(data["zfs"]) if data.get("zfs") is not None else None
@@ -181,9 +196,11 @@ def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
         hardware = decode_dataclass(HardwareActivity, data["hardware"], "backend.hardware") if data.get("hardware") is not None else None
         bridge = data.get("bridge")
         bridge = BridgeActivity(**{**bridge, "problems": tuple(bridge.get("problems", ()))}) if bridge is not None else None
+        nfs = data.get("nfs_server")
+        nfs = NfsServerActivity(**{**nfs, "problems": tuple(nfs.get("problems", ()))}) if nfs is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge)
+    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge, nfs_server=nfs)
 
 
 __all__ = ["FORMAT_VERSION", "BackendActivity", "backend_from_dict", "backend_to_dict", "sampler_for"]

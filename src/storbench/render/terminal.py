@@ -309,7 +309,7 @@ def format_load_operations(records: Sequence[ResultRecord]) -> list[str]:
 
 
 def format_backend(records: Sequence[ResultRecord]) -> list[str]:
-    """What the back-end under each target (a ZFS pool, a Ceph cluster) did, per workload (its last repetition)."""
+    """What the back-end under each target (a ZFS pool, a Ceph cluster, an nfs-ganesha export) did, per workload (its last repetition)."""
     from ..backend.ceph import format_ceph_activity
     from ..backend.zfs import format_zfs_activity
 
@@ -322,6 +322,10 @@ def format_backend(records: Sequence[ResultRecord]) -> list[str]:
         body = format_zfs_activity(rec.backend.zfs) if rec.backend.zfs is not None else []
         if rec.backend.ceph is not None:
             body += format_ceph_activity(rec.backend.ceph)
+        if rec.backend.nfs_server is not None:
+            from ..backend.nfs_server import format_nfs_server_activity
+
+            body += format_nfs_server_activity(rec.backend.nfs_server)
         if body:
             lines.append(f"{workload}:")
             lines.extend(f"  {line}" for line in body)

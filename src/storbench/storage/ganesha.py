@@ -162,6 +162,30 @@ def local_export(directory: str, proc: str = "/proc") -> tuple[GaneshaExport | N
     return export, f"nfs-ganesha (pid {pid}) {config}: export {export.pseudo or export.path} NFS_Commit = {str(export.nfs_commit).lower()}"
 
 
+#: the bus ganesha answers on when its environment names none (the system bus)
+SYSTEM_BUS = "unix:path=/run/dbus/system_bus_socket"
+
+
+def io_source(directory: str, proc: str = "/proc") -> tuple[int, str] | None:
+    """(export id, D-Bus address) to ask the local ganesha serving ``directory`` for its per-export
+    I/O counters (:mod:`storbench.backend.nfs_server`): the ``DBUS_SYSTEM_BUS_ADDRESS`` of the
+    ganesha's own environment, else the system bus; None when no single local ganesha serves it
+    or the export has no numeric ``Export_Id``."""
+    servers = local_servers(proc)
+    export, _how = local_export(directory, proc)
+    if export is None or len(servers) != 1 or not (export.export_id or "").isdigit():
+        return None
+    bus = SYSTEM_BUS
+    try:
+        with open(os.path.join(proc, str(servers[0][0]), "environ"), "rb") as fh:
+            for entry in fh.read().split(b"\0"):
+                if entry.startswith(b"DBUS_SYSTEM_BUS_ADDRESS="):
+                    bus = entry.split(b"=", 1)[1].decode(errors="replace")
+    except OSError:
+        pass
+    return int(export.export_id or 0), bus
+
+
 def server_commit(directory: str, proc: str = "/proc") -> tuple[bool | None, str]:
     """Whether the local ganesha serving ``directory`` commits every write, and how storbench knows
     (or why it cannot: :func:`local_export`)."""
