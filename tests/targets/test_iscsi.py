@@ -50,6 +50,10 @@ def test_reads_run_writes_need_the_uri_named_and_say_what_the_lun_holds(cli, tmp
 
         shown = cli("show", "last")
         assert BRIDGE_NOTE.split(":")[0] in " ".join(shown.out.split())
+        # the tgtd beside storbench asked for the LUN's backing store, and what holds it described
+        disk = tmp_path / "tgt" / "disk.img"
+        assert f"backing_store=rdwr:{disk}" in shown.out, shown.out
+        assert f"iscsi server (this machine): {disk} is on " in shown.out
         # fio wrote to the LUN: the ext4 signature at its start is gone (a 4 KiB write at offset 0 or not,
         # the LUN's bytes changed where fio wrote), and the LUN's size is the backing file's
         assert image.read_bytes() != (tmp_path / "tgt" / "disk.img").read_bytes()

@@ -68,6 +68,9 @@ def test_a_run_on_an_nfs_export_makes_measures_and_removes_its_test_file(tmp_pat
         shown = _storbench(nfs, db, "show", "last")
         assert "client=qemu-nbd bridge (libnfs)" in shown.stdout and "version=3" in shown.stdout
         assert "server_commit=false" in shown.stdout and "NFS_Commit = false" in shown.stdout  # the server's own word
+        # what the server served for the export while fio ran, by its own counters (GetNFSv3IO), and where the export lives
+        assert "NFS server (nfs-ganesha, export 1, v3) during the run: " in shown.stdout and " READs, " in shown.stdout, shown.stdout
+        assert f"nfs server (this machine): {nfs.export} is on " in shown.stdout
         assert _bridges(nfs, res) == []
 
 
