@@ -151,3 +151,20 @@ def test_a_write_cache_that_cannot_be_read_says_why():
 
     page, why = iscsi_write_cache(f"127.0.0.1:{free_port()}", "iqn.2026-12.lab.storbench:none", 1)
     assert page is None and why is not None and why.startswith("login failed")
+
+
+def test_a_curve_on_a_lun_goes_through_the_bridge_step_by_step(cli, tmp_path: Path):
+    """storbench curve on an iSCSI LUN: the bridge is started for the curve (it was not: every step
+    failed to reach its socket), each load step stored, the knee found or said, nothing left."""
+    from servers import Tgt
+
+    with Tgt(tmp_path / "tgt") as tgt:
+        res = cli("curve", "--target", tgt.uri, "--load", "iodepth=1,4,16", "--size", "16m", "--runtime", "1s", "--json", "--no-report")
+        assert res.code == 0, res.err
+        data = json.loads(res.out)
+        names = [x["workload"] for x in data["results"]]
+        assert len(names) == 3 and all(n.startswith("curve-randread-4k@") and "iodepth=" in n for n in names), names
+        assert all(x["jobs"][0]["read"]["io_bytes"] > 0 for x in data["results"])
+        (curve,) = data["curves"]
+        assert len(curve["points"]) == 3 and all(p["iops"] > 0 for p in curve["points"])
+        assert _leftovers(tgt.uri) == []

@@ -73,6 +73,13 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
                                                ceph_client=ceph_client, ceph_timeout_s=ceph_timeout) for t in targets)  # fmt: skip
         if not resolved:
             resolved = (stack.enter_context(runner.scratch_target(app.env.cwd)),)
+        from ..targets import kind_of
+        from ..units import parse_size
+
+        size_text = overrides.size or workload.option("size")
+        size_bytes = parse_size(size_text) if size_text and not size_text.endswith("%") else None
+        for target in resolved:  # what a target's kind keeps running for the run (an iSCSI LUN's or NFS export's bridge)
+            stack.enter_context(kind_of(target).serve(target, size_bytes))
         store = stack.enter_context(contextlib.closing(app.open_store()))
         meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:],
                 "curve": {"workload": workload.name, **plan.meta()}}  # fmt: skip
