@@ -39,17 +39,6 @@ MAX_TEXT = 200
 STUDY_GAP_S = 120
 
 
-def _epoch(iso: str | None) -> float | None:
-    from datetime import datetime
-
-    if not iso:
-        return None
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 @functools.lru_cache(maxsize=1)
 def _templates() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
@@ -417,7 +406,7 @@ class Server:
         for r in sorted(runs, key=lambda r: r.run_id):
             newest[r.label] = r  # the newest run of each setup
         setups = [s.get("name") for s in study.get("setups", []) if isinstance(s, dict)]
-        finished_at = _epoch(info.finished_at)
+        finished_at = views.epoch_s(info.finished_at)
         if len(newest) < len(setups) and finished_at is not None and time.time() - finished_at < STUDY_GAP_S:
             return {"waiting": f"setup {len(newest) + 1} of {len(setups)} of study {study['label']} is being built", "study": study["label"]}
         done = sorted(r.run_id for r in newest.values())
@@ -440,7 +429,7 @@ class Server:
         run_ids = sorted({r["run_id"] for r in last})
         runs = self.store.get_runs(run_ids) if run_ids else {}
         figures = prometheus.result_figures(last, self.store.results_of(run_ids) if run_ids else {},
-                                            {rid: _epoch(info.finished_at) for rid, info in runs.items()})  # fmt: skip
+                                            {rid: views.epoch_s(info.finished_at) for rid, info in runs.items()})  # fmt: skip
         states = self.store.live_states()
         alive_runs = self.store.get_runs([rid for rid, _, _ in states]) if states else {}
         now = time.time()

@@ -39,8 +39,8 @@ def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
         "reason": info.reason,
         "created_at": info.created_at,
         "finished_at": info.finished_at,
-        "duration_s": duration_s(info.created_at, info.finished_at),
-        "duration": format_duration(d) if (d := duration_s(info.created_at, info.finished_at)) is not None else "",
+        "duration_s": (took := duration_s(info.created_at, info.finished_at)),
+        "duration": format_duration(took) if took is not None else "",
         "results": info.result_count,
         "targets": digest.get("targets", []),
         "where": [{"target": t, "storage": storage_brief(storage[t]) if t in storage else None} for t in digest.get("targets", [])],
@@ -52,17 +52,22 @@ def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def duration_s(started: str | None, finished: str | None) -> float | None:
-    """Seconds from a run's start to its end (ISO 8601 times), or None without an end."""
+def epoch_s(iso: str | None) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time as the store keeps it (``2026-12-05T07:08:50Z``), or None."""
     from datetime import datetime
 
-    if not started or not finished:
+    if not iso:
         return None
     try:
-        span = datetime.fromisoformat(finished.replace("Z", "+00:00")) - datetime.fromisoformat(started.replace("Z", "+00:00"))
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
-    return max(0.0, span.total_seconds())
+
+
+def duration_s(started: str | None, finished: str | None) -> float | None:
+    """Seconds from a run's start to its end (ISO 8601 times), or None without an end."""
+    a, b = epoch_s(started), epoch_s(finished)
+    return None if a is None or b is None else max(0.0, b - a)
 
 
 #: at most this many figures a run shows in the list
