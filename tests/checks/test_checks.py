@@ -582,7 +582,33 @@ CASES: dict[str, Case] = {
     "load-short-run": Case(_load_short, "info", ("wrote for 60 s, less than checkpoint_timeout (300 s)",), "checkpoint_timeout"),
     "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
     "bridge-cpu-bound": Case(lambda: _busy_bridge(), "warning", ("used 96% of a CPU while fio ran (2.40 s of CPU in 2.50 s)",), "?client=fio"),
+    "share-mount-limits": Case(lambda: _soft_small_nfs(), "warning", ("nfs4 share of /export/bench from nas01.example.lan at /mnt/bench", "it is mounted soft",
+                                                                        "rsize=32.0 KiB is smaller than the workload's bs=1.0 MiB: each I/O is 32 requests"), "mount with hard"),
 }
+
+
+def _soft_small_nfs() -> CheckContext:
+    """The recorded NFSv4.2 mount (tests/data/storage/findmnt-nfs4.json) as if mounted -o soft,rsize=32768, read with 1 MiB blocks."""
+    from storbench.storage import network_info_from_mount, parse_findmnt_json
+
+    (entry,) = parse_findmnt_json((Path(__file__).parent.parent / "data" / "storage" / "findmnt-nfs4.json").read_text())
+    options = tuple("soft" if o == "hard" else "rsize=32768" if o.startswith("rsize=") else o for o in entry.options)
+    net = network_info_from_mount(entry.fstype, entry.source, options)
+    fs = FilesystemInfo(mountpoint="/mnt/bench", source=entry.source, fstype=entry.fstype, options=options, network=net)
+    st = StorageInfo(target="/mnt/bench", target_kind="dir", filesystem=fs, devices=())
+    return clean(options={**CLEAN_OPTIONS, "rw": "read", "bs": "1m"}, storage=st, activity=())
+
+
+def test_a_hard_mount_with_large_requests_has_no_mount_finding() -> None:
+    """The same mount as recorded (hard, rsize=wsize=1 MiB): nothing for 1 MiB reads; 4 MiB writes are 4 requests each."""
+    ctx = _soft_small_nfs()
+    recorded = ("rw", "relatime", "vers=4.2", "rsize=1048576", "wsize=1048576", "hard", "proto=tcp")
+    net = dataclasses.replace(ctx.storage.filesystem.network, cache_options=("hard",), rsize_bytes=1 << 20, wsize_bytes=1 << 20)
+    fs = dataclasses.replace(ctx.storage.filesystem, options=recorded, network=net)
+    hard = dataclasses.replace(ctx, storage=dataclasses.replace(ctx.storage, filesystem=fs))
+    assert "share-mount-limits" not in ids(run_checks(hard))
+    (f,) = [f for f in run_checks(dataclasses.replace(hard, options={**hard.options, "rw": "write", "bs": "4m"})) if f.check == "share-mount-limits"]
+    assert f.message.endswith("wsize=1.0 MiB is smaller than the workload's bs=4.0 MiB: each I/O is 4 requests to the server")
 
 
 def _busy_bridge() -> CheckContext:

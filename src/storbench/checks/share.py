@@ -14,6 +14,13 @@ default) acknowledges writes from the target's write-back cache; unsynced write 
 measure that cache (here: turning tgt's cache off cut random writes to 30-60 %).  Read from the
 description's export (``write_cache=on``), which storbench fills with a MODE SENSE of its own.
 
+Check (id): ``share-mount-limits`` -- a mounted NFS or kernel SMB share whose own options shape
+the figure before the server does: ``soft`` (a server that stalls past ``timeo``x``retrans`` makes
+the client fail the I/O with EIO instead of waiting: a stalled second becomes errors or a short
+run, not a slow figure), or an ``rsize``/``wsize`` smaller than the workload's block size (each of
+fio's I/Os becomes several RPCs: a large-block figure then measures small requests).  From the
+mount table, before the run.
+
 Check (id): ``bridge-cpu-bound`` -- an iSCSI LUN or NFS file reached through storbench's qemu-nbd
 bridge, whose one process used at least :data:`BRIDGE_BUSY_SHARE` of a CPU while fio ran: the
 bridge, not the server, may have set the pace (fio's own libiscsi and nfs engines did 1.3-2.6 times
@@ -24,10 +31,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from storbench.errors import UsageError
 from storbench.model import Finding
 from storbench.storage import StorageInfo
 
-from ._common import CheckInfo, Options, finding, fix_of, is_direct, rw_mode, sync_reasons, writes
+from ._common import CheckInfo, Options, finding, fix_of, is_direct, reads, rw_mode, sync_reasons, writes
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import CheckContext
@@ -49,6 +57,14 @@ INFO = {
         explanation="The iSCSI LUN's caching mode page has WCE set (tgt's default): the target acknowledges a write once it is in its write-back cache (the server's RAM), so write figures without a sync measure that cache, and comparing them with an NFS export that commits (or with a LUN whose cache is off) compares caches, not protocols.",
         evidence="A workload that writes without sync=1, fsync or fdatasync, on an iscsi:// target whose MODE SENSE caching page says WCE=1 (storbench reads it before the run).",
         fix="Turn the LUN's write cache off on the target (tgt: a caching mode page with WCE=0) or add fsync=1 (or sync=1) to the workload; compare protocols with the same acknowledgement.",
+        severities=("warning",),
+        preflight=True,
+    ),
+    "share-mount-limits": CheckInfo(
+        title="The share's mount options shape the figure",
+        explanation="A mounted NFS or SMB share is mounted soft (a stalled server makes I/O fail instead of wait) or with an rsize/wsize smaller than the workload's blocks (each I/O becomes several requests), so the figure is the mount's, not the server's.",
+        evidence="An NFS mount with soft in its options, or an NFS or kernel SMB mount whose rsize (for a workload that reads) or wsize (for one that writes) is smaller than the workload's bs.",
+        fix="Mount with hard (NFS's default) and with rsize/wsize at least the workload's block size (1 MiB is the usual NFS maximum).",
         severities=("warning",),
         preflight=True,
     ),
@@ -106,7 +122,42 @@ def _lun_cache(options: Options, storage: StorageInfo | None) -> list[Finding]:
 
 
 def _judge(options: Options, storage: StorageInfo | None) -> list[Finding]:
-    return _lun_cache(options, storage) + _share(options, storage)
+    return _lun_cache(options, storage) + _share(options, storage) + _mount_limits(options, storage)
+
+
+def _block_bytes(options: Options) -> int | None:
+    from storbench.units import parse_size
+
+    text = options.get("bs") or options.get("blocksize")
+    if not text or "," in text or ":" in text or "-" in text:  # per-direction or ranged sizes: not judged
+        return None
+    try:
+        return parse_size(text)
+    except UsageError:  # a size fio reads but storbench does not: not judged
+        return None
+
+
+def _mount_limits(options: Options, storage: StorageInfo | None) -> list[Finding]:
+    from storbench.units import format_bytes
+
+    fs = storage.filesystem if storage is not None else None
+    net = fs.network if fs is not None else None
+    if fs is None or net is None or net.protocol not in ("nfs", "smb") or net.client != "kernel":
+        return []
+    said = []
+    if net.protocol == "nfs" and "soft" in net.cache_options:
+        said.append("it is mounted soft: a server that stalls past timeo x retrans makes the client fail the I/O with EIO "
+                    "instead of waiting, so a stall shows as errors or a short run, not as a slow figure")  # fmt: skip
+    bs = _block_bytes(options)
+    if bs is not None:
+        for size, word, does in ((net.rsize_bytes, "rsize", reads(options)), (net.wsize_bytes, "wsize", writes(options))):
+            if does and size is not None and size < bs:
+                said.append(f"{word}={format_bytes(size)} is smaller than the workload's bs={format_bytes(bs)}: each I/O "
+                            f"is {-(-bs // size)} requests to the server")  # fmt: skip
+    if not said:
+        return []
+    return [finding("share-mount-limits", "warning", f"{fs.fstype} share of {net.share} from {net.server} at {fs.mountpoint}: "
+                    + "; ".join(said), fix_of(INFO["share-mount-limits"]))]  # fmt: skip
 
 
 def _share(options: Options, storage: StorageInfo | None) -> list[Finding]:
