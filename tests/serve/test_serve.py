@@ -333,7 +333,8 @@ def _hostile_requests() -> list[str]:
         paths += [f"/runs/{v}", f"/api/runs/{v}", f"/results/{v}/raw", f"/live/{v}", f"/api/live/{v}", f"/runs/{v}/report"]
         paths += [f"/?page={v}", f"/?per_page={v}", f"/api/runs?page={v}", f"/?since={v}", f"/?until={v}", f"/?status={v}",
                   f"/compare?run=1&run={v}", f"/api/compare?run={v}&run=1", f"/report?run={v}", f"/trend?workload={v}",
-                  f"/api/trend?workload=rnd4k-q1t1-read&target={v}", f"/curves?label={v}", f"/static/{v}", f"/?label={v}"]  # fmt: skip
+                  f"/api/trend?workload=rnd4k-q1t1-read&target={v}", f"/curves?label={v}", f"/static/{v}", f"/?label={v}",
+                  f"/?sort={v}", f"/api/runs?sort=label&order={v}", f"/?target={v}&finding={v}&host={v}"]  # fmt: skip
     return paths
 
 
