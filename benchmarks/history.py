@@ -277,15 +277,15 @@ def query_plans(db: Path | str, made: dict) -> list[str]:
     ids20 = ", ".join(str(made["first"] + TEMPLATES + i * max(1, (span - TEMPLATES) // 20)) for i in range(20))
     runs_page = "SELECT runs.*, (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS result_count FROM runs"
     sqlite = isinstance(db, Path)
-    position = "instr(results.target, '/srv/pool3')" if sqlite else "strpos(results.target, '/srv/pool3')"
+    position = "instr(run_index.targets, '/srv/pool3')" if sqlite else "strpos(run_index.targets, '/srv/pool3')"
     queries = {
         "list (newest 50)": f"{runs_page} ORDER BY runs.id DESC LIMIT 50",
         "list --label-prefix": f"{runs_page} WHERE substr(runs.label, 1, 12) = 'nightly-0400' ORDER BY runs.id DESC LIMIT 50",
         "show: a run by label": "SELECT id FROM runs WHERE label = 'nightly-04000' ORDER BY id DESC",
         "show: its results": f"SELECT * FROM results WHERE run_id = {middle} ORDER BY id",
         "compare/report: the results of 20 runs": f"SELECT * FROM results WHERE run_id IN ({ids20}) ORDER BY id",
-        "serve: runs with a result on a target (count)": (
-            f"SELECT count(*) FROM runs WHERE EXISTS (SELECT results.id FROM results WHERE results.run_id = runs.id AND {position} > 0)"),
+        "serve: runs with a result on a target (count; run_index, schema 0006)": (
+            f"SELECT count(*) FROM runs WHERE runs.id IN (SELECT run_index.run_id FROM run_index WHERE {position} > 0)"),
     }
     lines = []
     if sqlite:
