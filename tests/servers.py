@@ -40,6 +40,15 @@ def wait_for_port(port: int, timeout_s: float = 15.0) -> None:
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout_s:g} s")
 
 
+def wait_until(ready, timeout_s: float, what, step_s: float = 0.05) -> None:
+    """Ask ``ready()`` every ``step_s`` until it is true; after ``timeout_s`` an AssertionError
+    saying ``what`` (a text, or a function giving it then: a log's tail)."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert time.monotonic() < deadline, what() if callable(what) else what
+        time.sleep(step_s)
+
+
 def stop_pid(pid: int, timeout_s: float = 10.0) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
@@ -425,19 +434,14 @@ class Tgt:
         try:
             if not self.prefix:  # in another namespace its port is not reachable from here: the login below tells
                 wait_for_port(self.port)
-            deadline = time.monotonic() + 10
-            while self.adm("--mode", "sys", "--op", "show", check=False).returncode != 0:
-                assert time.monotonic() < deadline, "tgtd's management socket did not answer"
-                time.sleep(0.05)
+            wait_until(lambda: self.adm("--mode", "sys", "--op", "show", check=False).returncode == 0, 10, "tgtd's management socket did not answer")
             self.adm("--lld", "iscsi", "--mode", "target", "--op", "new", "--tid", "1", "--targetname", self.IQN)
             self.adm("--lld", "iscsi", "--mode", "logicalunit", "--op", "new", "--tid", "1", "--lun", "1", "--backing-store", str(disk))
             if not self.write_cache:
                 self.adm("--lld", "iscsi", "--mode", "logicalunit", "--op", "update", "--tid", "1", "--lun", "1", "--params", self.CACHE_OFF)
             self.adm("--lld", "iscsi", "--mode", "target", "--op", "bind", "--tid", "1", "--initiator-address", "127.0.0.1")
-            deadline = time.monotonic() + 15
-            while subprocess.run([*self.prefix, "qemu-img", "info", "-f", "raw", self.uri], capture_output=True, timeout=30).returncode != 0:
-                assert time.monotonic() < deadline, "the LUN does not answer a login"
-                time.sleep(0.1)
+            wait_until(lambda: subprocess.run([*self.prefix, "qemu-img", "info", "-f", "raw", self.uri], capture_output=True, timeout=30).returncode == 0,
+                       15, "the LUN does not answer a login", step_s=0.1)  # fmt: skip
         except BaseException:
             self.__exit__()
             raise
@@ -542,23 +546,18 @@ LOG {{ Default_Log_Level = EVENT; }}
             rpcbind = subprocess.Popen(["unshare", "-n", "sh", "-c", "ip link set lo up && exec rpcbind -f"], start_new_session=True,
                                        stdout=subprocess.DEVNULL, stderr=open(self.dir / "rpcbind.log", "wb"))  # fmt: skip
             self.pids["rpcbind"] = rpcbind.pid
-            deadline = time.monotonic() + 10
-            while subprocess.run(self.inside("rpcinfo", "-p", "127.0.0.1"), capture_output=True).returncode != 0:
-                assert time.monotonic() < deadline and rpcbind.poll() is None, (self.dir / "rpcbind.log").read_text()
-                time.sleep(0.05)
+            wait_until(lambda: rpcbind.poll() is not None or subprocess.run(self.inside("rpcinfo", "-p", "127.0.0.1"), capture_output=True).returncode == 0,
+                       10, lambda: (self.dir / "rpcbind.log").read_text())  # fmt: skip
+            assert rpcbind.poll() is None, (self.dir / "rpcbind.log").read_text()
             env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={self.dir / 'dbus.sock'}")
             log, pidfile = self.dir / "ganesha.log", self.dir / "ganesha.pid"
             subprocess.run(self.inside("ganesha.nfsd", "-f", str(self.dir / "ganesha.conf"), "-L", str(log), "-p", str(pidfile), "-N", "NIV_EVENT"),
                            env=env, check=True, timeout=30, capture_output=True)  # fmt: skip
-            deadline = time.monotonic() + 20
-            while not (pidfile.exists() and log.exists() and "NFS SERVER INITIALIZED" in log.read_text(errors="replace")):
-                assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:] if log.exists() else "no ganesha log"
-                time.sleep(0.05)
+            wait_until(lambda: pidfile.exists() and log.exists() and "NFS SERVER INITIALIZED" in log.read_text(errors="replace"),
+                       20, lambda: log.read_text(errors="replace")[-2000:] if log.exists() else "no ganesha log")  # fmt: skip
             self.pids["ganesha.nfsd"] = int(pidfile.read_text().split()[0])
-            deadline = time.monotonic() + 15
-            while subprocess.run(self.inside("nfs-ls", self.url), capture_output=True, timeout=15).returncode != 0:
-                assert time.monotonic() < deadline, "ganesha does not answer nfs-ls"
-                time.sleep(0.1)
+            wait_until(lambda: subprocess.run(self.inside("nfs-ls", self.url), capture_output=True, timeout=15).returncode == 0,
+                       15, "ganesha does not answer nfs-ls", step_s=0.1)  # fmt: skip
         except BaseException:
             self.__exit__()
             raise
