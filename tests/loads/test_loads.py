@@ -3,6 +3,7 @@ and published ones), their command lines, their one-line errors, and each tool r
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -227,3 +228,19 @@ def test_sysbench_fileio_for_real(tmp_path):
             r = sysbench.parse(done.stdout)
             assert r.reads_per_s > 0 and r.writes_per_s > 0 and r.lat_percentile is not None and r.lat_percentile[0] == 99.0
     assert list(tmp_path.iterdir()) == []  # cleanup removed its files
+
+
+def test_a_dead_runs_load_directories_are_removed_and_no_other(tmp_path, monkeypatch):
+    """What a killed run left on a target (``.storbench-load-<pid>-*``, its PID gone) is removed,
+    with the server it may have left stopped first; a live run's, a link and other names stay."""
+    from storbench.run import loads as run_loads
+
+    dead = 2**22 + 12345  # above pid_max: no such process
+    for name in (f".storbench-load-{dead}-a", f".storbench-load-{os.getpid()}-b", "keep-me"):
+        (tmp_path / name / "data").mkdir(parents=True)
+    (tmp_path / f".storbench-load-{dead}-link").symlink_to(tmp_path / "keep-me")
+    stopped: list[str] = []
+    monkeypatch.setattr(run_loads, "kill_postmaster", stopped.append)
+    removed = run_loads.remove_dead_load_dirs(str(tmp_path))
+    assert removed == [str(tmp_path / f".storbench-load-{dead}-a")] and stopped == [str(tmp_path / f".storbench-load-{dead}-a" / "data")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f".storbench-load-{os.getpid()}-b", f".storbench-load-{dead}-link", "keep-me"])

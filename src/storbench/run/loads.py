@@ -213,23 +213,9 @@ def kill_postmaster(data_dir: str) -> None:
 def remove_dead_load_dirs(target_path: str) -> list[str]:
     """Remove ``.storbench-load-<pid>-*`` directories under ``target_path`` whose PID is gone (after
     stopping a PostgreSQL server left running in one); the paths removed."""
-    from ..store.owner import pid_gone
+    from ..store.owner import remove_dead_temp_dirs
 
-    removed: list[str] = []
-    try:
-        names = os.listdir(target_path)
-    except OSError:
-        return removed
-    for name in names:
-        m = LOAD_DIR_RE.match(name)
-        path = os.path.join(target_path, name)
-        if not m or int(m.group(1)) == os.getpid() or not pid_gone(int(m.group(1))) or os.path.islink(path) or not os.path.isdir(path):
-            continue
-        kill_postmaster(os.path.join(path, "data"))
-        shutil.rmtree(path, ignore_errors=True)
-        if not os.path.exists(path):
-            removed.append(path)
-    return removed
+    return remove_dead_temp_dirs(target_path, LOAD_DIR_RE, before_remove=lambda path: kill_postmaster(os.path.join(path, "data")))
 
 
 # --------------------------------------------------------------------------- one repetition

@@ -19,7 +19,7 @@ import re
 import shutil
 import socket
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 #: the prefix of fio's working directory (job file, output, logs) for the process ``pid``
@@ -79,10 +79,13 @@ def pid_gone(pid: int) -> bool:
     return start_ticks(pid) is None
 
 
-def remove_dead_temp_dirs(directory: str | None = None, pattern: re.Pattern[str] = _TEMP_RE) -> list[str]:
+def remove_dead_temp_dirs(directory: str | None = None, pattern: re.Pattern[str] = _TEMP_RE,
+                          before_remove: Callable[[str], None] | None = None) -> list[str]:  # fmt: skip
     """Remove ``storbench-fio-<pid>-*`` directories under the temporary directory (or those
-    ``pattern`` names under ``directory``: a scratch directory) whose PID is gone: a killed run's
-    job files, outputs and logs, its test file; the paths removed."""
+    ``pattern`` names under ``directory``: a scratch directory, a load's directory on a target)
+    whose PID is gone: a killed run's job files, outputs and logs, its test file; ``before_remove``
+    is called with each first (a PostgreSQL server left running in a load's directory is stopped);
+    the paths removed."""
     directory = directory or tempfile.gettempdir()
     removed: list[str] = []
     try:
@@ -93,6 +96,8 @@ def remove_dead_temp_dirs(directory: str | None = None, pattern: re.Pattern[str]
         m = pattern.match(name)
         path = os.path.join(directory, name)
         if m and int(m.group(1)) != os.getpid() and pid_gone(int(m.group(1))) and os.path.isdir(path) and not os.path.islink(path):
+            if before_remove is not None:
+                before_remove(path)
             shutil.rmtree(path, ignore_errors=True)
             if not os.path.exists(path):
                 removed.append(path)
