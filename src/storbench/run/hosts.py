@@ -487,26 +487,42 @@ def probe_host(fio_path: str, host: Host, timeout_s: float = PROBE_TIMEOUT_S) ->
     The client is killed as soon as the reply's line is read: it would otherwise wait about a
     second more for the server to say goodbye (the server reaps its connection's process), which
     is most of a pre-flight's time (1.3 s -> 0.15-0.3 s a host here)."""
+    try:
+        said = _probe_client(fio_path, [host], timeout_s)
+    except OSError as exc:
+        return ProbeOutput(127, "", f"fio: {exc.strerror or exc}")
+    text = said.text
+    if parse_probe_line(text) is not None:
+        return ProbeOutput(0, text, "")
+    return ProbeOutput(said.returncode if said.returncode is not None and said.returncode >= 0 else None, text, "")
+
+
+@dataclass(frozen=True)
+class _ClientSaid:
+    text: str
+    returncode: int | None
+
+
+def _probe_client(fio_path: str, hosts: Sequence[Host], timeout_s: float) -> _ClientSaid:
+    """One fio client asking ``hosts`` for their probe replies (``--showcmd``: no I/O), killed as
+    soon as every reply is in (or ``timeout_s`` passed); what it printed.  OSError when fio cannot
+    be started."""
     with tempfile.TemporaryDirectory(prefix="storbench-probe-") as tmp:
         job = os.path.join(tmp, "probe.fio")
         with open(job, "w", encoding="utf-8") as fh:
             fh.write(_PROBE_JOB)
-        try:
-            child, noted = proc.spawn([fio_path, host.client_option(), "--showcmd", job], cwd=tmp,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-        except OSError as exc:
-            return ProbeOutput(127, "", f"fio: {exc.strerror or exc}")
+        argv = [fio_path, "--showcmd"]
+        for host in hosts:
+            argv += [host.client_option(), job]
+        child, noted = proc.spawn(argv, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             signals.raise_noted(noted)
-            said = _read_until_probe(child, timeout_s)
+            said = _read_until_probe(child, timeout_s, replies=len(hosts))
         finally:
             proc.stop_group(child, ((signal.SIGKILL, 5.0),))
             assert child.stdout is not None
             child.stdout.close()
-        text = said.decode("utf-8", errors="replace")
-        if parse_probe_line(text) is not None:
-            return ProbeOutput(0, text, "")
-        return ProbeOutput(child.returncode if child.returncode is not None and child.returncode >= 0 else None, text, "")
+    return _ClientSaid(said.decode("utf-8", errors="replace"), child.returncode)
 
 
 def _read_until_probe(child: subprocess.Popen, timeout_s: float, replies: int = 1) -> bytes:
@@ -583,25 +599,11 @@ def probe_all(fio_path: str, hosts: Sequence[Host], local_version: str,
     unambiguous: a reply from every host, all the same fio (this client's), OS and architecture;
     each host then gets those facts (its machine name too when all names are one, else none).
     Otherwise None: the caller probes host by host, which names the one that differs."""
-    with tempfile.TemporaryDirectory(prefix="storbench-probe-") as tmp:
-        job = os.path.join(tmp, "probe.fio")
-        with open(job, "w", encoding="utf-8") as fh:
-            fh.write(_PROBE_JOB)
-        argv = [fio_path, "--showcmd"]
-        for host in hosts:
-            argv += [host.client_option(), job]
-        try:
-            child, noted = proc.spawn(argv, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        except OSError:
-            return None
-        try:
-            signals.raise_noted(noted)
-            said = _read_until_probe(child, timeout_s, replies=len(hosts))
-        finally:
-            proc.stop_group(child, ((signal.SIGKILL, 5.0),))
-            assert child.stdout is not None
-            child.stdout.close()
-    return judge_probes(hosts, said.decode("utf-8", errors="replace"), local_version)
+    try:
+        said = _probe_client(fio_path, hosts, timeout_s)
+    except OSError:
+        return None
+    return judge_probes(hosts, said.text, local_version)
 
 
 def judge_probes(hosts: Sequence[Host], text: str, local_version: str) -> dict[Host, HostCheck] | None:
