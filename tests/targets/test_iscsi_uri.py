@@ -62,3 +62,19 @@ def test_the_engine_is_looked_for_where_make_install_builds_it_or_where_the_envi
     assert external_engine("libiscsi", {"STORBENCH_FIO_ENGINES": str(tmp_path)}) is None
     (tmp_path / "fio-libiscsi.so").write_bytes(b"\x7fELF")
     assert external_engine("libiscsi", {"STORBENCH_FIO_ENGINES": str(tmp_path)}) == str(tmp_path / "fio-libiscsi.so")
+
+
+def test_the_fio_engine_kinds_find_the_engine_when_asked(tmp_path, monkeypatch):
+    """``STORBENCH_FIO_ENGINES`` as it is when a job is built, not when storbench was imported:
+    the libiscsi and nfs kinds name the engine file of the directory it gives then."""
+    from storbench.model import Target
+    from storbench.targets import kind_of
+
+    for name in ("fio-libiscsi.so", "fio-nfs.so"):
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setenv("STORBENCH_FIO_ENGINES", str(tmp_path))
+    iscsi = kind_of(Target(kind="iscsi-fio", path="iscsi://127.0.0.1/iqn.2026-12.lab:x/1?client=fio"))
+    nfs = kind_of(Target(kind="nfs-fio", path="nfs://127.0.0.1/export/?client=fio"))
+    assert (iscsi.engine, nfs.engine) == (f"external:{tmp_path / 'fio-libiscsi.so'}", f"external:{tmp_path / 'fio-nfs.so'}")
+    monkeypatch.setenv("STORBENCH_FIO_ENGINES", str(tmp_path / "none"))
+    assert iscsi.engine == "external:fio-libiscsi.so"  # not built there: the bare name (the run refuses it in one line first)
