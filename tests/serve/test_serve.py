@@ -169,6 +169,7 @@ def test_runs_page_gives_each_runs_figures_place_duration_and_findings(history):
         fstype = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", row["targets"][0]], capture_output=True, text=True).stdout.strip()
         assert row["where"][0]["target"] == row["targets"][0] and row["where"][0]["storage"].startswith(fstype + " ")
         assert row["duration_s"] > 0 and row["duration"]
+        assert row["machine"] == socket.gethostname()  # the machine it ran on, from its host facts
         assert row["finding_counts"] == {"invalid": len(row["invalid"]), "warning": len(row["warnings"])} and "short-run" in row["warnings"]
         code, html, _ = get(base + "/?label=study/")
         assert code == 200 and f"{len(row['warnings'])} warning" in html and figures["rnd4k-q1t1-read"]["text"] in html

@@ -45,6 +45,7 @@ def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
         "targets": digest.get("targets", []),
         "where": [{"target": t, "storage": storage_brief(storage[t]) if t in storage else None} for t in digest.get("targets", [])],
         "hosts": digest.get("hosts", []),
+        "machine": digest.get("machine"),
         "figures": headline_figures(digest.get("figures", [])),
         "invalid": invalid,
         "warnings": warnings,

@@ -664,9 +664,9 @@ class Store:
     def run_digests(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """For each run (a page of runs at once): its distinct ``targets`` and ``hosts``, its
         findings' ``checks`` by severity, its ``figures`` (one per result of the aggregate or a
-        single host: workload, repetition, options, the headline columns) and ``storage`` (the
+        single host: workload, repetition, options, the headline columns), ``storage`` (the
         description of each target, from its first result; a description this storbench cannot
-        read is left out)."""
+        read is left out) and ``machine`` (the host name the run ran on, from its metadata)."""
         if not run_ids:
             return {}
         c = results.c
@@ -675,12 +675,21 @@ class Store:
                  .where(c.run_id.in_(list(run_ids))).order_by(c.id))  # fmt: skip
         first = select(func.min(c.id)).where(c.run_id.in_(list(run_ids))).group_by(c.run_id, c.target)
         described = select(c.run_id, c.target, c.storage_json).where(c.id.in_(first), c.storage_json.is_not(None))
-        out: dict[int, dict[str, Any]] = {rid: {"targets": [], "hosts": [], "checks": {}, "figures": [], "storage": {}} for rid in run_ids}
+        metas = select(runs.c.id, runs.c.meta_json).where(runs.c.id.in_(list(run_ids)))
+        out: dict[int, dict[str, Any]] = {rid: {"targets": [], "hosts": [], "checks": {}, "figures": [], "storage": {}, "machine": None}
+                                          for rid in run_ids}  # fmt: skip
 
-        def work(conn: Connection) -> tuple[list[Any], list[Any]]:
-            return list(conn.execute(query)), list(conn.execute(described))
+        def work(conn: Connection) -> tuple[list[Any], list[Any], list[Any]]:
+            return list(conn.execute(query)), list(conn.execute(described)), list(conn.execute(metas))
 
-        rows, storages = self._read(work)
+        rows, storages, machines = self._read(work)
+        for row in machines:  # the machine the run ran on (its metadata's host facts)
+            try:
+                host = json.loads(row.meta_json).get("host")
+            except (ValueError, AttributeError):
+                host = None
+            if isinstance(host, dict) and isinstance(host.get("hostname"), str):
+                out[row.id]["machine"] = host["hostname"]
         for row in rows:
             d = out[row.run_id]
             target, host = self._dec(row.target), self._dec(row.host)
