@@ -736,3 +736,33 @@ def test_run_page_of_many_hosts_summarises_them(tmp_path):
         assert code == 200 and table.count("<tr>") == 26 and "24 hosts: the table" not in every
         code, body, _ = get(f"{base}/runs/{run_id}?hosts=some")
         assert code == 400 and "parameter &#39;hosts&#39; takes only &#39;all&#39;" in body
+
+
+def test_the_runs_lists_headline_figures_pick_a_bandwidth_and_an_iops_workload():
+    """Pure: the first workload judged by bandwidth and the first judged by IOPS (or latency), in
+    the run's order, each the mean over its repetitions on its first target; a mix sums its
+    directions; an application load (no headline column) gives none."""
+    def row(workload, rep, options, target="/t", **cols):
+        return {"workload": workload, "repetition": rep, "target": target, "options": options,
+                **{k: cols.get(k) for k in ("read_iops", "write_iops", "read_bw_bytes", "write_bw_bytes")}}  # fmt: skip
+
+    seq = {"rw": "read", "bs": "1m", "iodepth": "8"}
+    mix = {"rw": "randrw", "bs": "4k", "rwmixread": "70"}
+    sync = {"rw": "randwrite", "bs": "4k", "fsync": "1", "iodepth": "1"}
+    figures = [
+        row("journal", 0, sync, write_iops=300.0, write_bw_bytes=1.2e6),
+        row("mixed", 0, mix, read_iops=700.0, write_iops=300.0), row("mixed", 1, mix, read_iops=900.0, write_iops=100.0),
+        row("seq1m", 0, seq, read_bw_bytes=2e9, read_iops=2000.0), row("seq1m", 1, seq, read_bw_bytes=1e9, read_iops=1000.0),
+        row("seq1m", 0, seq, target="/other", read_bw_bytes=9e9),  # another target: not this figure
+        row("pgbench", 0, {"clients": "4"}),
+    ]
+    shown = views.headline_figures(figures)
+    assert [(f["workload"], f["metric"], f["direction"], f["value"], f["n"]) for f in shown] == [
+        ("journal", "iops", "write", 300.0, 1),  # judged by latency, shown as IOPS (the list keeps the headline columns)
+        ("seq1m", "bw_bytes", "read", 1.5e9, 2),
+    ]
+    assert shown[1]["text"] == "1.4 GiB/s"
+    assert [f["workload"] for f in views.headline_figures(figures[1:3] + figures[-1:])] == ["mixed"]
+    (mixed,) = views.headline_figures(figures[1:3])
+    assert (mixed["direction"], mixed["value"]) == ("read+write", 1000.0)
+    assert views.headline_figures(figures[-1:]) == []
