@@ -187,6 +187,9 @@ def main() -> int:
     parser.add_argument("--all", action="store_true", help="every test, as make test runs them (-n JOBS for its "
                         "parallel part, default 2), --count times each (default 1)")
     args = parser.parse_args()
+    # SIGTERM (a stopped CI job, kill -- -PGID) ends the study like Ctrl-C: the hogs are stopped and
+    # their directory removed (they run in sessions of their own: a killed study left them spinning)
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     if args.all:
         return whole_suite(args)
     tests = args.tests or timing_tests()
