@@ -48,7 +48,7 @@ def test_seed003_smb_nfs_and_iscsi_of_one_zfs_dataset_in_one_command(zfs, tmp_pa
                 Tgt(tmp_path / "tgt", size_mib=32, inside=nfs.inside(), backing=nas / "lun.img") as lun, \
                 Samba(tmp_path / "smb", share_path=nas / "smb") as smb:  # fmt: skip
             port = free_port()
-            iperf3 = subprocess.Popen(nfs.inside("iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)),
+            iperf3 = subprocess.Popen(nfs.inside("iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
             try:
                 net = _storbench(nfs, db, "net", "127.0.0.1", "--port", str(port), "--time", "1", "--parallel", "1")
@@ -60,9 +60,9 @@ def test_seed003_smb_nfs_and_iscsi_of_one_zfs_dataset_in_one_command(zfs, tmp_pa
             res = _storbench(nfs, db, "run", "--target", str(smb.share_dir), "--target", nfs.url, "--target", lun.uri,
                              "--destroy-data", lun.uri, *WORKLOADS, "--sweep", "bs=" + ",".join(BLOCKS), "--size", "16m",
                              "--runtime", "1s", "--repeat", "2", "--label", "seed003", "--json", "--no-report")  # fmt: skip
+            assert res.returncode == 0, res.stderr[-3000:]
             table = _storbench(nfs, db, "compare", "seed003")
             doc = json.loads(_storbench(nfs, db, "compare", "seed003", "--json").stdout)
-        assert res.returncode == 0, res.stderr[-3000:]
     records = json.loads(res.stdout)
     targets = (str(smb.share_dir), nfs.url, lun.uri)
     assert {(r["target"], r["workload"]) for r in records} == {(t, f"{w}@bs={bs}") for t in targets for w in ("seq-read", "rand-write-1") for bs in BLOCKS}

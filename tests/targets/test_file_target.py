@@ -129,3 +129,23 @@ def test_special_and_empty_files_are_refused(cli, tmp_path):
     assert res.code == 2 and "on proc, a kernel interface" in _one_error(res)
     res = cli("run", "--workload", "rnd4k-q1t1-read", "--target", "/dev/null", "--no-report")
     assert res.code == 2 and "neither a directory nor a regular file" in _one_error(res)
+
+
+def test_a_target_that_fails_the_engine_probes_file_is_one_line(tmp_path, monkeypatch):
+    """A share whose server fails (EIO on the probe file, seen through smbnetfs) is a TargetError
+    naming the file, never an internal error."""
+    import errno
+
+    from storbench.errors import TargetError
+    from storbench.run import engines
+
+    def eio(path):
+        raise OSError(errno.EIO, "Input/output error", path)
+
+    monkeypatch.setattr(engines, "_engine_works", lambda fio, engine, filename: (True, ""))
+    monkeypatch.setattr(engines.os, "unlink", eio)
+    with pytest.raises(TargetError, match=r"cannot remove .*\.storbench-probe-.*: Input/output error; remove it by hand"):
+        engines.probe_ioengine("fio", str(tmp_path))
+    monkeypatch.setattr(engines.tempfile, "mkstemp", lambda **kw: eio(kw["dir"]))
+    with pytest.raises(TargetError, match=f"cannot create a file in {tmp_path} to find fio's I/O engine: Input/output error"):
+        engines.probe_ioengine("fio", str(tmp_path))

@@ -14,7 +14,7 @@ import os
 import subprocess
 import tempfile
 
-from storbench.errors import FioMissingError, FioRunError
+from storbench.errors import FioMissingError, FioRunError, TargetError
 from storbench.process import proc as processes
 
 #: Engines ``ioengine = "auto"`` may resolve to, in order of preference.
@@ -60,18 +60,28 @@ def probe_ioengine(fio_path: str, directory: str) -> str:
     each) and removes its temporary file.  Raises :class:`FioRunError` when none
     works and :class:`FioMissingError` when ``fio_path`` does not exist.
     """
-    fd, filename = tempfile.mkstemp(prefix=".storbench-probe-", dir=directory)
-    os.close(fd)
+    try:
+        fd, filename = tempfile.mkstemp(prefix=".storbench-probe-", dir=directory)
+        os.close(fd)
+    except OSError as exc:  # a share whose server fails (EIO), a full or read-only filesystem: one line
+        raise TargetError(f"cannot create a file in {directory} to find fio's I/O engine: {exc.strerror or exc}") from None
     reasons: list[str] = []
+    found: str | None = None
     try:
         for engine in AUTO_ENGINES:
             ok, reason = _engine_works(fio_path, engine, filename)
             if ok:
-                return engine
+                found = engine
+                break
             reasons.append(reason)
     finally:
         try:
             os.unlink(filename)
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise TargetError(f"cannot remove {filename} (storbench's probe of fio's I/O engine): {exc.strerror or exc}; "
+                              "remove it by hand") from None  # fmt: skip
+    if found is not None:
+        return found
     raise FioRunError("ioengine probe", "none of io_uring, libaio, posixaio works here (" + "; ".join(reasons) + ")")
