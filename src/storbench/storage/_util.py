@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -73,3 +74,31 @@ def json_error(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at line {exc.lineno}"
     return str(exc)
+
+
+def local_processes(program: str, proc: str = "/proc") -> list[tuple[int, list[str], dict[str, str]]]:
+    """(pid, argv, environment) of every running ``program`` (by its argv[0]'s name) in this
+    process's network namespace, read from ``proc``: the servers storbench can ask beside it
+    (nfs-ganesha, tgtd).  An unreadable process is passed over."""
+    try:
+        mine = os.readlink(os.path.join(proc, "self", "ns", "net"))
+    except OSError:
+        return []
+    out = []
+    for name in os.listdir(proc):
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, name, "cmdline"), "rb") as fh:
+                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+            if not argv or os.path.basename(argv[0]) != program or os.readlink(os.path.join(proc, name, "ns", "net")) != mine:
+                continue
+            try:
+                with open(os.path.join(proc, name, "environ"), "rb") as fh:
+                    environ = dict(e.decode(errors="replace").split("=", 1) for e in fh.read().split(b"\0") if b"=" in e)
+            except OSError:
+                environ = {}
+        except OSError:
+            continue
+        out.append((int(name), argv, environ))
+    return out

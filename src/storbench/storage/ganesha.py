@@ -18,7 +18,6 @@ target, or storbench started inside the server's namespace), it reads the server
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -106,26 +105,10 @@ def export_for(exports: Sequence[GaneshaExport], directory: str) -> GaneshaExpor
 
 def local_servers(proc: str = "/proc") -> list[tuple[int, str]]:
     """(pid, configuration file) of every ``ganesha.nfsd`` in this process's network namespace."""
-    try:
-        mine = os.readlink(os.path.join(proc, "self", "ns", "net"))
-    except OSError:
-        return []
-    out = []
-    for name in os.listdir(proc):
-        if not name.isdigit():
-            continue
-        try:
-            with open(os.path.join(proc, name, "cmdline"), "rb") as fh:
-                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-            if not argv or os.path.basename(argv[0]) != "ganesha.nfsd":
-                continue
-            if os.readlink(os.path.join(proc, name, "ns", "net")) != mine:
-                continue
-        except OSError:
-            continue
-        config = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-f"), DEFAULT_CONFIG)
-        out.append((int(name), config))
-    return out
+    from ._util import local_processes
+
+    return [(pid, next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-f"), DEFAULT_CONFIG))
+            for pid, argv, _env in local_processes("ganesha.nfsd", proc)]  # fmt: skip
 
 
 def local_directory(export: GaneshaExport, directory: str) -> str | None:
@@ -175,14 +158,10 @@ def io_source(directory: str, proc: str = "/proc") -> tuple[int, str] | None:
     export, _how = local_export(directory, proc)
     if export is None or len(servers) != 1 or not (export.export_id or "").isdigit():
         return None
-    bus = SYSTEM_BUS
-    try:
-        with open(os.path.join(proc, str(servers[0][0]), "environ"), "rb") as fh:
-            for entry in fh.read().split(b"\0"):
-                if entry.startswith(b"DBUS_SYSTEM_BUS_ADDRESS="):
-                    bus = entry.split(b"=", 1)[1].decode(errors="replace")
-    except OSError:
-        pass
+    from ._util import local_processes
+
+    environ = next((env for pid, _argv, env in local_processes("ganesha.nfsd", proc) if pid == servers[0][0]), {})
+    bus = environ.get("DBUS_SYSTEM_BUS_ADDRESS") or SYSTEM_BUS
     return int(export.export_id or 0), bus
 
 

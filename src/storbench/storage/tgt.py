@@ -15,7 +15,6 @@ ZFS dataset, whose ARC can answer the LUN's reads), as it does for a share of th
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from collections.abc import Sequence
@@ -126,28 +125,11 @@ class LocalTgtd:
 
 def local_tgtds(proc: str = "/proc") -> list[LocalTgtd]:
     """Every ``tgtd`` in this process's network namespace (``/proc``)."""
-    try:
-        mine = os.readlink(os.path.join(proc, "self", "ns", "net"))
-    except OSError:
-        return []
-    out = []
-    for name in os.listdir(proc):
-        if not name.isdigit():
-            continue
-        try:
-            with open(os.path.join(proc, name, "cmdline"), "rb") as fh:
-                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-            if not argv or os.path.basename(argv[0]) != "tgtd":
-                continue
-            if os.readlink(os.path.join(proc, name, "ns", "net")) != mine:
-                continue
-            with open(os.path.join(proc, name, "environ"), "rb") as fh:
-                environ = dict(e.decode(errors="replace").split("=", 1) for e in fh.read().split(b"\0") if b"=" in e)
-        except (OSError, ValueError):
-            continue
-        portals = tuple(p for a in argv for p in re.findall(r"portal=([^,\s]+)", a))
-        out.append(LocalTgtd(pid=int(name), portals=portals, socket=environ.get("TGT_IPC_SOCKET") or DEFAULT_SOCKET))
-    return out
+    from ._util import local_processes
+
+    return [LocalTgtd(pid=pid, portals=tuple(p for a in argv for p in re.findall(r"portal=([^,\s]+)", a)),
+                      socket=environ.get("TGT_IPC_SOCKET") or DEFAULT_SOCKET)
+            for pid, argv, environ in local_processes("tgtd", proc)]  # fmt: skip
 
 
 def _serves(tgtd: LocalTgtd, host: str, port: int) -> bool:
