@@ -90,12 +90,15 @@ def _failed_once_and_kept(res: subprocess.CompletedProcess, elapsed: float, targ
     return err
 
 
-def test_tgtd_killed_mid_workload(tmp_path: Path):
+@pytest.mark.parametrize("client", ["qemu-nbd", "fio"])
+def test_tgtd_killed_mid_workload(tmp_path: Path, client: str):
+    """Through the qemu-nbd bridge and through fio's own libiscsi engine: both reconnect for ever."""
     from servers import Tgt
 
     db = tmp_path / "r.sqlite"
     with Tgt(tmp_path / "tgt") as tgt:
-        before, _ = _storbench([], db, "run", "--target", tgt.uri, "--workload", "rnd4k-q1t1-read", "--size", "16m", "--runtime", "1",
+        uri = tgt.uri + ("?client=fio" if client == "fio" else "")
+        before, _ = _storbench([], db, "run", "--target", uri, "--workload", "rnd4k-q1t1-read", "--size", "16m", "--runtime", "1",
                                "--no-report", "--label", "before")  # fmt: skip
         assert before.returncode == 0, before.stderr
 
@@ -104,10 +107,12 @@ def test_tgtd_killed_mid_workload(tmp_path: Path):
             tgt.proc.send_signal(signal.SIGKILL)
             tgt.proc.wait()
 
-        res, elapsed = _storbench([], db, "run", "--target", tgt.uri, "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read",
+        res, elapsed = _storbench([], db, "run", "--target", uri, "--workload", "rnd4k-q1t1-read", "--workload", "seq1m-q1t1-read",
                                   "--size", "16m", "--runtime", "3", "--no-report", kill=kill)  # fmt: skip
-    err = _failed_once_and_kept(res, elapsed, tgt.uri, db)
-    assert tgt.uri in err
+    err = _failed_once_and_kept(res, elapsed, uri, db)
+    assert f"the iSCSI target at 127.0.0.1:{tgt.port} stopped answering during the workload (connection refused" in err, err
+    # the next workload was not started on the server still gone
+    assert f"seq1m-q1t1-read on {uri}: not run: the iSCSI target at 127.0.0.1:{tgt.port} is not answering" in " ".join(res.stderr.split())
     assert _left_by(res.pid, tgt.uri) == []  # type: ignore[attr-defined]
 
 
@@ -126,5 +131,6 @@ def test_ganesha_killed_mid_workload(tmp_path: Path):
         res, elapsed = _storbench(nfs.inside(), db, "run", "--target", nfs.url, "--workload", "rnd4k-q1t1-read",
                                   "--workload", "seq1m-q1t1-read", "--size", "16m", "--runtime", "3", "--no-report", kill=kill)  # fmt: skip
         left = _left_by(res.pid, nfs.url)  # type: ignore[attr-defined]
-    _failed_once_and_kept(res, elapsed, nfs.url, db)
+    err = _failed_once_and_kept(res, elapsed, nfs.url, db)
+    assert "the NFS server at 127.0.0.1:2049 stopped answering during the workload (connection refused" in err, err
     assert left == []

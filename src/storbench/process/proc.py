@@ -118,6 +118,24 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def children_of(pid: int, comm: str | None = None) -> list[int]:
+    """Live (not zombie) children of ``pid`` (named ``comm``, when given), read from /proc."""
+    children = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        name = stat[stat.find("(") + 1 : stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[0] not in ("Z", "X") and fields[1] == str(pid) and comm in (None, name):
+            children.append(int(entry))
+    return children
+
+
 def stop_group(proc: subprocess.Popen, ladder: Sequence[tuple[int, float]] = STOP_LADDER, *, group: bool = True,
                until_group_gone: bool = False) -> None:  # fmt: skip
     """Stop ``proc`` (started by :func:`spawn`, so its process group is its pid) and what it forked:

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -55,12 +55,17 @@ class FioInvocation:
     host_series: Mapping[str, tuple[tuple[int, float, float], ...]] = field(default_factory=dict)
     #: client/server: hosts asked for but not run (left out by the pre-flight), and why
     left_out: Mapping[str, str] = field(default_factory=dict)
+    #: why storbench stopped this fio before it ended (its ``watch`` said: the server gone), else None
+    stopped_reason: str | None = None
 
 
 class FioExecutor(Protocol):
     """What runs fio.  ``env``: variables fio's environment needs for this job (CEPH_CONF for the
     rbd engine); given only when the job has some.  ``remote``: fio runs on other hosts (client
-    mode), which cannot pass an environment: such jobs are refused before they are given."""
+    mode), which cannot pass an environment: such jobs are refused before they are given.
+    ``watch``: called while fio runs (a few times a second); a reason it returns stops fio, and the
+    invocation carries it (:attr:`FioInvocation.stopped_reason`); given only to a local executor,
+    for a target whose server can vanish (storbench.run.serverwatch)."""
 
     remote: bool
     #: the fio program (also what probes of the I/O engine run)
@@ -68,7 +73,8 @@ class FioExecutor(Protocol):
 
     def version(self) -> str: ...
 
-    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation: ...
+    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None,
+            watch: Callable[[], str | None] | None = None) -> FioInvocation: ...
 
 
 def output_format(job_text: str) -> str:
@@ -93,6 +99,18 @@ _RUNNING: dict[int, subprocess.Popen] = {}
 def _kill_running_fio() -> None:
     for pid, child in list(_RUNNING.items()):
         if child.poll() is None:
+            jobs = proc.children_of(pid, "fio")
+            proc.kill_leftovers(pid, timeout_s=2.0)
+            _kill_jobs(jobs)
+
+
+def _kill_jobs(jobs: Sequence[int]) -> None:
+    """SIGKILL what is left of fio's job processes ``jobs``.  Each runs in a session (and process
+    group) of its own -- fio calls setsid() in every job process -- so stopping fio's group does
+    not reach them; one whose I/O never completes (libiscsi reconnecting to a dead target, busy)
+    outlives its fio for ever (seen: fio's libiscsi engine after tgtd was SIGKILLed)."""
+    for pid in jobs:
+        if pid in proc.group_members(pid):  # still its own group's leader: the job, not a new process with its PID
             proc.kill_leftovers(pid, timeout_s=2.0)
 
 
@@ -145,8 +163,10 @@ class SubprocessFio:
                 self._version = out.stdout.strip() or "unknown"
         return self._version
 
-    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation:
-        """``env``: variables added to fio's environment (CEPH_CONF for the rbd engine)."""
+    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None,
+            watch: Callable[[], str | None] | None = None) -> FioInvocation:
+        """``env``: variables added to fio's environment (CEPH_CONF for the rbd engine); ``watch``:
+        see :class:`FioExecutor`."""
         # the PID in the name lets a later run remove it when this process was killed (store/owner.py)
         with tempfile.TemporaryDirectory(prefix=f"storbench-fio-{os.getpid()}-") as tmp:
             job_path = os.path.join(tmp, "job.fio")
@@ -163,6 +183,7 @@ class SubprocessFio:
                 job_path,
             ]
             interrupted = False
+            stopped_reason: str | None = None
             with open(err_path, "w+b") as err:
                 # a new session (Ctrl-C reaches storbench, which stops fio itself); a signal while it
                 # is forked is raised once fio is ours to stop; relative log names (write_bw_log=sb) land in tmp
@@ -183,6 +204,13 @@ class SubprocessFio:
                         except subprocess.TimeoutExpired:
                             if (error := abort_check()) is not None:
                                 raise error from None
+                    while watch is not None and child.poll() is None:
+                        try:
+                            child.wait(timeout=0.25)
+                        except subprocess.TimeoutExpired:
+                            if (stopped_reason := watch()) is not None:
+                                stop_fio(child, _SERVER_GONE_LADDER)
+                                break
                     child.wait()
                 except BaseException:
                     interrupted = True
@@ -190,7 +218,7 @@ class SubprocessFio:
                     raise
                 finally:
                     if child.returncode != 0:
-                        proc.kill_leftovers(child.pid)  # fio's job processes outlive a killed fio
+                        proc.kill_leftovers(child.pid)  # what fio left in its own group (its job processes have sessions of their own: stop_fio)
                     _RUNNING.pop(child.pid, None)
                     reader.join(timeout=5)
                     if not reader.is_alive() and child.stdout is not None:
@@ -213,6 +241,7 @@ class SubprocessFio:
                 stdout_text="".join(stdout_parts),
                 interrupted=interrupted,
                 logs=logs,
+                stopped_reason=stopped_reason,
             )
 
 
@@ -235,6 +264,15 @@ def _pump_status(proc: subprocess.Popen, parts: list[str], on_status: Callable[[
                     pass
 
 
-def stop_fio(child: subprocess.Popen) -> None:
-    """Ask fio to stop like Ctrl-C would (it then cleans up its job processes), then insist."""
-    proc.stop_group(child, ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)), group=False)
+#: how fio is stopped: asked like Ctrl-C would (it then cleans up its job processes), then insisted
+_LADDER = ((signal.SIGINT, 10.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+#: fio whose server is gone: its job waits on I/O that never completes, so the ask is shorter
+_SERVER_GONE_LADDER = ((signal.SIGINT, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0))
+
+
+def stop_fio(child: subprocess.Popen, ladder: Sequence[tuple[int, float]] = _LADDER) -> None:
+    """Stop fio by ``ladder`` (signal, seconds to wait after it), each step sent when the last did
+    not do; then its job processes, if any outlived it (:func:`_kill_jobs`)."""
+    jobs = proc.children_of(child.pid, "fio")  # found now: once fio is gone they are init's
+    proc.stop_group(child, ladder, group=False)
+    _kill_jobs(jobs)

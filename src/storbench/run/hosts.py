@@ -954,7 +954,9 @@ class ClientFio:
         # hosts' results printed); with --eta=never it waits for that host for ever
         return argv + ["--output-format=json+", "--eta=always"]
 
-    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None) -> FioInvocation:
+    def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None,
+            watch: Callable[[], str | None] | None = None) -> FioInvocation:
+        """``watch`` is never given (the runner watches servers for local runs only: the hosts reach them, not this one)."""
         from .fioexec import FioInvocation, stop_fio
 
         if env:  # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)

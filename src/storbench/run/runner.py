@@ -28,6 +28,7 @@ from ..jobs.load import build_load_job
 from ..model import JobSpec, Overrides, Repeat, Target, Workload
 from ..process import signals
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping  # noqa: F401  (SubprocessFio: re-exported)
+from .serverwatch import ServerWatch
 
 if TYPE_CHECKING:
     from ..activity import DeviceSample
@@ -73,6 +74,8 @@ def fio_failure_reason(inv: FioInvocation, result: FioResult | None) -> str | No
         for ln in (inv.stderr_text + "\n" + inv.stdout_text).replace("\r", "\n").splitlines()
         if ln.strip().startswith("fio:")
     ]
+    if inv.stopped_reason is not None:  # storbench stopped it (its server gone): that is why
+        return inv.stopped_reason
     if result is not None:
         lines += [n for n in result.notes if n.startswith("fio:")]
     job_error = result.error if result is not None else 0
@@ -451,6 +454,8 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
     fio_version = executor.version()
     storage_by_target: dict[str, StorageInfo | None] = {}
     identity_by_target: dict[str, tuple[int, int] | None] = {}
+    #: the server under each target that has one, watched while fio runs (serverwatch.py)
+    watches: dict[str, ServerWatch | None] = {}
     local = not executor.remote  # client/server: the target path is on other hosts
     current = "(before the first workload)"
     artifacts_before = _artifacts(specs)
@@ -471,6 +476,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                     continue
                 key = spec.target.path
                 if key not in storage_by_target:
+                    watches[key] = _server_watch(spec.target) if local else None
                     identity_by_target[key] = target_identity(spec.target)
                     storage_by_target[key] = telemetry.describe(spec.target, fio_version)
                     if local:
@@ -492,6 +498,8 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                         outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "since the run started; it was not run"))
                     elif not spec.workload.is_fio:
                         outcome = _measure_load(run_id, spec, repetition, records, storage, telemetry=telemetry, label=label, clock=clock)
+                    elif (server := watches[key]) is not None and (gone := server.gone()) is not None:
+                        outcome = Failure(spec.workload.name, spec.target.display, gone)
                     else:
                         run_spec = spec
                         if index in last_use and repetition == repeat.count - 1:  # its hosts remove the file at its end
@@ -500,6 +508,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                             run_id, run_spec, repetition, records, storage,
                             executor=executor, telemetry=telemetry, label=label, clock=clock,
                             fio_version=fio_version, on_status=reporter.status, on_devices=reporter.devices_now,
+                            watch=server.check if server is not None else None,
                         )
                         if local and not isinstance(outcome, Failure) and target_identity(spec.target) != expected:
                             outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "while fio ran; its result is not kept"))
@@ -554,6 +563,14 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
             _remove_remote_test_files(specs, executor)
         _remove_artifacts(artifacts_before)
     return RunOutcome(run_id=run_id if isinstance(run_id, int) else run_id(), stored=tuple(stored), failures=tuple(failures))
+
+
+def _server_watch(target: Target) -> ServerWatch | None:
+    """A watch of the server under ``target`` (its kind's :meth:`~storbench.targets.base.TargetKind.server`), else None."""
+    from ..targets import kind_of
+
+    server = kind_of(target).server(target)
+    return ServerWatch(*server) if server is not None else None
 
 
 #: fio's words for a test file that could not be written: the disk full, the device failing
@@ -624,15 +641,18 @@ def _prefill(specs: Sequence[JobSpec], target: Target, storage: StorageInfo | No
     return dataclasses.replace(storage, notes=tuple(storage.notes) + (note,)) if storage is not None else storage
 
 
-def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], None]) -> FioInvocation:
+def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], None],
+            watch: Callable[[], str | None] | None = None) -> FioInvocation:
     """``executor.run`` of one job, with the environment its target needs (CEPH_CONF for an RBD
-    image) when it needs one; an executor that cannot set an environment (fio client/server)
-    cannot run such a job, and says so in one line."""
+    image) when it needs one, and ``watch`` (its server's, :mod:`.serverwatch`) when given; an
+    executor that cannot set an environment (fio client/server) cannot run such a job, and says
+    so in one line."""
+    extra: dict[str, Any] = {"watch": watch} if watch is not None else {}
     if not spec.env:
-        return executor.run(spec.job_text, on_status)
+        return executor.run(spec.job_text, on_status, **extra)
     if executor.remote:  # the FioExecutor protocol: client mode passes no environment
         raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
-    return executor.run(spec.job_text, on_status, env=dict(spec.env))
+    return executor.run(spec.job_text, on_status, env=dict(spec.env), **extra)
 
 
 def _test_file_name(spec: JobSpec) -> str:
@@ -762,9 +782,11 @@ def _measure_once(
     fio_version: str,
     on_status: Callable[[Status], None],
     on_devices: Callable[[Sequence[DeviceSample]], None] | None = None,
+    watch: Callable[[], str | None] | None = None,
 ) -> tuple[ResultRecord, list[ResultRecord], list[Failure]] | Failure:
     """One fio run of one job, with everything recorded around it; with each of fio's status
-    lines, ``on_devices`` is given the activity sampler's newest reading of each device.
+    lines, ``on_devices`` is given the activity sampler's newest reading of each device;
+    ``watch``: the target's server watch (:mod:`.serverwatch`), polled while fio runs.
 
     Returns the primary record (the only one, or the aggregate of a client/server
     run), the per-host records of a client/server run, and per-host failures.
@@ -775,14 +797,14 @@ def _measure_once(
         telemetry.backend_sampler(storage, spec.target, _area_bytes(spec)) if not remote else None
     ) or contextlib.nullcontext(None)
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
-        watch = on_status
+        watch_status = on_status
         if on_devices is not None and sampler is not None:
 
-            def watch(status: Status) -> None:
+            def watch_status(status: Status) -> None:
                 on_status(status)
                 on_devices(sampler.latest())
 
-        inv = run_fio(executor, spec, watch)
+        inv = run_fio(executor, spec, watch_status, watch)
     activity = sampler.series() if sampler is not None else None
     # imported once the first fio has run: nothing before it needs the result records
     from ..fio.json import parse_fio_json

@@ -142,6 +142,12 @@ class TargetKind:
         nothing for the others."""
         return contextlib.nullcontext()
 
+    def server(self, target: Target) -> tuple[str, str, int] | None:
+        """(the server in words, host, TCP port) of a target whose I/O hangs when that server dies
+        (a userspace client that retries for ever): the runner watches it while fio runs
+        (:mod:`storbench.run.serverwatch`); None for the others."""
+        return None
+
     def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
         """(files to stat, directory whose filesystem's used space to read); None: not local."""
         import os

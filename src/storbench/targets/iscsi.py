@@ -184,6 +184,10 @@ class IscsiKind(TargetKind):
         return Placement(options=(("uri", f"nbd+unix:///?socket={bridge_socket(target.path)}"),),
                          notes=(f"{target.path} through qemu-nbd (a userspace bridge) on {bridge_socket(target.path)}",))  # fmt: skip
 
+    def server(self, target: Target) -> tuple[str, str, int] | None:
+        host, port, _, _ = check_iscsi_uri(target.path)
+        return "the iSCSI target", host, port
+
     def describe_path(self, target: Target) -> str | None:
         return None
 

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 NFS_PREFIX = "nfs://"
 TEST_FILE = "storbench.testfile"
 TIMEOUT_S = 30.0
+#: the port NFS servers serve on (RFC 7530; what NFSv3 servers register with their portmapper)
+NFS_PORT = 2049
 _URI_RE = re.compile(
     r"^nfs://(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?P<port>:\d*)?"
     r"(?P<path>/[A-Za-z0-9._/-]*)(?P<query>\?.*)?$"
@@ -188,6 +190,12 @@ class NfsKind(TargetKind):
     needs_size = True
     local_path = False
     noun = "a directory of an NFS export"
+
+    def server(self, target: Target) -> tuple[str, str, int] | None:
+        """The NFS server's own port (2049: the one NFSv3 servers register and NFSv4 uses); a
+        server elsewhere is never judged (it must have answered there in this run)."""
+        host, _ = check_nfs_uri(target.path)
+        return "the NFS server", host, NFS_PORT
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
         check_nfs_uri(spec)

@@ -1,0 +1,104 @@
+"""Is the server under a target still there? (edge: TCP connects, nothing else)
+
+A target reached through a userspace client -- an iSCSI LUN, an NFS export (qemu-nbd's bridge or
+fio's own engine), an NBD export over TCP -- hangs fio when its server dies in the middle of a
+workload: qemu's iSCSI and NFS drivers and libiscsi reconnect for ever, and fio waits on them with
+its status line at ``[-.-%][eta 00m:00s]`` (seen with tgtd SIGKILLed: fio never returned).  The
+runner therefore watches the server's port while fio runs (:meth:`ServerWatch.check`, polled by
+:meth:`storbench.run.fioexec.SubprocessFio.run`): once it refuses or times out
+:data:`MISSES` times in a row, :data:`INTERVAL_S` apart, fio is stopped and the workload fails
+with one line naming the server.  Only a server that answered in this run is judged (a port
+storbench guessed wrong never fails a run), and the next workload is not started on a server
+still gone (:meth:`ServerWatch.gone`).
+
+A server that hangs but keeps its port open (SIGSTOP) is not caught here: its kernel still
+accepts connections.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import time
+from collections.abc import Callable
+
+#: seconds between two probes while fio runs
+INTERVAL_S = 1.0
+#: probes in a row that must fail before the server counts as gone
+MISSES = 3
+#: how long one connect may take
+CONNECT_TIMEOUT_S = 2.0
+
+
+def connect_problem(host: str, port: int, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+    """None when ``host:port`` accepts a TCP connection now, else what went wrong, in words."""
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout_s):
+            return None
+    except TimeoutError:
+        return f"no answer within {timeout_s:g} s"
+    except OSError as exc:
+        if exc.errno == errno.ECONNREFUSED:
+            return "connection refused"
+        return exc.strerror or str(exc)
+
+
+class ServerWatch:
+    """Watches one server's TCP port for one target during a run (see the module's text).
+
+    ``what``: the server in words ("the iSCSI target"); ``probe``: one connect attempt (injected
+    in tests), None when it answered."""
+
+    def __init__(self, what: str, host: str, port: int, *, probe: Callable[[str, int], str | None] = connect_problem,
+                 clock: Callable[[], float] = time.monotonic, interval_s: float = INTERVAL_S, misses: int = MISSES) -> None:  # fmt: skip
+        self.what = what
+        self.host = host
+        self.port = port
+        self._probe = probe
+        self._clock = clock
+        self._interval_s = interval_s
+        self._misses = misses
+        #: the server answered at least once in this run: only then is it judged
+        self.answered = False
+        self._missed: list[str] = []
+        self._next_s = 0.0
+
+    @property
+    def where(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
+        return f"{self.what} at {host}:{self.port}"
+
+    def _once(self) -> str | None:
+        problem = self._probe(self.host, self.port)
+        if problem is None:
+            self.answered = True
+            self._missed.clear()
+        else:
+            self._missed.append(problem)
+        return problem
+
+    def start(self) -> None:
+        """Called as a workload starts: the first probe, and the clock of the next."""
+        self._missed.clear()
+        self._once()
+        self._next_s = self._clock() + self._interval_s
+
+    def gone(self) -> str | None:
+        """Before a workload: why it is not started (the server answered earlier in this run and
+        does not now), else None.  Starts the watch."""
+        self.start()
+        if self._missed and self.answered:
+            return f"not run: {self.where} is not answering ({self._missed[-1]}); it answered earlier in this run"
+        return None
+
+    def check(self) -> str | None:
+        """While fio runs (called often; probes once per interval): the reason to stop fio once
+        the server has failed :data:`MISSES` probes in a row, else None."""
+        if not self.answered or self._clock() < self._next_s:
+            return None
+        self._once()
+        self._next_s = self._clock() + self._interval_s
+        if len(self._missed) < self._misses:
+            return None
+        return (f"{self.where} stopped answering during the workload ({self._missed[-1]}, "
+                f"{len(self._missed)} tries {self._interval_s:g} s apart); fio was stopped, its figures are not kept")  # fmt: skip
