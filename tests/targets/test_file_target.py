@@ -144,7 +144,7 @@ def test_a_target_that_fails_the_engine_probes_file_is_one_line(tmp_path, monkey
 
     monkeypatch.setattr(engines, "_engine_works", lambda fio, engine, filename: (True, ""))
     monkeypatch.setattr(engines.os, "unlink", eio)
-    with pytest.raises(TargetError, match=r"cannot remove .*\.storbench-probe-.*: Input/output error; remove it by hand"):
+    with pytest.raises(TargetError, match=r"cannot remove .*/storbench-probe-.*: Input/output error; remove it by hand"):
         engines.probe_ioengine("fio", str(tmp_path))
     monkeypatch.setattr(engines.tempfile, "mkstemp", lambda **kw: eio(kw["dir"]))
     with pytest.raises(TargetError, match=f"cannot create a file in {tmp_path} to find fio's I/O engine: Input/output error"):

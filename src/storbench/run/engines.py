@@ -20,6 +20,8 @@ from storbench.process import proc as processes
 #: Engines ``ioengine = "auto"`` may resolve to, in order of preference.
 AUTO_ENGINES: tuple[str, ...] = ("io_uring", "libaio", "posixaio")
 PROBE_TIMEOUT_S = 10.0
+#: the probe file's name in the target directory (see probe_ioengine for why no leading dot)
+PROBE_PREFIX = "storbench-probe-"
 
 
 def _engine_works(fio_path: str, engine: str, filename: str) -> tuple[bool, str]:
@@ -61,7 +63,9 @@ def probe_ioengine(fio_path: str, directory: str) -> str:
     works and :class:`FioMissingError` when ``fio_path`` does not exist.
     """
     try:
-        fd, filename = tempfile.mkstemp(prefix=".storbench-probe-", dir=directory)
+        # not a dot file: a Samba share on a filesystem without xattrs (zfs-fuse) marks it hidden, and
+        # smbnetfs (libsmbclient) then cannot delete it (ENOSYS) and fails every later call with EIO
+        fd, filename = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=directory)
         os.close(fd)
     except OSError as exc:  # a share whose server fails (EIO), a full or read-only filesystem: one line
         raise TargetError(f"cannot create a file in {directory} to find fio's I/O engine: {exc.strerror or exc}") from None

@@ -1061,7 +1061,7 @@ class ClientFio:
 
         def probe_file(host: Host) -> str:
             where = (host.target or default_target).rstrip("/") or "/"
-            return fio_filename(("" if where == "/" else where) + "/.storbench-probe")
+            return fio_filename(("" if where == "/" else where) + "/storbench-probe")  # no dot: see run/engines.py
 
         reasons = []
         for engine in AUTO_ENGINES:

@@ -20,7 +20,9 @@ import time
 from collections.abc import Callable
 
 CHUNK_BYTES = 1024 * 1024
-PROBE_NAME = ".storbench-truncate-probe"
+#: not a dot file: see storbench.run.engines.probe_ioengine (a hidden file on an SMB share without
+#: xattrs cannot be deleted through smbnetfs, which then fails every call)
+PROBE_NAME = "storbench-truncate-probe"
 
 
 def grows_by_truncate(directory: str) -> tuple[bool, str | None]:
