@@ -144,6 +144,15 @@ def zfs(zfs_daemon, tmp_path):
 
 
 @pytest.fixture(scope="session")
+def serve_history(tmp_path_factory):
+    """The store of real runs the serve tests read (tests/serve/test_serve.make_history), made once
+    a session; each module takes a copy (test_serve.history)."""
+    from test_serve import make_history
+
+    return make_history(tmp_path_factory.mktemp("serve-history"))
+
+
+@pytest.fixture(scope="session")
 def report_runs(tmp_path_factory):
     """Three real runs (test_report.make_runs), made once for the report and browser tests."""
     from test_report import make_runs
@@ -156,7 +165,7 @@ def report_runs(tmp_path_factory):
 #: modules whose every test needs a real server or daemon the session starts (ZFS, Ceph, GlusterFS,
 #: SMB, sshfs, NBD, iperf3, fio servers, PostgreSQL)
 BACKEND_MODULES = frozenset({
-    "test_agent", "test_ceph", "test_gluster", "test_iscsi", "test_multihost", "test_nfs", "test_protocol_study", "test_nbd", "test_net", "test_share_faults",
+    "test_agent", "test_ceph", "test_gluster", "test_iscsi", "test_multihost", "test_nfs", "test_nbd", "test_net", "test_share_faults",
     "test_share_study", "test_store_postgres", "test_zfs", "test_zfs_study", "test_protocol_faults", "test_seed003",
 })
 BACKEND_FIXTURES = frozenset({"pg_server", "pg_url", "zfs_daemon", "zfs", "ceph", "iperf3_server", "agents", "netns"})

@@ -66,16 +66,17 @@ def stop_pid(pid: int, timeout_s: float = 10.0) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def when_fio_runs(then, delay_s: float, timeout_s: float = 60.0):
-    """A started thread that calls ``then()`` ``delay_s`` after storbench's fio starts (join it)."""
+def when_fio_runs(then, delay_s: float, timeout_s: float = 60.0, pid: int | None = None):
+    """A started thread that calls ``then()`` ``delay_s`` after storbench's fio starts (join it);
+    ``pid``: the storbench whose fio (a child process), else this process's."""
     import threading
 
     def watch() -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            # this process's fio only (its temporary directory carries storbench's PID): another
+            # this storbench's fio only (its temporary directory carries storbench's PID): another
             # storbench on the machine must not set it off
-            if subprocess.run(["pgrep", "-f", f"storbench-fio-{os.getpid()}-.*/job.fio"], capture_output=True).returncode == 0:
+            if subprocess.run(["pgrep", "-f", f"storbench-fio-{pid or os.getpid()}-.*/job.fio"], capture_output=True).returncode == 0:
                 time.sleep(delay_s)
                 then()
                 return

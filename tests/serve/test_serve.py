@@ -98,11 +98,10 @@ def get_json(url: str):
 # --------------------------------------------------------------------------- a store of real runs
 
 
-@pytest.fixture(scope="module")
-def history(tmp_path_factory) -> Path:
+def make_history(root: Path) -> Path:
     """Four real runs of two workloads (labels study/a .. study/d; study/a's of 3 s, the others' of
-    1 s), one on its own label, and an import."""
-    root = tmp_path_factory.mktemp("serve")
+    1 s), one on its own label, and an import, in ``root/results.sqlite``: made once a test session
+    (conftest's ``serve_history``), each module given a copy of its own (:func:`history`)."""
     db = root / "results.sqlite"
     for name in ("a", "b", "c", "d"):
         target = root / f"t-{name}"
@@ -115,6 +114,18 @@ def history(tmp_path_factory) -> Path:
     doc = DATA / "fio-text" / "public" / "05-fio3.1-randrw-libaio.txt"
     proc = subprocess.run([*STORBENCH, "import", str(doc), "--label", "imported"], env=_env(db), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+    return db
+
+
+@pytest.fixture(scope="module")
+def history(serve_history, tmp_path_factory) -> Path:
+    """A copy of the session's store of real runs (:func:`make_history`) for this module alone: the
+    live tests add runs to it, which another module's counts must not see."""
+    import sqlite3
+
+    db = tmp_path_factory.mktemp("serve") / "results.sqlite"
+    with contextlib.closing(sqlite3.connect(serve_history)) as source, contextlib.closing(sqlite3.connect(db)) as copy:
+        source.backup(copy)
     return db
 
 

@@ -44,7 +44,7 @@ def _bridges(server, *runs: subprocess.CompletedProcess) -> list[str]:
         except OSError:
             continue
     pids = {str(r.pid) for r in runs}  # type: ignore[attr-defined]
-    left += [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("storbench-fio-") and "-nfs-" in n and n.split("-")[2] in pids]
+    left += [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("storbench-fio-") and ("-nfs-" in n or "-iscsi-" in n) and n.split("-")[2] in pids]
     return left
 
 

@@ -14,11 +14,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from servers import when_fio_runs
 
 pytestmark = pytest.mark.skipif(
     any(shutil.which(p) is None for p in ("tgtd", "tgtadm", "ganesha.nfsd", "rpcbind", "qemu-nbd", "qemu-img", "nsenter", "fio")),
@@ -30,23 +31,6 @@ pytestmark = pytest.mark.skipif(
 BOUND_S = 120
 
 
-def _when_fio_of(pid: int, then, delay_s: float = 1.0, timeout_s: float = 90.0) -> threading.Thread:
-    """A started thread that calls ``then()`` ``delay_s`` after the fio of the storbench with ``pid`` starts."""
-
-    def watch() -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if subprocess.run(["pgrep", "-f", f"storbench-fio-{pid}-.*/job.fio"], capture_output=True).returncode == 0:
-                time.sleep(delay_s)
-                then()
-                return
-            time.sleep(0.05)
-
-    t = threading.Thread(target=watch)
-    t.start()
-    return t
-
-
 def _storbench(prefix: list[str], db: Path, *args: str, kill=None) -> tuple[subprocess.CompletedProcess, float]:
     """``storbench ARGS`` (inside a network namespace when ``prefix`` is nsenter's), ``kill()``
     called a second after its first fio starts; how long it took."""
@@ -55,7 +39,7 @@ def _storbench(prefix: list[str], db: Path, *args: str, kill=None) -> tuple[subp
     started = time.monotonic()
     child = subprocess.Popen([*prefix, sys.executable, "-m", "storbench", *args], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)  # fmt: skip
-    watcher = _when_fio_of(child.pid, kill) if kill is not None else None
+    watcher = when_fio_runs(kill, 1.0, timeout_s=90.0, pid=child.pid) if kill is not None else None
     try:
         out, err = child.communicate(timeout=BOUND_S + 120)
     finally:

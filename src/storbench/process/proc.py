@@ -25,7 +25,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from . import signals
@@ -101,9 +101,8 @@ def spawn(argv: Sequence[str], *, env_extra: Mapping[str, str] | None = None, c_
 STOP_LADDER: tuple[tuple[signal.Signals, float], ...] = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes in process group ``pgid``, read from /proc."""
-    members = []
+def _processes() -> Iterator[tuple[int, str, list[str]]]:
+    """(pid, name, the fields of /proc/PID/stat after the name) of every live (not zombie) process."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -113,27 +112,18 @@ def group_members(pgid: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(pgid):
-            members.append(int(entry))
-    return members
+        if len(fields) > 2 and fields[0] not in ("Z", "X"):
+            yield int(entry), stat[stat.find("(") + 1 : stat.rfind(")")], fields
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes in process group ``pgid``, read from /proc."""
+    return [pid for pid, _, fields in _processes() if fields[2] == str(pgid)]
 
 
 def children_of(pid: int, comm: str | None = None) -> list[int]:
     """Live (not zombie) children of ``pid`` (named ``comm``, when given), read from /proc."""
-    children = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        name = stat[stat.find("(") + 1 : stat.rfind(")")]
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[0] not in ("Z", "X") and fields[1] == str(pid) and comm in (None, name):
-            children.append(int(entry))
-    return children
+    return [child for child, name, fields in _processes() if fields[1] == str(pid) and comm in (None, name)]
 
 
 def stop_group(proc: subprocess.Popen, ladder: Sequence[tuple[int, float]] = STOP_LADDER, *, group: bool = True,
