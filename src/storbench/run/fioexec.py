@@ -266,8 +266,9 @@ def _pump_status(proc: subprocess.Popen, parts: list[str], on_status: Callable[[
 
 #: how fio is stopped: asked like Ctrl-C would (it then cleans up its job processes), then insisted
 _LADDER = ((signal.SIGINT, 10.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
-#: fio whose server is gone: its job waits on I/O that never completes, so the ask is shorter
-_SERVER_GONE_LADDER = ((signal.SIGINT, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0))
+#: fio whose server is gone: its job waits on I/O that never completes (a TERM changes nothing
+#: there), and what it would write is not kept, so it is asked once, briefly, then killed
+_SERVER_GONE_LADDER = ((signal.SIGINT, 1.0), (signal.SIGKILL, 5.0))
 
 
 def stop_fio(child: subprocess.Popen, ladder: Sequence[tuple[int, float]] = _LADDER) -> None:
