@@ -1,18 +1,21 @@
 """Is the server under a target still there? (edge: TCP connects, nothing else)
 
 A target reached through a userspace client -- an iSCSI LUN, an NFS export (qemu-nbd's bridge or
-fio's own engine), an NBD export over TCP -- hangs fio when its server dies in the middle of a
-workload: qemu's iSCSI and NFS drivers and libiscsi reconnect for ever, and fio waits on them with
-its status line at ``[-.-%][eta 00m:00s]`` (seen with tgtd SIGKILLed: fio never returned).  The
-runner therefore watches the server's port while fio runs (:meth:`ServerWatch.check`, polled by
-:meth:`storbench.run.fioexec.SubprocessFio.run`): once it refuses or times out
-:data:`MISSES` times in a row, :data:`INTERVAL_S` apart, fio is stopped and the workload fails
-with one line naming the server.  Only a server that answered in this run is judged (a port
-storbench guessed wrong never fails a run), and the next workload is not started on a server
-still gone (:meth:`ServerWatch.gone`).
+fio's own engine) -- hangs fio when its server dies in the middle of a workload: qemu's iSCSI and
+NFS drivers and libiscsi reconnect for ever, and fio waits on them with its status line at
+``[-.-%][eta 00m:00s]`` (seen with tgtd SIGKILLed: fio never returned).  The runner therefore
+watches the server's port while fio runs (:meth:`ServerWatch.check`, polled by
+:meth:`storbench.run.fioexec.SubprocessFio.run`): once it refuses or times out :data:`MISSES`
+times in a row, :data:`INTERVAL_S` apart, fio is stopped and the workload fails with one line
+naming the server.  Only a server that answered in this run is judged (a port storbench guessed
+wrong never fails a run), and the next workload is not started on a server still gone
+(:meth:`ServerWatch.gone`).
 
 A server that hangs but keeps its port open (SIGSTOP) is not caught here: its kernel still
-accepts connections.
+accepts connections.  Which targets have a server to watch is their kind's word
+(:meth:`storbench.targets.base.TargetKind.server`: iSCSI and NFS so far); every workload that
+runs through :func:`storbench.run.runner.execute` is watched (runs, curves, matrix setups), the
+--prefill and --precondition passes are not.
 """
 
 from __future__ import annotations
