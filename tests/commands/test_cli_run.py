@@ -131,6 +131,8 @@ def test_fio_error_is_one_line_and_not_stored(cli, tmp_path):
     assert last.startswith("storbench: error: 1 of 1 workload(s) failed; first: workload 'misaligned'")
     assert "Invalid argument" in last or "direct" in last
     assert "Traceback" not in res.err
+    # no empty results table: the run says it has none, where it is stored
+    assert "run 1: no result was stored" in res.out and "┏" not in res.out and "workload" not in res.out.split("no result")[-1]
     con = sqlite3.connect(cli.db)
     assert con.execute("select count(*) from results").fetchone() == (0,)
     assert con.execute("select status from runs").fetchone() == ("failed",)

@@ -217,6 +217,8 @@ def _print_run(app: App, records: Sequence[ResultRecord], run_id: int, label: st
     findings said once for the run, each host's line (client runs) and where it is stored."""
     if as_json:
         print_json(app, public_records(records))
+    elif not records:  # every workload failed: the failures were said, the error line follows
+        app.out(f"run {run_id}: no result was stored")
     else:
         from ..render.glance import format_glance, glance, target_line
         from ..render.terminal import format_results_table, format_run_wide
