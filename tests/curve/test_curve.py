@@ -174,12 +174,14 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     # 4 threads: the curve flattens once the 4 threads are busy, and that is its knee, at no more
     # than 4 / 1 ms.  At which depth it flattens is the machine's to decide (QD4 when it is quiet;
     # QD8 or QD16 when a busy 2-core machine starves the server at the lower depth; the 8-thread
-    # export flattened at QD4 beside a machine running 256 fio servers), so the knee is judged as
-    # one of the measured steps and by the server's ceiling, never by its step
+    # export flattened at QD4 beside a machine running 256 fio servers; under the CPU and disk hog the
+    # 4-thread export's starved server kept gaining a little to QD32, and no knee was found), so the
+    # knee is judged as one of the measured steps and by the server's ceiling, never by its step
+    # or by whether there is one; no step ever passes the ceiling
     for curve, threads in ((a, 4), (b, 8)):
+        assert max(p["iops"] for p in curve["points"]) <= 1.05 * threads * 1000
         knee = curve["knee"]
         if knee is None:
-            assert threads == 8  # 4 threads always flatten within QD32
             continue
         [at] = [p for p in curve["points"] if p["step"] == knee["step"]]
         assert knee["iops"] == at["iops"] and knee["iops"] <= 1.05 * threads * 1000, knee
