@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.errors import StorbenchError, StoreError
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from .model import versions
 
@@ -356,7 +357,7 @@ def counter_deltas(prev: DiskCounters, cur: DiskCounters, *, long_bits: int = 64
     """
     if (prev.major, prev.minor, prev.name) != (cur.major, cur.minor, cur.name):
         return None
-    values: dict[str, Any] = {}
+    values: JSONObject = {}
     for name in _COUNT_FIELDS:
         d = _delta(getattr(prev, name), getattr(cur, name), long_bits)
         if d is None:
@@ -493,16 +494,16 @@ def compare_bytes(fio_read_bytes: int, fio_write_bytes: int, totals: DeviceTotal
 # --------------------------------------------------------------------------- stored form
 
 
-def _encode_flat(obj: Any) -> dict[str, Any]:
+def _encode_flat(obj: Any) -> JSONObject:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
-def _decode_flat(cls: type, data: Any) -> Any:
+def _decode_flat(cls: type, data: JSONValue) -> Any:
     if not isinstance(data, Mapping):
         raise StoreError(
             f"stored activity is malformed: expected an object for {cls.__name__}, got {type(data).__name__}"
         )
-    kwargs: dict[str, Any] = {}
+    kwargs: JSONObject = {}
     for f in dataclasses.fields(cls):
         if f.name in data:
             kwargs[f.name] = data[f.name]
@@ -511,7 +512,7 @@ def _decode_flat(cls: type, data: Any) -> Any:
     return cls(**kwargs)
 
 
-def activity_to_dict(series: ActivitySeries) -> dict[str, Any]:
+def activity_to_dict(series: ActivitySeries) -> JSONObject:
     """The stored, JSON-compatible form; :func:`activity_from_dict` inverts it exactly."""
     return {
         "format_version": ACTIVITY_FORMAT_VERSION,
@@ -525,7 +526,7 @@ def activity_to_dict(series: ActivitySeries) -> dict[str, Any]:
     }
 
 
-def activity_from_dict(data: Mapping[str, Any]) -> ActivitySeries:
+def activity_from_dict(data: JSONMapping) -> ActivitySeries:
     """Rebuild an :class:`ActivitySeries`; raises :class:`StoreError` for a newer version or malformed data."""
     if not isinstance(data, Mapping):
         raise StoreError(f"stored activity is malformed: expected an object, got {type(data).__name__}")

@@ -28,12 +28,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .metrics import MEASURE_DIRECTION, METRICS, direction_figures, measure_directions
 from .model import DIRECTIONS, EACH_HOST_UP_TO, ResultRecord
 from .stats import core as stats
 from .stats.core import Summary, summarize
+
+if TYPE_CHECKING:
+    from .storage import StorageInfo
 
 __all__ = [
     "METRIC_LABELS",
@@ -86,7 +89,7 @@ class Config:
     run_ids: tuple[int, ...]
     target: str | None  # the target of every record, or None (imports, or records without one)
     host: str | None
-    storage: Any  # storage.StorageInfo of its first record, or None
+    storage: StorageInfo | None  # the storage description of its first record
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from storbench.jsontypes import JSONObject, JSONValue
 
 from .errors import StorbenchError
 from .model import Finding, FioResult
@@ -106,7 +107,7 @@ def plan_measurements(parallel: int) -> list[tuple[int, bool]]:
     return plan
 
 
-def _num(value: Any) -> float | None:
+def _num(value: JSONValue) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
@@ -149,7 +150,7 @@ def parse_iperf3_json(text: str, server: str | None = None, port: int | None = N
     )
 
 
-def _obj(doc: Any, key: str) -> dict[str, Any]:
+def _obj(doc: JSONValue, key: str) -> JSONObject:
     """``doc[key]`` where both are JSON objects, else ``{}`` (iperf3's JSON read without trusting its shape)."""
     value = doc.get(key) if isinstance(doc, dict) else None
     return value if isinstance(value, dict) else {}

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from storbench.errors import StoreError
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 from storbench.model import (
     DIRECTIONS,
     DirectionStats,
@@ -42,7 +43,7 @@ from storbench.model import (
 #: Version of the stored form.  Bump when a stored key is renamed, removed or changes meaning.
 FORMAT_VERSION = versions.RESULT  # the history: storbench.model.versions
 
-_Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (encode, decode)
+_Codec = tuple[Callable[[Any], JSONValue], Callable[[JSONValue], Any]]  # (encode, decode): a field's value <-> JSON
 
 
 # --------------------------------------------------------------------------- generic helpers
@@ -65,17 +66,17 @@ def _record_codec(cls: type, codecs: Mapping[str, _Codec]) -> _Codec:
     required = {f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     decoders = [(f.name, codecs[f.name][1] if f.name in codecs else None) for f in fields]
 
-    def encode(obj: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def encode(obj: Any) -> JSONObject:
+        out: JSONObject = {}
         for name, enc in plan:
             value = getattr(obj, name)
             out[name] = enc(value) if enc is not None else value
         return out
 
-    def decode(data: Any) -> Any:
+    def decode(data: JSONValue) -> Any:
         if not isinstance(data, Mapping):
             raise StoreError(f"stored result is malformed: expected an object for {cls.__name__}, got {type(data).__name__}")
-        kwargs: dict[str, Any] = {}
+        kwargs: JSONObject = {}
         for name, dec in decoders:
             if name in data:
                 value = data[name]
@@ -106,7 +107,7 @@ _LATENCY_PLAIN = _record_codec(LatencyStats, {"percentiles": _MAPPING,
                                              "bins": (lambda b: [list(p) for p in b], lambda b: tuple((int(v), int(c)) for v, c in b))})  # fmt: skip
 
 
-def _latency_encode(obj: LatencyStats) -> dict[str, Any]:
+def _latency_encode(obj: LatencyStats) -> JSONObject:
     out = _LATENCY_PLAIN[0](obj)
     if not out["bins"]:  # only json+ results carry a histogram: the stored form of the others is unchanged
         del out["bins"]
@@ -153,7 +154,7 @@ _FIO = _record_codec(
 )
 
 
-def fio_result_to_dict(result: FioResult) -> dict[str, Any]:
+def fio_result_to_dict(result: FioResult) -> JSONObject:
     """The stored, JSON-compatible form of ``result``; :func:`fio_result_from_dict` inverts it exactly."""
     # a result with measures is version 2, so that a storbench that cannot show them refuses it
     # instead of showing a result without figures; every other result stays version 1
@@ -161,7 +162,7 @@ def fio_result_to_dict(result: FioResult) -> dict[str, Any]:
     return {"format_version": version, **_FIO[0](result)}
 
 
-def fio_result_from_dict(data: Mapping[str, Any]) -> FioResult:
+def fio_result_from_dict(data: JSONMapping) -> FioResult:
     """Rebuild a :class:`FioResult` from :func:`fio_result_to_dict` output (possibly via JSON).
 
     Raises :class:`StoreError` for a newer format version or a malformed dict.
@@ -186,7 +187,7 @@ def fio_result_from_dict(data: Mapping[str, Any]) -> FioResult:
 # --------------------------------------------------------------------------- public form
 
 
-def _public_latency(lat: LatencyStats | None) -> dict[str, Any] | None:
+def _public_latency(lat: LatencyStats | None) -> JSONObject | None:
     if lat is None:
         return None
     return {
@@ -198,7 +199,7 @@ def _public_latency(lat: LatencyStats | None) -> dict[str, Any] | None:
     }
 
 
-def _public_direction(d: DirectionStats) -> dict[str, Any]:
+def _public_direction(d: DirectionStats) -> JSONObject:
     return {
         "iops": float(d.iops),
         "bw_bytes": float(d.bw_bytes),
@@ -212,8 +213,8 @@ def _public_direction(d: DirectionStats) -> dict[str, Any]:
     }
 
 
-def _public_job(job: JobResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": job.name}
+def _public_job(job: JobResult) -> JSONObject:
+    out: JSONObject = {"name": job.name}
     names = [d for d in DIRECTIONS if d in job.directions]
     names += [d for d in job.directions if d not in DIRECTIONS]
     for name in names:
@@ -230,7 +231,7 @@ def _public_job(job: JobResult) -> dict[str, Any]:
     return out
 
 
-def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def result_record_to_public(rec: ResultRecord, stats: Mapping[str, JSONMapping] | None = None) -> JSONObject:
     """The public machine-readable form of one stored result (the output contract).
 
     Contract keys, in this order: ``run``, ``label``, ``target``, ``workload``, ``source``,
@@ -258,7 +259,7 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     ...) and ``window`` on the aggregate (the seconds every host ran: ``start_ms``, ``end_ms``,
     ``seconds``, ``iops``, ``bw_bytes``, ``hosts``: each one's [name, start_ms, end_ms]), when measured.
     """
-    out = {
+    out: JSONObject = {
         "run": rec.run_id,
         "label": rec.label,
         "target": rec.target,
@@ -297,7 +298,7 @@ def result_record_to_public(rec: ResultRecord, stats: Mapping[str, Mapping[str, 
     return out
 
 
-def run_info_to_public(info: RunInfo) -> dict[str, Any]:
+def run_info_to_public(info: RunInfo) -> JSONObject:
     """The public machine-readable form of one run (``run`` is the id a user passes back)."""
     return {
         "run": info.run_id,

@@ -19,13 +19,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, Self
+
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..errors import StoreError
 from ..model import versions
 from ..storage.codec import decode_dataclass, encode_dataclasses
 
 if TYPE_CHECKING:  # each kind's records are imported where that kind is met (its sampler, the stored form)
+    from ..model import Target
+    from ..storage import StorageInfo
     from .bridge import BridgeActivity
     from .ceph import CephActivity
     from .hardware import HardwareActivity
@@ -57,10 +61,20 @@ class BackendActivity:
         return tuple(p for part in parts if part is not None for p in part.problems)
 
 
+class BackendSampler(Protocol):
+    """A back-end's sampler: entered before fio starts, left after it ends, then asked what it saw."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def activity(self) -> BackendActivity: ...
+
+
 class _Samplers:
     """Several samplers around one run, as one (entered in order, left in reverse)."""
 
-    def __init__(self, samplers: list[Any]) -> None:
+    def __init__(self, samplers: list[BackendSampler]) -> None:
         self.samplers = samplers
 
     def __enter__(self) -> _Samplers:
@@ -73,7 +87,7 @@ class _Samplers:
             s.__exit__(*exc)
 
     def activity(self) -> BackendActivity:
-        parts: dict[str, Any] = {}
+        parts: JSONObject = {}
         for s in self.samplers:
             got = s.activity()
             found = (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware), ("bridge", got.bridge),
@@ -82,11 +96,11 @@ class _Samplers:
         return BackendActivity(**parts)
 
 
-def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None) -> Any:
+def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_bytes: int | None = None) -> BackendSampler | None:
     """A context manager sampling the back-ends under ``storage`` and ``target`` (its
     ``activity()`` gives a :class:`BackendActivity`), or None when none keeps anything
     storbench reads: a ZFS pool under the storage, an NBD export as the target."""
-    samplers: list[Any] = []
+    samplers: list[BackendSampler] = []
     zfs = getattr(storage, "zfs", None)
     if zfs is None:  # a share whose server is this machine, on ZFS: the server's pool and ARC
         network = getattr(getattr(storage, "filesystem", None), "network", None)
@@ -142,23 +156,23 @@ def sampler_for(storage: Any, target: Any = None, area_bytes: int | None = None)
     return samplers[0] if len(samplers) == 1 else _Samplers(samplers)
 
 
-def backend_to_dict(activity: BackendActivity) -> dict[str, Any]:
+def backend_to_dict(activity: BackendActivity) -> JSONObject:
     return {"format_version": FORMAT_VERSION, **encode_dataclasses(activity)}
 
 
-def _tuple(value: Any) -> tuple:
+def _tuple(value: JSONValue) -> tuple:
     return tuple(_tuple(v) if isinstance(v, list) else v for v in value)
 
 
-def _zfs_from(data: Mapping[str, Any]) -> ZfsActivity:
+def _zfs_from(data: JSONMapping) -> ZfsActivity:
     from .zfs import PoolState, VdevIo, ZfsActivity
 
-    def state(d: Any) -> PoolState | None:
+    def state(d: JSONValue) -> PoolState | None:
         if d is None:
             return None
         return PoolState(state=d.get("state"), scan=d.get("scan"), vdev_states=_tuple(d.get("vdev_states", [])))
 
-    kwargs: dict[str, Any] = {}
+    kwargs: JSONObject = {}
     for f in dataclasses.fields(ZfsActivity):
         if f.name not in data:
             continue
@@ -174,7 +188,7 @@ def _zfs_from(data: Mapping[str, Any]) -> ZfsActivity:
     return ZfsActivity(**kwargs)
 
 
-def backend_from_dict(data: Mapping[str, Any]) -> BackendActivity:
+def backend_from_dict(data: JSONMapping) -> BackendActivity:
     """Inverse of :func:`backend_to_dict`; :class:`StoreError` for a newer version or a malformed dict."""
     if not isinstance(data, Mapping):
         raise StoreError("stored back-end activity is malformed: expected an object")

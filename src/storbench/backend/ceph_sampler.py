@@ -5,8 +5,9 @@ commands from :mod:`storbench.targets.ceph` (the target's configuration and clie
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+from storbench.jsontypes import JSONObject
 
 from ..storage.ceph import (
     OsdCounters,
@@ -19,6 +20,9 @@ from ..storage.ceph import (
 from . import BackendActivity
 from .ceph import CephActivity
 
+if TYPE_CHECKING:
+    from ..model import Target
+
 
 def _last(out: str, err: str, rc: int) -> str:
     from ..targets.ceph import first_line
@@ -26,9 +30,15 @@ def _last(out: str, err: str, rc: int) -> str:
     return first_line(out, err, rc)
 
 
+class CephCli(Protocol):
+    """``run(tool, *args) -> (returncode, stdout, stderr)``: one ceph/rbd/rados command (tests swap it)."""
+
+    def __call__(self, tool: str, *args: str) -> tuple[int, str, str]: ...
+
+
 class CephSampler:
-    def __init__(self, target: Any, pool: str, *, image: str | None = None, obj: str | None = None, area_bytes: int | None = None,
-                 run: Callable[..., tuple[int, str, str]] | None = None) -> None:  # fmt: skip
+    def __init__(self, target: Target, pool: str, *, image: str | None = None, obj: str | None = None, area_bytes: int | None = None,
+                 run: CephCli | None = None) -> None:  # fmt: skip
         from ..targets import ceph
 
         self.pool = pool
@@ -110,7 +120,7 @@ class CephSampler:
     def __exit__(self, *exc: object) -> None:
         problems = list(self._activity.problems)
         after = self._counters(problems, "after")
-        deltas: dict[str, Any] = {}
+        deltas: JSONObject = {}
         b = self._before
         if b is not None and after is not None and after.read_ops >= b.read_ops and after.write_ops >= b.write_ops:
             reads, writes = after.read_ops - b.read_ops, after.write_ops - b.write_ops

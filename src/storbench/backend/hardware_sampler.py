@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..storage.health import DriveHealth
 from ..storage.probe.base import CommandRunner, SubprocessRunner
 from ..storage.probe.hardware import read_drives
 from .hardware import HardwareActivity
+
+if TYPE_CHECKING:
+    from . import BackendActivity
 
 #: a reading this recent (seconds) is taken as the next workload's "before"
 REUSE_S = 5.0
@@ -49,7 +52,7 @@ class HardwareSampler:
     def __exit__(self, *exc: object) -> None:
         self.after = self._read(self.paths)
 
-    def activity(self) -> Any:
+    def activity(self) -> BackendActivity:
         from . import BackendActivity
 
         return BackendActivity(hardware=HardwareActivity(self.before, self.after, tuple(dict.fromkeys(self.problems))))

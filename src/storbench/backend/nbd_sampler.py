@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ..storage.probe.base import SubprocessRunner
 from . import BackendActivity
@@ -16,7 +16,7 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
 
 
 class NbdSampler:
-    def __init__(self, uri: str, area_bytes: int | None = None, *, run: Any = _run) -> None:
+    def __init__(self, uri: str, area_bytes: int | None = None, *, run: Callable[[list[str]], tuple[int, str, str]] = _run) -> None:
         self.uri = uri
         self.area_bytes = area_bytes
         self.run = run

@@ -15,7 +15,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
 
 from ..process import proc as processes
 from ..storage.probe.base import SubprocessRunner
@@ -23,6 +24,9 @@ from ..storage.probe.zfs import read_arcstats
 from ..storage.zfs import ZfsInfo, ZpoolStatus, parse_ratio, parse_zpool_iostat, parse_zpool_status
 from . import BackendActivity
 from .zfs import zfs_activity
+
+if TYPE_CHECKING:
+    from ..storage.zfs import ArcStats
 
 COMMAND_TIMEOUT_S = 10.0
 #: After fio ends, wait for zpool iostat's next report plus this margin (at most one interval more).
@@ -40,15 +44,15 @@ def _first_line(text: str) -> str:
 class ZfsSampler:
     """Context manager around one fio run; :meth:`activity` gives the :class:`BackendActivity`."""
 
-    def __init__(self, zfs: ZfsInfo, *, run: Any = _run, interval_s: int = 1) -> None:
+    def __init__(self, zfs: ZfsInfo, *, run: Callable[[list[str]], tuple[int, str, str]] = _run, interval_s: int = 1) -> None:
         self.zfs = zfs
         self.run = run
         self.interval_s = interval_s
         self.problems: list[str] = []
         self._proc: subprocess.Popen | None = None
-        self._out: Any = None
-        self._before: tuple[ZpoolStatus | None, Any, float | None] = (None, None, None)
-        self._after: tuple[ZpoolStatus | None, Any, float | None] = (None, None, None)
+        self._out: IO[str] | None = None
+        self._before: tuple[ZpoolStatus | None, ArcStats | None, float | None] = (None, None, None)
+        self._after: tuple[ZpoolStatus | None, ArcStats | None, float | None] = (None, None, None)
         self._iostat_text = ""
         self._started = 0.0
 
@@ -75,7 +79,7 @@ class ZfsSampler:
         rc, out, _ = self.run(["zfs", "get", "-Hp", "-o", "value", "compressratio", self.zfs.dataset])
         return parse_ratio(out.strip()) if rc == 0 else None
 
-    def _reading(self, when: str) -> tuple[ZpoolStatus | None, Any, float | None]:
+    def _reading(self, when: str) -> tuple[ZpoolStatus | None, ArcStats | None, float | None]:
         status = self._status(when)
         if status is None:
             return None, read_arcstats(), None

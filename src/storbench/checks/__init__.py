@@ -34,14 +34,17 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from storbench.activity import ActivitySeries
 from storbench.model import SEVERITIES, Finding, FioResult
 from storbench.storage import StorageInfo
 
 if TYPE_CHECKING:
+    import os
+
     from storbench.backend import BackendActivity
+    from storbench.jsontypes import JSONMapping
 
 from ._common import CheckInfo
 
@@ -71,7 +74,7 @@ class FileState:
     allocated_bytes: int
 
     @classmethod
-    def from_stat(cls, path: str, st: Any) -> FileState:
+    def from_stat(cls, path: str, st: os.stat_result) -> FileState:
         """From an ``os.stat_result`` (the caller did the stat)."""
         return cls(path, int(st.st_size), int(st.st_blocks) * 512)
 
@@ -83,7 +86,7 @@ class FsSpace:
     used_bytes: int
 
     @classmethod
-    def from_statvfs(cls, st: Any) -> FsSpace:
+    def from_statvfs(cls, st: os.statvfs_result) -> FsSpace:
         """From an ``os.statvfs_result`` (the caller did the statvfs)."""
         return cls((int(st.f_blocks) - int(st.f_bfree)) * int(st.f_frsize))
 
@@ -117,7 +120,7 @@ class CheckContext:
     #: what the back-ends reported in the last repetition: the ZFS pool's own counters, state and ARC
     backend: BackendActivity | None = None
     #: each repetition's per-second series (:func:`storbench.fio.logs.series_from_logs`), same order; may be shorter
-    series: tuple[Any, ...] = ()
+    series: tuple[JSONMapping | None, ...] = ()
     #: ``"fio"``, or the application load that ran (``"pgbench"``): its options are the load's, its
     #: figures measures, and only :data:`LOAD_FAMILIES` judge it
     tool: str = "fio"

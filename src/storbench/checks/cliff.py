@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from storbench.jsontypes import JSONMapping
 from storbench.model import Finding
 
 from ._common import CheckInfo, finding, fmt_count, fmt_rate
@@ -117,7 +118,7 @@ def find_cliff(points: Sequence[Sequence[float]], *, direction: str = "", metric
                  run_mean=_mean(values), bytes_before=moved, p_value=p)  # fmt: skip
 
 
-def _series_of(series: Mapping[str, Any] | None, metric: str) -> Mapping[str, Sequence[Sequence[float]]]:
+def _series_of(series: JSONMapping | None, metric: str) -> Mapping[str, Sequence[Sequence[float]]]:
     if not isinstance(series, Mapping):
         return {}
     got = series.get(metric)

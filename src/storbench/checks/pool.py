@@ -10,7 +10,7 @@ run, from the storage description.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from storbench.model import Finding
 from storbench.storage import StorageInfo
@@ -18,6 +18,7 @@ from storbench.storage import StorageInfo
 from ._common import CheckInfo, Options, finding
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..backend.zfs import PoolState
     from . import CheckContext
 
 INFO = {
@@ -32,7 +33,7 @@ INFO = {
 }
 
 
-def _describe(state: Any) -> list[str]:
+def _describe(state: PoolState | None) -> list[str]:
     parts: list[str] = []
     if state is None:
         return parts

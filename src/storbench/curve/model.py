@@ -224,17 +224,19 @@ def point_of(step: tuple[tuple[str, str], ...], result: FioResult, result_id: in
     bw = sum(d.bw_bytes for d in dirs)
     weights = [float(d.total_ios if d.total_ios is not None else d.iops) for d in dirs]
     lats = [(d.lat_ns or d.clat_ns) for d in dirs]
+    measured = [x for x in lats if x is not None]
     mean = None
-    if dirs and all(x is not None for x in lats) and sum(weights) > 0:
-        mean = sum(x.mean_ns * w for x, w in zip(lats, weights)) / sum(weights)
+    if dirs and len(measured) == len(lats) and sum(weights) > 0:
+        mean = sum(x.mean_ns * w for x, w in zip(measured, weights)) / sum(weights)
     percentiles: dict[str, float] = {}
     sources = [d.clat_ns if d.clat_ns is not None and d.clat_ns.percentiles else d.lat_ns for d in dirs]
-    if dirs and all(s is not None and s.percentiles for s in sources):
-        keys = set.intersection(*(set(s.percentiles) for s in sources))
+    given = [s for s in sources if s is not None and s.percentiles]
+    if dirs and len(given) == len(sources):
+        keys = set.intersection(*(set(s.percentiles) for s in given))
         for key in keys:
             if sum(weights) > 0:
                 # the slowest direction's percentile: what a request waits at worst for its kind
-                percentiles[key] = max(s.percentiles[key] for s in sources)
+                percentiles[key] = max(s.percentiles[key] for s in given)
     return Point(step=step, iops=iops, bw_bytes=bw, lat_mean_ns=mean, percentiles_ns=percentiles, result_id=result_id)
 
 

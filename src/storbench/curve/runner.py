@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import StorbenchError
 from ..model import JobSpec, Overrides, ResultRecord, Target, Workload
@@ -18,6 +18,8 @@ from ..run import runner
 from . import model as cv
 
 if TYPE_CHECKING:
+    from ..activity import DeviceSample
+    from ..fio.progress import Status
     from ..run.fioexec import FioExecutor
 
 
@@ -201,11 +203,23 @@ class _Placed:
     def __init__(self, inner: runner.Reporter, place: list[int]) -> None:
         self._inner, self._place = inner, place
 
-    def workload_started(self, workload, target, index, total, repetition) -> None:
+    def workload_started(self, workload: Workload, target: Target, index: int, total: int, repetition: int) -> None:
         self._inner.workload_started(workload, target, self._place[0] - 1, self._place[1], repetition)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    def status(self, status: Status) -> None:
+        self._inner.status(status)
+
+    def devices_now(self, samples: Sequence[DeviceSample]) -> None:
+        self._inner.devices_now(samples)
+
+    def workload_done(self, record: ResultRecord) -> None:
+        self._inner.workload_done(record)
+
+    def workload_failed(self, workload: Workload, target: Target, reason: str) -> None:
+        self._inner.workload_failed(workload, target, reason)
+
+    def note(self, text: str) -> None:
+        self._inner.note(text)
 
 
 def point_json(p) -> dict:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import FioParseError
 from ..model import (
@@ -50,6 +50,9 @@ from ..model import (
     SyncStats,
     pct_key,
 )
+
+if TYPE_CHECKING:
+    from storbench.jsontypes import JSONList, JSONObject, JSONValue
 
 __all__ = ["looks_like_fio_json", "parse_fio_json"]
 
@@ -73,7 +76,7 @@ def looks_like_fio_json(text: str) -> bool:
     return any(key in text for key in ('"fio version"', '"client_stats"', '"jobs"'))
 
 
-def find_fio_json(text: str) -> tuple[list[tuple[int, int, dict[str, Any]]], list[tuple[int, int, str]]]:
+def find_fio_json(text: str) -> tuple[list[tuple[int, int, JSONObject]], list[tuple[int, int, str]]]:
     """Where fio result documents are in ``text``: ``(start, end, document)`` of each complete
     one (an object with ``jobs`` or ``client_stats``; offsets in characters), and ``(start,
     end, problem)`` of candidates that did not decode (truncated, malformed)."""
@@ -82,10 +85,10 @@ def find_fio_json(text: str) -> tuple[list[tuple[int, int, dict[str, Any]]], lis
     return found, failures
 
 
-def status_snapshots(earlier: dict[str, Any], later: dict[str, Any]) -> bool:
+def status_snapshots(earlier: JSONObject, later: JSONObject) -> bool:
     """Whether two fio JSON documents are snapshots of one run (``--status-interval``): the same
     jobs, each further on (``elapsed`` grew), rather than two runs."""
-    def jobs(d: dict[str, Any]) -> list[tuple[Any, Any]]:
+    def jobs(d: JSONObject) -> list[tuple[JSONValue, JSONValue]]:
         return [(j.get("jobname"), j.get("elapsed")) for j in d.get("jobs", []) if isinstance(j, dict)]
 
     a, b = jobs(earlier), jobs(later)
@@ -121,14 +124,14 @@ def parse_fio_json(text: str) -> FioResult:
 # --------------------------------------------------------------------------- finding documents
 
 
-def _scan(text: str) -> tuple[list[tuple[int, int, Any]], list[tuple[int, int, str]]]:
+def _scan(text: str) -> tuple[list[tuple[int, int, JSONValue]], list[tuple[int, int, str]]]:
     """Decode every JSON object that starts where a fio document may start.
 
     Returns ``(start, end, object)`` for decoded documents and ``(start, end, problem)``
     for candidates that failed (``end`` = end of the line where decoding stopped).
     """
     decoder = json.JSONDecoder()
-    docs: list[tuple[int, int, Any]] = []
+    docs: list[tuple[int, int, JSONValue]] = []
     failures: list[tuple[int, int, str]] = []
     pos = 0
     for match in _DOC_START.finditer(text):
@@ -158,7 +161,7 @@ def _describe_failure(text: str, start: int, exc: json.JSONDecodeError) -> str:
     return f"malformed fio JSON on line {exc.lineno}, column {exc.colno}: {exc.msg}"
 
 
-def _raise_no_result(text: str, docs: list[Any], failures: list[Any]) -> None:
+def _raise_no_result(text: str, docs: JSONList, failures: JSONList) -> None:
     if failures:
         raise FioParseError(failures[-1][2])
     if docs:
@@ -202,7 +205,7 @@ def _excerpt(value: str) -> str:
 # --------------------------------------------------------------------------- scalar coercion
 
 
-def _num(value: Any) -> float | None:
+def _num(value: JSONValue) -> float | None:
     """A finite number from a JSON number or numeric string, else ``None``."""
     if isinstance(value, bool):
         return None
@@ -218,26 +221,26 @@ def _num(value: Any) -> float | None:
     return result if math.isfinite(result) else None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: JSONValue) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     number = _num(value)
     return None if number is None else round(number)
 
 
-def _str(value: Any) -> str | None:
+def _str(value: JSONValue) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: JSONValue) -> JSONObject:
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: JSONValue) -> JSONList:
     return value if isinstance(value, list) else []
 
 
-def _pct_map(value: Any) -> dict[str, float]:
+def _pct_map(value: JSONValue) -> dict[str, float]:
     """fio's ``{"1": 100.0, ">=64": 0.0}`` maps, keys as given, non-numeric values dropped."""
     return {str(k): v for k, v in ((k, _num(v)) for k, v in _dict(value).items()) if v is not None}
 
@@ -248,7 +251,7 @@ def _pct_map(value: Any) -> dict[str, float]:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _no_lone_surrogates(value: Any) -> Any:
+def _no_lone_surrogates(value: JSONValue) -> JSONValue:
     """The document with U+FFFD for each lone surrogate (a ``"\\ud800"`` escape no fio writes):
     such text cannot be encoded as UTF-8, so it could be neither stored nor printed."""
     if isinstance(value, str):
@@ -260,7 +263,7 @@ def _no_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _result(doc: dict[str, Any], notes: tuple[str, ...]) -> FioResult:
+def _result(doc: JSONObject, notes: tuple[str, ...]) -> FioResult:
     client_mode = "client_stats" in doc
     entries = doc["client_stats"] if client_mode else doc.get("jobs")
     key = "client_stats" if client_mode else "jobs"
@@ -281,9 +284,9 @@ def _result(doc: dict[str, Any], notes: tuple[str, ...]) -> FioResult:
     )
 
 
-def _options(value: Any) -> dict[str, str | None]:
+def _options(value: JSONValue) -> dict[str, str | None]:
     """fio's option object (or, defensively, a list of objects / ``"key=value"`` strings)."""
-    items: list[tuple[Any, Any]] = []
+    items: list[tuple[JSONValue, JSONValue]] = []
     for part in value if isinstance(value, list) else [value]:
         if isinstance(part, dict):
             items.extend(part.items())
@@ -299,7 +302,7 @@ def _options(value: Any) -> dict[str, str | None]:
     return options
 
 
-def _job(entry: Any, index: int, global_options: dict[str, Any], client_mode: bool) -> JobResult:
+def _job(entry: JSONValue, index: int, global_options: JSONObject, client_mode: bool) -> JobResult:
     if not isinstance(entry, dict) or not isinstance(entry.get("jobname"), str):
         raise FioParseError(f"fio JSON job entry {index} is not a job (an object with a 'jobname')")
     name = entry["jobname"]
@@ -339,7 +342,7 @@ _FIGURES = ("io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total
 _COUNTS = frozenset({"io_bytes", "io_kbytes", "runtime", "total_ios"})
 
 
-def _direction(direction: str, value: Any, job_name: str = "") -> DirectionStats | None:
+def _direction(direction: str, value: JSONValue, job_name: str = "") -> DirectionStats | None:
     """One direction; ``None`` when it did no I/O or carries no ``io_bytes``.  A figure that is
     present but not a finite number is a :class:`FioParseError` naming it."""
     if not isinstance(value, dict):
@@ -384,7 +387,7 @@ def _direction(direction: str, value: Any, job_name: str = "") -> DirectionStats
     )
 
 
-def _latency(value: Any, scale: float) -> LatencyStats | None:
+def _latency(value: JSONValue, scale: float) -> LatencyStats | None:
     """A latency distribution in ns; ``None`` when fio did not measure it.
 
     ``scale`` converts fio's unit to ns (1 for ``*_ns``, 1000 for fio 2.x usec).
@@ -412,7 +415,7 @@ def _latency(value: Any, scale: float) -> LatencyStats | None:
     return LatencyStats(lo, hi, mean, dev, samples=samples, percentiles=percentiles, bins=_bins(value.get("bins"), scale))
 
 
-def _bins(value: Any, scale: float) -> tuple[tuple[int, int], ...]:
+def _bins(value: JSONValue, scale: float) -> tuple[tuple[int, int], ...]:
     """json+'s ``"bins": {"<latency>": count}`` as ascending (ns, count) pairs; empty where absent,
     or where a key or count is not a whole number (fio writes only those)."""
     if not isinstance(value, dict) or scale != 1:  # fio 2.x's json+ (usec) bins are not read
@@ -430,7 +433,7 @@ def _bins(value: Any, scale: float) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(out))
 
 
-def _summary(value: dict[str, Any], prefix: str, dev_key: str, scale: float, agg: float | None) -> SampleSummary | None:
+def _summary(value: JSONObject, prefix: str, dev_key: str, scale: float, agg: float | None) -> SampleSummary | None:
     """fio's per-interval sample summary (``bw_*`` in KiB/s -> bytes/s, ``iops_*``)."""
     samples = _int(value.get(prefix + "samples"))
     numbers = [_num(value.get(prefix + k)) for k in ("min", "max", "mean")] + [_num(value.get(dev_key))]
@@ -440,7 +443,7 @@ def _summary(value: dict[str, Any], prefix: str, dev_key: str, scale: float, agg
     return SampleSummary(lo, hi, mean, dev, samples=samples, agg_pct=agg)
 
 
-def _sync(value: Any) -> SyncStats | None:
+def _sync(value: JSONValue) -> SyncStats | None:
     if not isinstance(value, dict):
         return None
     total = _int(value.get("total_ios"))
@@ -450,7 +453,7 @@ def _sync(value: Any) -> SyncStats | None:
     return SyncStats(total_ios=total or 0, lat_ns=lat)
 
 
-def _latency_buckets(entry: dict[str, Any]) -> dict[str, float]:
+def _latency_buckets(entry: JSONObject) -> dict[str, float]:
     """``latency_ns/us/ms`` -> ``{"2ns": .., "750us": .., ">=2000ms": ..}``; empty if all zero."""
     buckets = {
         f"{bound}{unit}": pct
@@ -460,7 +463,7 @@ def _latency_buckets(entry: dict[str, Any]) -> dict[str, float]:
     return buckets if any(buckets.values()) else {}
 
 
-def _has_bins(entries: list[Any]) -> bool:
+def _has_bins(entries: JSONList) -> bool:
     for entry in entries:
         for direction in DIRECTIONS:
             value = _dict(_dict(entry).get(direction))
@@ -469,7 +472,7 @@ def _has_bins(entries: list[Any]) -> bool:
     return False
 
 
-def _disk(value: Any) -> DiskUtil | None:
+def _disk(value: JSONValue) -> DiskUtil | None:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         return None
 

@@ -46,7 +46,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..errors import FioParseError
 from ..model import versions
@@ -54,6 +54,8 @@ from ..model import versions
 if TYPE_CHECKING:
     import numpy as np
     from numpy import ndarray
+
+    from storbench.jsontypes import JSONObject
 
 DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
 _LOG_NAME = re.compile(r"^(?P<prefix>.*)_(?P<kind>bw|iops|lat|clat|slat)\.(?P<job>\d+)\.log$")
@@ -266,7 +268,7 @@ def per_second(logs: Mapping[str, str], kind: str) -> dict[str, list[list[float]
     }
 
 
-def series_from_logs(logs: Mapping[str, str]) -> dict[str, Any]:
+def series_from_logs(logs: Mapping[str, str]) -> JSONObject:
     """The stored form: ``{"format_version": 1, "interval_s": 1, "bw_bytes": {...}, "iops": {...}}``."""
     return {
         "format_version": versions.SERIES,
@@ -495,7 +497,7 @@ def latency_percentiles_per_second(
     return dict(summary.lat_ns)
 
 
-def io_log_summary_to_dict(summary: IoLogSummary) -> dict[str, Any]:
+def io_log_summary_to_dict(summary: IoLogSummary) -> JSONObject:
     """A JSON-ready form (``format_version`` 1)."""
     return {
         "format_version": versions.SERIES,

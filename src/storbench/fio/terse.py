@@ -228,11 +228,11 @@ def _direction(direction: str, f: list[str], v5: bool) -> DirectionStats | None:
     if v5:
         bw_samples, iops_samples = int(f[41]), int(f[46])
         if bw_samples > 0:
-            bw_summary = SampleSummary(
-                *(_scaled(f[i], 1024) for i in (36, 37, 39, 40)), samples=bw_samples, agg_pct=_pct(f[38])
-            )
+            low, high, mean, dev = (_scaled(f[i], 1024) for i in (36, 37, 39, 40))
+            bw_summary = SampleSummary(low, high, mean, dev, samples=bw_samples, agg_pct=_pct(f[38]))
         if iops_samples > 0:
-            iops_summary = SampleSummary(*(float(x) for x in f[42:46]), samples=iops_samples)
+            low, high, mean, dev = (float(x) for x in f[42:46])
+            iops_summary = SampleSummary(low, high, mean, dev, samples=iops_samples)
     clat, lat = _latency(f[8:12], percentiles), _latency(f[32:36], {})
     if clat is None and lat is not None and any(percentiles.values()):
         lat = _latency(f[32:36], percentiles)  # clat not measured: they can only be lat's

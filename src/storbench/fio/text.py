@@ -88,7 +88,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import FioParseError
 from ..model import (
@@ -102,6 +102,9 @@ from ..model import (
     SyncStats,
     pct_key,
 )
+
+if TYPE_CHECKING:
+    from storbench.jsontypes import JSONObject
 
 __all__ = ["classify_line", "looks_like_fio_text", "mangled_direction", "parse_fio_text"]
 
@@ -497,7 +500,7 @@ class _Job:
     sync_lat: tuple[float, float, float, float] | None = None
     sync_pct: dict[str, float] = field(default_factory=dict)
     content: bool = False
-    cpu: dict[str, Any] = field(default_factory=dict)
+    cpu: JSONObject = field(default_factory=dict)
     depths: dict[str, dict[str, float]] = field(default_factory=dict)
     lat_dist: dict[str, float] = field(default_factory=dict)
     total: list[int] = field(default_factory=list)
@@ -506,7 +509,7 @@ class _Job:
     total_err: int | None = None
     first_error: int | None = None
     description: str | None = None
-    steadystate: dict[str, Any] | None = None
+    steadystate: JSONObject | None = None
 
 
 class _Parser:
@@ -637,16 +640,12 @@ class _Parser:
                     scale = _byte_scale("M" + unit[2:], legacy=False)
                 else:  # 2.x "KB"/"MB" are binary, like "KiB"/"MiB"; "kB" is SI
                     scale = _byte_scale(unit, legacy=True)
-                self.target.bw_summary = SampleSummary(
-                    *(_num(m[k], scale) for k in ("min", "max", "avg", "dev")),
-                    samples=int(m["samples"]),
-                    agg_pct=_num(m["per"]),
-                )
+                low, high, mean, dev = (_num(m[k], scale) for k in ("min", "max", "avg", "dev"))
+                self.target.bw_summary = SampleSummary(low, high, mean, dev, samples=int(m["samples"]), agg_pct=_num(m["per"]))
         elif c == "i" and (m := _IOPS_SUM.match(line)):
             if isinstance(self.target, _Dir):
-                self.target.iops_summary = SampleSummary(
-                    *(_num(m[k]) for k in ("min", "max", "avg", "dev")), samples=int(m["samples"])
-                )
+                low, high, mean, dev = (_num(m[k]) for k in ("min", "max", "avg", "dev"))
+                self.target.iops_summary = SampleSummary(low, high, mean, dev, samples=int(m["samples"]))
         elif c == "l" and (m := _LAT_DIST.match(line)):
             unit = _DIST_UNIT[m["unit"]]
             job.lat_dist.update({f"{k}{unit}": v for k, v in _pct_items(m["body"]).items()})
@@ -735,8 +734,8 @@ class _Parser:
         )
 
     @staticmethod
-    def _steady(m: re.Match[str]) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def _steady(m: re.Match[str]) -> JSONObject:
+        data: JSONObject = {
             "bw_mean": _int(m["bw"], _byte_scale(m["bwu"] or "B", False)),
             "iops_mean": _int(m["iops"]),
         }

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from storbench.jsontypes import JSONMapping, JSONValue
+
 from ..errors import StorbenchError
 
 if TYPE_CHECKING:  # the result records load once a run's first program ran (tests/run/test_startup.py)
@@ -73,7 +75,7 @@ class LoadSteps:
 
 
 @dataclass(frozen=True)
-class LoadTool:
+class LoadTool:  # type: ignore[explicit-any]  # its parse/measures/settings (below)
     """One application load: its program, the Debian package that has it, and its functions.
 
     ``steps(options, directory)``; ``parse(output, logs)`` (``logs``: file name -> text of the files
@@ -90,10 +92,12 @@ class LoadTool:
     headline: str
     options: tuple[LoadOption, ...]
     steps: Callable[[Mapping[str, str], str], LoadSteps]
-    parse: Callable[[str, Mapping[str, str]], Any]
-    measures: Callable[[Any], tuple[Measure, ...]]
+    # parse's report is each tool's own type (dbench's, pgbench's, ...), read only by the same tool's
+    # measures and settings: one registry holds tools of different report types
+    parse: Callable[[str, Mapping[str, str]], Any]  # type: ignore[explicit-any]
+    measures: Callable[[Any], tuple[Measure, ...]]  # type: ignore[explicit-any]
     runtime_s: Callable[[Mapping[str, str]], float]
-    settings: Callable[[Any], Mapping[str, str]] = field(default=lambda parsed: {})
+    settings: Callable[[Any], Mapping[str, str]] = field(default=lambda parsed: {})  # type: ignore[explicit-any]
     server: str | None = None
     clients: str | None = None
 
@@ -127,7 +131,7 @@ def size_bytes(text: str) -> int:
     return int(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ")
 
 
-def _value_text(opt: LoadOption, value: Any) -> str:
+def _value_text(opt: LoadOption, value: JSONValue) -> str:
     """``value`` (from TOML) as the option's text, or :class:`LoadOptionError` saying what is allowed."""
     if opt.kind == "bool":
         if isinstance(value, bool):
@@ -150,7 +154,7 @@ def _value_text(opt: LoadOption, value: Any) -> str:
     return value.strip().upper()
 
 
-def check_options(tool_: LoadTool, raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+def check_options(tool_: LoadTool, raw: JSONMapping) -> tuple[tuple[str, str], ...]:
     """The table of a workload's options -> every option of the tool as text, defaults filled in, in
     the tool's order.  :class:`LoadOptionError` names the first option that is wrong (``KEY: problem``)."""
     names = [o.name for o in tool_.options]

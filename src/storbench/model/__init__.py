@@ -20,9 +20,45 @@ May import: the standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from storbench.jsontypes import JSONMapping, JSONObject
+
+    from .results import (  # the lazy names, typed (``X as X``: re-exported)
+        DirectionStats as DirectionStats,
+    )
+    from .results import (
+        DiskUtil as DiskUtil,
+    )
+    from .results import (
+        Finding as Finding,
+    )
+    from .results import (
+        FioResult as FioResult,
+    )
+    from .results import (
+        JobResult as JobResult,
+    )
+    from .results import (
+        LatencyStats as LatencyStats,
+    )
+    from .results import (
+        Measure as Measure,
+    )
+    from .results import (
+        ResultRecord as ResultRecord,
+    )
+    from .results import (
+        RunInfo as RunInfo,
+    )
+    from .results import (
+        SampleSummary as SampleSummary,
+    )
+    from .results import (
+        SyncStats as SyncStats,
+    )
 
 #: Directions fio reports, in report order.  ``mixed`` appears under
 #: ``unified_rw_reporting``.
@@ -42,7 +78,7 @@ RESULT_NAMES = frozenset({
 })  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:  # each lazy name is typed by the TYPE_CHECKING import above
     if name in RESULT_NAMES:
         from . import results
 
@@ -96,7 +132,7 @@ class Workload:
         return any(k == key for k, _ in self.options)
 
 
-def workload_to_meta(w: Workload) -> dict[str, Any]:
+def workload_to_meta(w: Workload) -> JSONObject:
     """A workload as the run's metadata keeps it (every option, in order)."""
     out = {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
     if not w.is_fio:  # written only for a load, so that an older storbench's runs read the same
@@ -104,7 +140,7 @@ def workload_to_meta(w: Workload) -> dict[str, Any]:
     return out
 
 
-def workload_from_meta(d: Mapping[str, Any]) -> Workload:
+def workload_from_meta(d: JSONMapping) -> Workload:
     return Workload(
         name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
         headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"), tool=d.get("tool", "fio"),

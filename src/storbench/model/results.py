@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the records these name are the stages' own
+    from storbench.jsontypes import JSONMapping
+
     from ..activity import ActivitySeries
     from ..backend import BackendActivity
     from ..storage import StorageInfo
@@ -132,7 +134,7 @@ class JobResult:
     hostname: str | None = None  # client/server runs: the fio server this job ran on
     port: int | None = None
     is_aggregate: bool = False  # the "All clients" entry of a client/server run
-    steadystate: Mapping[str, Any] | None = None
+    steadystate: JSONMapping | None = None
     #: with continue_on_error: total_err and first_error
     total_err: int | None = None
     first_error: int | None = None
@@ -212,9 +214,9 @@ class ResultRecord:
     findings: tuple[Finding, ...] = ()
     #: test-file and filesystem space around the run: {"files_before": [...], "files_after": [...],
     #: "fs_used_before": int, "fs_used_after": int}
-    space: Mapping[str, Any] | None = None
+    space: JSONMapping | None = None
     #: per-second IOPS and bandwidth from fio's interval logs (see fio.logs.series_from_logs)
-    series: Mapping[str, Any] | None = None
+    series: JSONMapping | None = None
     #: what the storage back-end (a ZFS pool, an NBD export, Ceph, the drives) reported during the run
     backend: BackendActivity | None = None
 

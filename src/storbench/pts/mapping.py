@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+
+from storbench.jsontypes import JSONObject
 
 from ..model import DirectionStats, FioResult, JobResult, Measure
 from ..units import parse_size
@@ -90,7 +91,7 @@ class PtsWorkload:
     ]  # system -> the Value(s) PTS printed, per scale
     options: tuple[tuple[str, str | None], ...] = ()  # fio options, for pts/fio
 
-    def to_meta(self) -> dict[str, Any]:
+    def to_meta(self) -> JSONObject:
         return {
             "workload": self.name, "test": self.test, "title": self.title, "app_version": self.app_version,
             "arguments": self.arguments, "description": self.description, "scales": list(self.scales),

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
+
+from storbench.jsontypes import JSONMapping
 
 from ..errors import FioParseError
 
@@ -54,7 +54,7 @@ class PtsSystem:
     timestamp: str = ""  # run start, "Y-m-d H:i:s" local time of the tested machine
     client_version: str = ""  # the PTS that ran it (empty in merged files)
     notes: str = ""
-    attributes: Mapping[str, Any] = field(
+    attributes: JSONMapping = field(
         default_factory=dict
     )  # <JSON>: disk-scheduler, disk-mount-options, ...
 
@@ -148,7 +148,7 @@ def parse_description_fields(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _json(text: str, where: str) -> Mapping[str, Any]:
+def _json(text: str, where: str) -> JSONMapping:
     if not text.strip():
         return {}
     try:

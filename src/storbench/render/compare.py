@@ -13,9 +13,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rich.table import Table
+
+from storbench.jsontypes import JSONObject
 
 from ..compare import Cell, Comparison, Config, Row, format_p, lead_pct, metric_label
 from ..metrics import MEASURE_DIRECTION
@@ -274,7 +275,7 @@ def format_compare_csv(cmp: Comparison) -> str:
 # --------------------------------------------------------------------------- json
 
 
-def _config_to_json(config: Config) -> dict[str, Any]:
+def _config_to_json(config: Config) -> JSONObject:
     storage = None
     if config.storage is not None:
         from ..storage import storage_to_dict
@@ -290,7 +291,7 @@ def _config_to_json(config: Config) -> dict[str, Any]:
     }
 
 
-def _cell_to_json(cell: Cell | None) -> dict[str, Any] | None:
+def _cell_to_json(cell: Cell | None) -> JSONObject | None:
     if cell is None:
         return None
     s = cell.summary
@@ -305,7 +306,7 @@ def _cell_to_json(cell: Cell | None) -> dict[str, Any] | None:
     }
 
 
-def _versus_to_json(v: Versus | None) -> dict[str, Any] | None:
+def _versus_to_json(v: Versus | None) -> JSONObject | None:
     if v is None:
         return None
     return {
@@ -319,7 +320,7 @@ def _versus_to_json(v: Versus | None) -> dict[str, Any] | None:
     }
 
 
-def compare_to_json(cmp: Comparison) -> dict[str, Any]:
+def compare_to_json(cmp: Comparison) -> JSONObject:
     """A JSON-ready dict.  ``cells`` and ``versus`` of each row are keyed by configuration
     key; ``null`` means no such figure (cells) or no comparison (versus)."""
     return {

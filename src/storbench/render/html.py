@@ -21,10 +21,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import jinja2
 from markupsafe import Markup
+
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..compare import Comparison, Config, Row, metric_label, summary_sentences
 from ..metrics import METRICS
@@ -79,7 +80,7 @@ def pack(text: str) -> Markup:
     return Markup(base64.b64encode(data).decode("ascii"))
 
 
-def embedded(page: str, element_id: str) -> Any:
+def embedded(page: str, element_id: str) -> JSONValue:
     """What a report page embeds under ``element_id`` ("storbench-data", "storbench-figures":
     JSON, decoded; "storbench-plotly": the script's text), unpacked as the page does it.
 
@@ -97,7 +98,7 @@ def _plotly_js() -> Markup:
     return pack(PLOTLY_BUNDLE.read_text(encoding="utf-8"))
 
 
-def script_json(data: Any) -> Markup:
+def script_json(data: JSONValue) -> Markup:
     """``data`` as JSON, packed (:func:`pack`) for a ``<script type="application/gzip">``."""
     return pack(json.dumps(data, allow_nan=False, separators=(",", ":"), ensure_ascii=False))
 
@@ -106,9 +107,9 @@ class Figures:
     """The page's figures, in order; a chart div names its figure by index."""
 
     def __init__(self) -> None:
-        self.specs: list[dict[str, Any]] = []
+        self.specs: list[JSONObject] = []
 
-    def add(self, spec: dict[str, Any] | None) -> int | None:
+    def add(self, spec: JSONObject | None) -> int | None:
         if spec is None:
             return None
         self.specs.append(spec)
@@ -118,7 +119,7 @@ class Figures:
 # --------------------------------------------------------------------------- sections
 
 
-def _header(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], runs: Mapping[int, RunInfo]) -> list[dict[str, Any]]:
+def _header(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], runs: Mapping[int, RunInfo]) -> list[JSONObject]:
     """One entry per configuration: its runs, when, status, how many results."""
     out = []
     for c in cmp.configs:
@@ -140,9 +141,9 @@ def _header(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], ru
     return out
 
 
-def invalid_workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+def invalid_workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[JSONObject]:
     """The workloads whose numbers are invalid (a finding of severity "invalid"), with where and why."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, JSONObject] = {}
     for c in cmp.configs:
         for rec in by_config.get(c.key, []):
             for f in rec.findings:
@@ -156,7 +157,7 @@ def invalid_workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
 
 
 def summary_html(cmp: Comparison, headlines: Mapping[str, str], records: Sequence[ResultRecord] = (),
-             by_config: Mapping[str, Sequence[ResultRecord]] | None = None) -> dict[str, Any]:  # fmt: skip
+             by_config: Mapping[str, Sequence[ResultRecord]] | None = None) -> JSONObject:  # fmt: skip
     """What the report opens with: for a study, one verdict line per workload and what makes
     the comparison not like for like; for a single configuration, its figures at a glance in
     the preset's layout (:mod:`storbench.render.glance`)."""
@@ -232,13 +233,13 @@ def _host_facts(c: Config, recs: Sequence[ResultRecord]) -> dict[str, str]:
 _IDENTITIES = frozenset({"Runs"})
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
 
 
-def configuration_facts(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> dict[str, Any]:
+def configuration_facts(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> JSONObject:
     """Facts side by side (rows that differ flagged), storage descriptions, and setting differences."""
     from ..storage import differences, format_storage
 
@@ -257,7 +258,7 @@ def configuration_facts(cmp: Comparison, by_config: Mapping[str, Sequence[Result
 
     described = [c for c in cmp.configs if c.storage is not None]
     ref = cmp.config(cmp.baseline) if cmp.config(cmp.baseline).storage is not None else (described[0] if described else None)
-    diff_rows: list[dict[str, Any]] = []
+    diff_rows: list[JSONObject] = []
     if ref is not None and len(described) > 1:
         table: dict[str, dict[str, str]] = {}
         for c in described:
@@ -265,14 +266,14 @@ def configuration_facts(cmp: Comparison, by_config: Mapping[str, Sequence[Result
                 continue
             for field, va, vb in differences(ref.storage, c.storage):
                 table.setdefault(field, {ref.key: va})[c.key] = vb
-        for field, by_config in table.items():
+        for field, texts in table.items():
             cells = []
             for c in cmp.configs:
                 if c.storage is None:
                     cells.append({"text": "not described", "differs": False})
                 else:
-                    v = by_config.get(c.key, by_config[ref.key])
-                    cells.append({"text": v, "differs": v != by_config[ref.key]})
+                    v = texts.get(c.key, texts[ref.key])
+                    cells.append({"text": v, "differs": v != texts[ref.key]})
             diff_rows.append({"field": field, "cells": cells})
     return {
         "names": [c.name for c in cmp.configs],
@@ -289,7 +290,7 @@ def _verdict_class(verdict: str | None) -> str:
     return {VERDICT_BETTER: "better", VERDICT_WORSE: "worse", VERDICT_NOISE: "noise"}.get(verdict or "", "inconclusive")
 
 
-def figure_cell(cmp: Comparison, row: Row, index: int) -> dict[str, Any] | None:
+def figure_cell(cmp: Comparison, row: Row, index: int) -> JSONObject | None:
     cell = row.cells[index]
     if cell is None:
         return None
@@ -311,7 +312,7 @@ def figure_cell(cmp: Comparison, row: Row, index: int) -> dict[str, Any] | None:
     }
 
 
-def _table(cmp: Comparison, workload: str, headline: str) -> dict[str, Any]:
+def _table(cmp: Comparison, workload: str, headline: str) -> JSONObject:
     """Rows of (direction, configuration) with every metric's cell."""
     rows = charts.rows_of(cmp, workload)
     by_dir: dict[str, dict[str, Row]] = {}
@@ -337,7 +338,7 @@ def _table(cmp: Comparison, workload: str, headline: str) -> dict[str, Any]:
     }
 
 
-def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures, headlines: Mapping[str, str]) -> list[dict[str, Any]]:
+def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures, headlines: Mapping[str, str]) -> list[JSONObject]:
     out = []
     for i, workload in enumerate(charts.workloads(cmp)):
         headline = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}.get(headlines.get(workload, ""), "iops")
@@ -372,7 +373,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
     return out
 
 
-def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
+def _activity_cells(row: charts.ActivityRow) -> JSONObject:
     from ..units import format_bytes
 
     def pct(v: float | None) -> str:
@@ -387,17 +388,17 @@ def _activity_cells(row: charts.ActivityRow) -> dict[str, Any]:
             "cpu": "" if row.cpu_user_pct is None else f"{pct(row.cpu_user_pct)} / {pct(row.cpu_system_pct)} / {pct(row.cpu_iowait_pct)}"}  # fmt: skip
 
 
-def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -> list[JSONObject]:
     """Per configuration (its last repetition of the workload): what each vdev and member of its
     ZFS pool did (zpool iostat -v), the ARC's hit ratio and the pool's state."""
     from ..units import format_bytes
 
     out = []
     for c in cmp.configs:
-        recs = [r for r in mine.get(c.key, []) if r.backend is not None and r.backend.zfs is not None]
-        if not recs:
+        pools = [r.backend.zfs for r in mine.get(c.key, []) if r.backend is not None and r.backend.zfs is not None]
+        if not pools:
             continue
-        z = recs[-1].backend.zfs
+        z = pools[-1]
         rows = [
             {
                 "name": v.name, "role": v.role,
@@ -418,7 +419,7 @@ def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -
     return out
 
 
-def _sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures) -> list[dict[str, Any]]:
+def _sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures) -> list[JSONObject]:
     out = []
     for sweep in charts.find_sweeps(cmp, by_config):
         fixed = ", ".join(f"{k}={v}" if v is not None else k for k, v in sweep.fixed)
@@ -439,13 +440,13 @@ def _sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], fi
     return out
 
 
-def curve_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None) -> list[dict[str, Any]]:
+def curve_sections(metas: Mapping[int, JSONMapping], figs: Figures | None) -> list[JSONObject]:
     """One section per curved workload: every curve of it (each target of a ``storbench
     curve`` run, each setup of a ``matrix --curve`` study) on one chart, the knee and SLA
     lines of each, and the line comparing them at the same latency."""
     from ..curve.model import side_by_side
 
-    groups: dict[str, dict[str, Any]] = {}
+    groups: dict[str, JSONObject] = {}
     for rid, meta in metas.items():
         result = meta.get("curve_result")
         if not result or not result.get("curves"):
@@ -465,7 +466,7 @@ def curve_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None)
     return out
 
 
-def steady_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None) -> list[dict[str, Any]]:
+def steady_sections(metas: Mapping[int, JSONMapping], figs: Figures | None) -> list[JSONObject]:
     """Each workload of a ``--until steady`` run: SNIA's chart and the rule's verdict."""
     out = []
     for rid, meta in metas.items():
@@ -476,14 +477,14 @@ def steady_sections(metas: Mapping[int, Mapping[str, Any]], figs: Figures | None
     return out
 
 
-def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[JSONObject]:
     """One entry per configuration, workload, check and severity, worst first.
 
     Checks run after every repetition over the repetitions so far, so the finding of
     the last repetition that has it says the most; ``count`` says in how many of the
     workload's results the check fired.
     """
-    found: dict[tuple, dict[str, Any]] = {}
+    found: dict[tuple, JSONObject] = {}
     for c in cmp.configs:
         recs = by_config.get(c.key, [])
         for rec in sorted(recs, key=lambda r: r.repetition):
@@ -516,11 +517,11 @@ def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecor
     return sorted(found.values(), key=lambda e: -rank.get(e["severity"], 0))
 
 
-def job_files(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[dict[str, Any]]:
+def job_files(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[JSONObject]:
     """Each workload's distinct fio job files, with the configurations that ran each."""
     out = []
     for workload in charts.workloads(cmp):
-        texts: dict[str, dict[str, Any]] = {}
+        texts: dict[str, JSONObject] = {}
         for c in cmp.configs:
             for rec in by_config.get(c.key, []):
                 if rec.workload != workload:
@@ -545,7 +546,7 @@ def format_html_report(
     generated_at: str | None = None,
     runs: Mapping[int, RunInfo] | None = None,
     headlines: Mapping[str, str] | None = None,
-    metas: Mapping[int, Mapping[str, Any]] | None = None,
+    metas: Mapping[int, JSONMapping] | None = None,
 ) -> str:
     """The whole report as one HTML string.
 

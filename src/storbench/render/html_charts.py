@@ -17,7 +17,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..compare import Comparison, Config, Row, metric_label
 from ..errors import UsageError
@@ -393,8 +394,8 @@ def cell_of(cmp: Comparison, config: str, workload: str, direction: str, metric:
 # --------------------------------------------------------------------------- plotly figures
 
 
-def _layout(title: str, height: int, **extra: Any) -> dict[str, Any]:
-    layout: dict[str, Any] = {
+def _layout(title: str, height: int, **extra: JSONValue) -> JSONObject:
+    layout: JSONObject = {
         "title": {"text": title, "font": {"size": 14}, "x": 0, "xanchor": "left"},
         "height": height,
         "autosize": True,
@@ -409,7 +410,7 @@ def _layout(title: str, height: int, **extra: Any) -> dict[str, Any]:
     return layout
 
 
-def bar_figure(cmp: Comparison, workload: str, metric: str) -> dict[str, Any] | None:
+def bar_figure(cmp: Comparison, workload: str, metric: str) -> JSONObject | None:
     """Horizontal bars per configuration (one colour per direction), error bars = standard error."""
     rows = rows_of(cmp, workload, metric)
     cells = [c for r in rows for c in r.cells if c is not None]
@@ -468,7 +469,7 @@ def bar_figure(cmp: Comparison, workload: str, metric: str) -> dict[str, Any] | 
 
 
 def percentile_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str,
-                      configs: Sequence[Config] | None = None) -> dict[str, Any] | None:  # fmt: skip
+                      configs: Sequence[Config] | None = None) -> JSONObject | None:  # fmt: skip
     """Latency percentile curves per configuration (``configs``, by default all) and direction,
     x on a "nines" scale, y log."""
     traces = []
@@ -539,7 +540,7 @@ def per_second_series(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRe
 
 
 def series_figure(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], workload: str, kind: str,
-                  configs: Sequence[Config] | None = None) -> dict[str, Any] | None:  # fmt: skip
+                  configs: Sequence[Config] | None = None) -> JSONObject | None:  # fmt: skip
     """IOPS (``kind`` "iops") or bandwidth ("bw_bytes") per second of every repetition of
     ``configs`` (by default all)."""
     drawn = {c.key for c in (cmp.configs if configs is None else configs)}
@@ -588,7 +589,7 @@ def activity_peak(records: Sequence[ResultRecord]) -> float:
     return max(rates, default=0.0)
 
 
-def activity_figure(config: Config, records: Sequence[ResultRecord], peak: float | None = None) -> dict[str, Any] | None:
+def activity_figure(config: Config, records: Sequence[ResultRecord], peak: float | None = None) -> JSONObject | None:
     """Device throughput, device utilisation and CPU per second, stacked, for one configuration.
 
     Repetitions are told apart by line style (solid #1, dotted #2, ...); ``peak`` (bytes/s)
@@ -625,6 +626,8 @@ def activity_figure(config: Config, records: Sequence[ResultRecord], peak: float
 
     for rec in recs:
         act = rec.activity
+        if act is None:  # not among recs (above)
+            continue
         for dev in act.devices:
             samples = [s for s in act.samples if s.device == dev]
             d = esc(dev)
@@ -639,7 +642,7 @@ def activity_figure(config: Config, records: Sequence[ResultRecord], peak: float
     panels = [(a, t) for a, t in (("y", unit), ("y2", "util %"), ("y3", "CPU %")) if any(d["yaxis"] == a for d in data)]
     gap = 0.07
     height = (1.0 - gap * (len(panels) - 1)) / len(panels)
-    axes: dict[str, Any] = {}
+    axes: JSONObject = {}
     for i, (axis, title) in enumerate(panels):
         top = 1.0 - i * (height + gap)
         name = "yaxis" if axis == "y" else f"yaxis{axis[1:]}"
@@ -709,7 +712,7 @@ def _axis_values(values: Sequence[str | None]) -> list[str]:
     return [esc("(unset)" if v is None else v) for v in values]
 
 
-def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> dict[str, Any] | None:
+def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> JSONObject | None:
     """A one-parameter sweep as lines over the option's values (sorted by meaning), error bars = se."""
     names = {c.key: c.name for c in cmp.configs}
     index = {c.key: i for i, c in enumerate(cmp.configs)}
@@ -758,11 +761,11 @@ def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> dict[str, Any] |
     }
 
 
-def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, metric: str) -> dict[str, Any] | None:
+def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, metric: str) -> JSONObject | None:
     """A two-parameter sweep of one configuration as a grid of the mean (square markers
     coloured by value, labelled with the figure)."""
     xs, ys = sweep.values(0), sweep.values(1)
-    z = [[None for _ in xs] for _ in ys]
+    z: list[list[float | None]] = [[None for _ in xs] for _ in ys]
     text = [["" for _ in xs] for _ in ys]
     found = False
     fmt = formatter(metric)
@@ -781,16 +784,16 @@ def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, m
     name = esc(cmp.config(config).name)
     # drawn as a grid of square markers coloured by the mean (the report's plotly bundle has
     # no heatmap trace; a marker grid reads the same and keeps the bundle small)
-    px: list[Any] = []
-    py: list[Any] = []
-    pz: list[Any] = []
+    px: list[str] = []
+    py: list[str] = []
+    pz: list[float] = []
     pt: list[str] = []
     for yi, y in enumerate(_axis_values(ys)):
         for xi, x in enumerate(_axis_values(xs)):
-            if z[yi][xi] is not None:
+            if (value := z[yi][xi]) is not None:
                 px.append(x)
                 py.append(y)
-                pz.append(z[yi][xi])
+                pz.append(value)
                 pt.append(text[yi][xi])
     return {
         "data": [
@@ -822,10 +825,10 @@ def heatmap_figure(cmp: Comparison, sweep: Sweep, config: str, direction: str, m
 # --------------------------------------------------------------------------- curves and steady state
 
 
-def curve_figure(curves: Sequence[Mapping[str, Any]], name: str = "") -> dict[str, Any] | None:
+def curve_figure(curves: Sequence[JSONMapping], name: str = "") -> JSONObject | None:
     """Latency against throughput, one line per target (``storbench curve``): p99 over IOPS,
     each step a marker labelled with its load; the knee ringed; the SLA limit a dashed line."""
-    traces: list[dict[str, Any]] = []
+    traces: list[JSONObject] = []
     limit_ns = None
     for i, c in enumerate(curves):
         pts = [p for p in c.get("points", []) if p.get("p99_ns") is not None]
@@ -862,14 +865,14 @@ def curve_figure(curves: Sequence[Mapping[str, Any]], name: str = "") -> dict[st
     }
 
 
-def steady_figure(name: str, verdict: Mapping[str, Any]) -> dict[str, Any] | None:
+def steady_figure(name: str, verdict: JSONMapping) -> JSONObject | None:
     """SNIA's steady-state chart: the tracked figure per round, the measurement window's
     average with its ±10 % and ±20 % bands, and the least-squares line over the window."""
     series = list(verdict.get("series") or [])
     if not series:
         return None
     rounds = list(range(1, len(series) + 1))
-    traces: list[dict[str, Any]] = [{"type": "scatter", "mode": "lines+markers", "name": "each round", "x": rounds, "y": series,
+    traces: list[JSONObject] = [{"type": "scatter", "mode": "lines+markers", "name": "each round", "x": rounds, "y": series,
                                      "marker": {"color": color(0)}, "line": {"color": color(0)}}]  # fmt: skip
     window = verdict.get("window")
     avg = verdict.get("average")

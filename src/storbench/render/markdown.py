@@ -13,7 +13,9 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..compare import Comparison, metric_label
 from ..model import ResultRecord
@@ -201,7 +203,7 @@ def series_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRec
 # --------------------------------------------------------------------------- text
 
 
-def _cell_text(cell: dict[str, Any] | None) -> str:
+def _cell_text(cell: JSONObject | None) -> str:
     if cell is None:
         return "-"
     text = cell["mean"] + (f" ± {cell['sd']}" if cell["sd"] else "")
@@ -239,7 +241,7 @@ def format_markdown_report(
     title: str | None = None,
     generated_at: str | None = None,
     headlines: Mapping[str, str] | None = None,
-    metas: Mapping[int, Mapping[str, Any]] | None = None,
+    metas: Mapping[int, JSONMapping] | None = None,
 ) -> tuple[str, dict[str, bytes]]:
     """The report as Markdown, and its charts as ``{relative path: PNG bytes}``.
 

@@ -8,7 +8,8 @@ and metadata from the store at its own edge.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from storbench.jsontypes import JSONMapping
 
 from ..compare import Comparison, Config, compare, configurations
 from ..errors import UsageError
@@ -39,7 +40,7 @@ def baseline_key(configs: Sequence[Config], ref: str) -> str:
     raise UsageError(f"--baseline {ref!r} names no configuration of this report (choose from {choices})")
 
 
-def report_html(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], metas: Mapping[int, Mapping[str, Any]], *,
+def report_html(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], metas: Mapping[int, JSONMapping], *,
                 baseline: str | None = None, title: str | None = None, generated_at: str | None = None) -> str:  # fmt: skip
     """The HTML report of ``records`` (the runs' results, in order) with their run infos and
     metadata (curves, steady-state windows)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
@@ -23,6 +24,10 @@ from ..model import (
 )
 from ..stats.core import summarize
 from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, fmt_number
+
+if TYPE_CHECKING:
+    from ..backend import BackendActivity
+    from ..model import Finding
 
 
 def _p99(d: DirectionStats) -> float | None:
@@ -91,7 +96,7 @@ def format_run_wide(records: Sequence[ResultRecord], *, notes: bool = False) -> 
     return lines
 
 
-def _latest_of(records: Sequence[ResultRecord], check: str, severity: str) -> list[tuple[str, object]]:
+def _latest_of(records: Sequence[ResultRecord], check: str, severity: str) -> list[tuple[str, Finding]]:
     """(workload, finding) of the last repetition of each workload that has the check."""
     out = []
     for group in group_records(records):
@@ -122,7 +127,7 @@ def format_results_table(records: Sequence[ResultRecord], title: str | None = No
     fio_figures = not measured or any(r.fio.jobs for r in records)  # an import of other benchmarks only: no fio columns
     fio_columns = (("dir", "left"), ("IOPS", "right"), ("bandwidth", "right"), ("mean lat", "right"), ("p99 clat", "right"))
     # a multi-host run: each row says whose it is (the aggregate "all (N hosts)", else host:port)
-    hosts = sorted({r.host for r in records if r.host not in (None, "all")})
+    hosts = sorted({r.host for r in records if r.host is not None and r.host != "all"})
     table = Table(title=title, show_lines=False, header_style="bold")
     for col, justify in (
         ("workload", "left"),
@@ -313,19 +318,19 @@ def format_backend(records: Sequence[ResultRecord]) -> list[str]:
     from ..backend.ceph import format_ceph_activity
     from ..backend.zfs import format_zfs_activity
 
-    last: dict[tuple[str | None, str], ResultRecord] = {}
+    last: dict[tuple[str | None, str], BackendActivity] = {}
     for rec in records:
         if rec.backend is not None and rec.host in (None, "all"):
-            last[(rec.target, rec.workload)] = rec
+            last[(rec.target, rec.workload)] = rec.backend
     lines: list[str] = []
-    for (_target, workload), rec in last.items():
-        body = format_zfs_activity(rec.backend.zfs) if rec.backend.zfs is not None else []
-        if rec.backend.ceph is not None:
-            body += format_ceph_activity(rec.backend.ceph)
-        if rec.backend.nfs_server is not None:
+    for (_target, workload), backend in last.items():
+        body = format_zfs_activity(backend.zfs) if backend.zfs is not None else []
+        if backend.ceph is not None:
+            body += format_ceph_activity(backend.ceph)
+        if backend.nfs_server is not None:
             from ..backend.nfs_server import format_nfs_server_activity
 
-            body += format_nfs_server_activity(rec.backend.nfs_server)
+            body += format_nfs_server_activity(backend.nfs_server)
         if body:
             lines.append(f"{workload}:")
             lines.extend(f"  {line}" for line in body)

@@ -63,7 +63,9 @@ import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONList, JSONMapping, JSONObject, JSONValue
 
 from ..errors import FioMissingError, FioParseError, UsageError
 from ..model import EACH_HOST_UP_TO, Finding, FioResult, ResultRecord, versions
@@ -130,11 +132,11 @@ class Host:
             return f"--client=ip:{self.address},{self.port}"
         return f"--client={self.address},{self.port}"
 
-    def to_meta(self) -> dict[str, Any]:
+    def to_meta(self) -> JSONObject:
         return {"address": self.address, "port": self.port, "target": self.target, "name": self.name}
 
     @classmethod
-    def from_meta(cls, d: Mapping[str, Any]) -> Host:
+    def from_meta(cls, d: JSONMapping) -> Host:
         return cls(address=d["address"], port=int(d["port"]), target=d.get("target"), name=d.get("name"))
 
 
@@ -173,7 +175,7 @@ def parse_address(text: str, what: str = "host") -> str:
     return raw.rstrip(".").lower()
 
 
-def parse_port(value: Any, what: str) -> int:
+def parse_port(value: JSONValue, what: str) -> int:
     if isinstance(value, bool):
         raise UsageError(f"{what}: port {value!r} is not a number")
     if isinstance(value, str):
@@ -271,7 +273,7 @@ def parse_inventory(text: str, source: str = "hosts file") -> tuple[Host, ...]:
     return tuple(hosts)
 
 
-def check_remote_target(value: Any, what: str) -> str:
+def check_remote_target(value: JSONValue, what: str) -> str:
     """A directory path on a remote host, as a job file can carry it (never checked locally)."""
     from ..jobs.jobfile import fio_filename
 
@@ -362,7 +364,7 @@ class HostFacts:
     big_endian: bool | None = None
     bits: int | None = None
 
-    def to_meta(self) -> dict[str, Any]:
+    def to_meta(self) -> JSONObject:
         return {"hostname": self.hostname, "os": self.os, "arch": self.arch, "fio_version": self.fio_version}
 
 
@@ -550,12 +552,6 @@ def _read_until_probe(child: subprocess.Popen, timeout_s: float, replies: int = 
 _PROBE_LINE_END = re.compile(rb"(?m)^hostname=[^\n]*\n")
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return value or ""
-
-
 def check_hosts(
     hosts: Sequence[Host],
     fio_path: str,
@@ -663,21 +659,21 @@ def host_outputs(output_text: str, names: Mapping[tuple[str, int], str]) -> dict
         return {}
     doc = docs[-1][2]
     rest = {k: v for k, v in doc.items() if k != "client_stats"}
-    entries: dict[str, list[Any]] = {}
+    entries: dict[str, JSONList] = {}
     for entry in doc.get("client_stats") or ():
         if isinstance(entry, dict) and (name := names.get((str(entry.get("hostname")), _port(entry.get("port"))))):
             entries.setdefault(name, []).append(entry)
     return {name: json.dumps({**rest, "client_stats": mine}, indent=2) for name, mine in entries.items()}
 
 
-def _port(value: Any) -> int:
+def _port(value: JSONValue) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
         return -1
 
 
-def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, dict[str, Any]]:
+def host_timing(per_host: Sequence[tuple[str, FioResult]]) -> dict[str, JSONObject]:
     """Pure: when each host finished, relative to the others (``series["timing"]`` of its record).
 
     Client mode reports no timestamps per host, so the time a host took is its jobs'
@@ -731,7 +727,7 @@ class CommonWindow:
     def seconds(self) -> float:
         return max(0, self.end_ms - self.start_ms) / 1000
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"format_version": versions.HOST_TIMING, "start_ms": self.start_ms, "end_ms": self.end_ms, "seconds": self.seconds,
                 "iops": self.iops, "bw_bytes": self.bw_bytes, "hosts": [list(s) for s in self.spans]}  # fmt: skip
 
@@ -1158,7 +1154,7 @@ class Preflight:
     def left_out(self) -> tuple[HostCheck, ...]:
         return tuple(c for c in self.checks if not c.ok)
 
-    def meta(self) -> list[dict[str, Any]]:
+    def meta(self) -> list[JSONObject]:
         return [
             {**c.host.to_meta(), "display": c.host.display, "facts": c.facts.to_meta() if c.facts else None, "problem": c.problem}
             for c in self.checks

@@ -16,14 +16,20 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..model import versions
 
 if TYPE_CHECKING:
+    from ..activity import DeviceSample
+    from ..fio.progress import Status
+    from ..model import ResultRecord, Target, Workload
     from ..store.protocol import RunStore
+    from .runner import Reporter
 
 #: Version of the published form (``state["version"]``).
 LIVE_VERSION = versions.LIVE  # the history: storbench.model.versions
@@ -68,7 +74,7 @@ class LiveState:
     started_at: float
     kind: str = "run"
     #: a matrix study's label and setups ({"label", "setup", "setups"}), for the compare page at its end
-    study: dict[str, Any] | None = None
+    study: JSONObject | None = None
     index: int | None = None
     workload: str | None = None
     target: str | None = None
@@ -80,20 +86,20 @@ class LiveState:
     iops_now: float | None = None
     bw_now: float | None = None
     #: the newest rate fio printed, held across workloads until the next: {"iops", "bw_bytes", "t_s", "index", "repetition"}
-    last: dict[str, Any] | None = None
+    last: JSONObject | None = None
     #: what each planned workload is (index -> "workload on target"), as they start
     names: dict[int, str] = field(default_factory=dict)
     #: the devices under the target now: the activity sampler's newest reading of each
-    devices: list[dict[str, Any]] = field(default_factory=list)
+    devices: list[JSONObject] = field(default_factory=list)
     #: seconds of the study's setups after this one (a matrix), from their plans
     study_after_s: float | None = None
-    samples: list[list[Any]] = field(default_factory=list)  # [t_s since start, iops, bw_bytes, index, repetition]
-    results: list[dict[str, Any]] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    samples: list[list[float | int | None]] = field(default_factory=list)  # [t_s since start, iops, bw_bytes, index, repetition]
+    results: list[JSONObject] = field(default_factory=list)
+    findings: list[JSONObject] = field(default_factory=list)
+    failures: list[JSONObject] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self, now: float) -> dict[str, Any]:
+    def to_dict(self, now: float) -> JSONObject:
         elapsed = max(0.0, now - self.started_at)
         eta_run = None if self.planned_s is None else max(0, round(self.planned_s - elapsed))
         return {
@@ -123,7 +129,7 @@ class LiveState:
         }  # fmt: skip
 
 
-def result_summary(record: Any) -> dict[str, Any]:
+def result_summary(record: ResultRecord) -> JSONObject:
     """A stored result as the live page lists it: its id, place and figures per direction."""
     from ..metrics import direction_figures
 
@@ -141,7 +147,7 @@ class LivePublisher:
     """Keeps a :class:`LiveState` and writes it to ``store`` (see the module's text)."""
 
     def __init__(self, store: RunStore, run_id: int, *, total: int, planned_s: float | None, kind: str = "run",
-                 study: Mapping[str, Any] | None = None, clock: Callable[[], float] = time.time,
+                 study: JSONMapping | None = None, clock: Callable[[], float] = time.time,
                  interval_s: float = INTERVAL_S) -> None:  # fmt: skip
         self.store = store
         self.clock = clock
@@ -182,7 +188,7 @@ class LivePublisher:
         s.workload_started_at, s.percent, s.eta_s, s.rate_text, s.iops_now, s.bw_now = self.clock(), None, None, None, None, None
         self._publish(force=True)
 
-    def status(self, status: Any) -> None:
+    def status(self, status: Status) -> None:
         s = self.state
         s.percent, s.eta_s = status.percent, status.eta_s
         s.rate_text = " ".join(x for x in (status.bw_text, f"{status.iops_text} IOPS" if status.iops_text else None) if x) or s.rate_text
@@ -195,13 +201,13 @@ class LivePublisher:
             del s.samples[:-MAX_SAMPLES]
         self._publish()
 
-    def devices_now(self, samples: Any) -> None:
+    def devices_now(self, samples: Sequence[DeviceSample]) -> None:
         """The activity sampler's newest reading of each device (:class:`storbench.activity.DeviceSample`)."""
         self.state.devices = [{"device": d.device, "util_pct": d.util_pct, "queue": d.avg_queue_size,
                                "read_bytes_per_s": d.read_bytes_per_s, "write_bytes_per_s": d.write_bytes_per_s,
                                "t_s": d.t_s} for d in samples]  # fmt: skip
 
-    def done(self, record: Any) -> None:
+    def done(self, record: ResultRecord) -> None:
         self.state.results.append(result_summary(record))
         seen = {(f["check"], f["workload"]) for f in self.state.findings}
         for f in record.findings:
@@ -218,7 +224,7 @@ class LivePublisher:
         self._publish()
 
 
-def is_fresh(state: Mapping[str, Any], now: float, stale_s: float = 30.0) -> bool:
+def is_fresh(state: JSONMapping, now: float, stale_s: float = 30.0) -> bool:
     """A published state newer than ``stale_s`` seconds (a run killed without finishing leaves an old one)."""
     published = state.get("published_at")
     return isinstance(published, (int, float)) and now - published <= stale_s
@@ -241,12 +247,12 @@ class LiveReporter:
     :meth:`publish_when_ready` instead: what happens before the store is open is queued and
     published, in order, once it is (fio's status lines arrive on another thread: a lock)."""
 
-    def __init__(self, inner: Any, planned_s: float | None = None) -> None:
+    def __init__(self, inner: Reporter, planned_s: float | None = None) -> None:
         self.inner = inner
         self.planned_s = planned_s
         self.live: LivePublisher | None = None
         self._pending: tuple[PendingStore, int] | None = None
-        self._queued: list[tuple[str, tuple[Any, ...]]] = []
+        self._queued: list[Callable[[LivePublisher], None]] = []
         self._lock = threading.Lock()
 
     def __enter__(self) -> LiveReporter:
@@ -258,7 +264,7 @@ class LiveReporter:
         if hasattr(self.inner, "__exit__"):
             self.inner.__exit__(*exc)
 
-    def publish(self, store: RunStore, run_id: int, total: int, kind: str = "run", study: Mapping[str, Any] | None = None) -> None:
+    def publish(self, store: RunStore, run_id: int, total: int, kind: str = "run", study: JSONMapping | None = None) -> None:
         """From now on, publish the run's live state through ``store``."""
         self.live = LivePublisher(store, run_id, total=total, planned_s=self.planned_s, kind=kind, study=study)
 
@@ -272,63 +278,61 @@ class LiveReporter:
             with self._lock:
                 if not self._queued:
                     return
-                method, args = self._queued.pop()
-            self._live(method, *args)
+                call = self._queued.pop()
+            self._live(call)
 
-    def _live(self, method: str, *args: Any) -> None:
+    def _live(self, call: Callable[[LivePublisher], None]) -> None:
+        """``call`` on the publisher: now, or queued until the store has opened."""
         if self.live is None and self._pending is not None:
             with self._lock:
                 if self._pending is not None:
                     pending, total = self._pending
-                    self._queued.append((method, args))
+                    self._queued.append(call)
                     if not pending.ready() or pending.failure() is not None:
                         return
                     store, run_id = pending.get()
                     self.publish(store, run_id, total=total)
                     self._pending = None
                     queued, self._queued = self._queued, []
-                    for method_, args_ in queued:
-                        self._publish(method_, *args_)
+                    for queued_call in queued:
+                        self._publish(queued_call)
                     return
-        self._publish(method, *args)
+        self._publish(call)
 
-    def _publish(self, method: str, *args: Any) -> None:
+    def _publish(self, call: Callable[[LivePublisher], None]) -> None:
         live = self.live
         if live is None:
             return
         was = live.broken
-        publishers: dict[str, Callable[..., None]] = {"started": live.started, "status": live.status, "done": live.done,
-                                                      "failed": live.failed, "note": live.note, "devices": live.devices_now,
-                                                      "plan": live.plan}  # fmt: skip
-        publishers[method](*args)
+        call(live)
         if live.broken and not was:
             self.inner.note(f"note: {live.broken}")
 
     # the runner's Reporter protocol: each call published, then passed on
-    def workload_started(self, workload: Any, target: Any, index: int, total: int, repetition: int) -> None:
-        self._live("started", workload.name, target.display, index, total, repetition)
+    def workload_started(self, workload: Workload, target: Target, index: int, total: int, repetition: int) -> None:
+        self._live(lambda live: live.started(workload.name, target.display, index, total, repetition))
         self.inner.workload_started(workload, target, index, total, repetition)
 
-    def status(self, status: Any) -> None:
-        self._live("status", status)
+    def status(self, status: Status) -> None:
+        self._live(lambda live: live.status(status))
         self.inner.status(status)
 
-    def devices_now(self, samples: Any) -> None:
-        self._live("devices", samples)
+    def devices_now(self, samples: Sequence[DeviceSample]) -> None:
+        self._live(lambda live: live.devices_now(samples))
         self.inner.devices_now(samples)
 
     def plan(self, seconds: float, after_s: float | None = None) -> None:
         """The live state's plan, once known (a matrix setup's, after its build: :meth:`LivePublisher.plan`)."""
-        self._live("plan", seconds, after_s)
+        self._live(lambda live: live.plan(seconds, after_s))
 
-    def workload_done(self, record: Any) -> None:
-        self._live("done", record)
+    def workload_done(self, record: ResultRecord) -> None:
+        self._live(lambda live: live.done(record))
         self.inner.workload_done(record)
 
-    def workload_failed(self, workload: Any, target: Any, reason: str) -> None:
-        self._live("failed", workload.name, target.display, reason)
+    def workload_failed(self, workload: Workload, target: Target, reason: str) -> None:
+        self._live(lambda live: live.failed(workload.name, target.display, reason))
         self.inner.workload_failed(workload, target, reason)
 
     def note(self, text: str) -> None:
-        self._live("note", text)
+        self._live(lambda live: live.note(text))
         self.inner.note(text)

@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..jobs.load import LOAD_DIR_RE, load_directory
 from ..loads import LoadParseError, LoadTool
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ..backend import BackendActivity
     from ..model import FioResult, JobSpec
     from ..storage import StorageInfo
+    from .runner import Telemetry
 
 #: bounds on the commands around the measured one (seconds)
 PREPARE_TIMEOUT_S = 1800.0
@@ -235,7 +236,7 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_load(spec: JobSpec, storage: StorageInfo | None, telemetry: Any, *, area_bytes: int | None = None) -> LoadRun:
+def run_load(spec: JobSpec, storage: StorageInfo | None, telemetry: Telemetry, *, area_bytes: int | None = None) -> LoadRun:
     """One repetition of the load ``spec`` (see the module doc); :class:`LoadFailed` with the one
     line that says why it has no result.  ``telemetry``: the runner's (its device and back-end samplers)."""
     tool: LoadTool = load_tool(spec.workload.tool)

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import FioParseError, TargetError
 from ..model import Overrides, Target, Workload
 from ..process import proc
+
+if TYPE_CHECKING:
+    from .fioexec import FioExecutor
 
 __all__ = ["PRECONDITION_WORKLOAD", "discards", "precondition"]
 
@@ -48,7 +51,7 @@ def discards(device: str) -> bool:
     return False
 
 
-def precondition(target: Target, executor: Any, overrides: Overrides | None, workload: Workload) -> list[str]:
+def precondition(target: Target, executor: FioExecutor, overrides: Overrides | None, workload: Workload) -> list[str]:
     """Purge (block devices that discard) and write the test area twice; the lines to say."""
     from ..fio.json import parse_fio_json
     from ..jobs.jobfile import build_job

@@ -9,9 +9,10 @@ run, is one clear line).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..errors import UsageError
 from ..model import Overrides, Repeat, Workload, workload_from_meta, workload_to_meta
@@ -65,7 +66,7 @@ class RunRequest:
         return (tuple(self.workloads) + ((PREFILL_WORKLOAD,) if self.prefill else ())
                 + ((PRECONDITION_WORKLOAD,) if self.precondition else ()))  # fmt: skip
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> JSONObject:
         """The stored form (the run's metadata)."""
         return {
             **({"prefill": True} if self.prefill else {}),
@@ -86,7 +87,7 @@ class RunRequest:
         }
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, Any], label: str | None, suite: str | None) -> RunRequest:
+    def from_meta(cls, meta: JSONMapping, label: str | None, suite: str | None) -> RunRequest:
         """The request a stored run was made from (``--resume``); one line where it cannot be read."""
         from .hosts import Host
 

@@ -18,7 +18,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from .. import __version__
 from ..errors import FioParseError, Interrupted, TargetError, UsageError
@@ -31,8 +33,9 @@ from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stoppin
 from .serverwatch import ServerWatch
 
 if TYPE_CHECKING:
-    from ..activity import DeviceSample
-    from ..model import Finding, FioResult, JobResult, ResultRecord
+    from ..activity import ActivitySampler, DeviceSample
+    from ..backend import BackendSampler
+    from ..model import Finding, FioResult, JobResult, LatencyStats, ResultRecord
     from ..net import CeilingLookup, NetCeiling
     from ..storage import StorageInfo
 
@@ -249,10 +252,10 @@ class Telemetry(Protocol):
 
     def describe(self, target: Target, fio_version: str) -> StorageInfo | None: ...
 
-    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]: ...
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[ActivitySampler | None]: ...
 
     def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
-                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None: ...  # fmt: skip
+                        area_bytes: int | None = None) -> BackendSampler | None: ...  # fmt: skip
 
     @property
     def net_ceilings(self) -> CeilingLookup | None: ...
@@ -264,11 +267,11 @@ class NoTelemetry:
     def describe(self, target: Target, fio_version: str) -> StorageInfo | None:
         return None
 
-    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]:
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[ActivitySampler | None]:
         return contextlib.nullcontext(None)
 
     def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
-                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None:  # fmt: skip
+                        area_bytes: int | None = None) -> BackendSampler | None:  # fmt: skip
         return None
 
     @property
@@ -289,11 +292,11 @@ class DescribeOnce(NoTelemetry):
             self.cache[target.path] = self.inner.describe(target, fio_version)
         return self.cache[target.path]
 
-    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]:
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[ActivitySampler | None]:
         return self.inner.sampler(storage)
 
     def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
-                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None:  # fmt: skip
+                        area_bytes: int | None = None) -> BackendSampler | None:  # fmt: skip
         return self.inner.backend_sampler(storage, target, area_bytes)
 
     @property
@@ -325,14 +328,14 @@ class SystemTelemetry(NoTelemetry):
 
         return kind_of(target).describe(target, fio_version)
 
-    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[Any]:
+    def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[ActivitySampler | None]:
         from ..activity import ActivitySampler
 
         devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
         return ActivitySampler(devices, interval_s=self.interval_s)
 
     def backend_sampler(self, storage: StorageInfo | None, target: Target | None = None,
-                        area_bytes: int | None = None) -> contextlib.AbstractContextManager[Any] | None:  # fmt: skip
+                        area_bytes: int | None = None) -> BackendSampler | None:  # fmt: skip
         """What the back-ends under the target (a ZFS pool, an NBD export) report around the run; None: nothing to read."""
         from ..backend import sampler_for
 
@@ -392,7 +395,7 @@ def needs_flush(storage: StorageInfo | None) -> bool:
     return fs is None or fs.fstype not in ACCOUNTS_AT_WRITE
 
 
-def measure_space(spec: JobSpec, *, flush: bool = False) -> dict[str, Any]:
+def measure_space(spec: JobSpec, *, flush: bool = False) -> JSONObject:
     paths = _space_paths(spec)
     if paths is None:  # a block device, a remote export: no local filesystem to measure
         return {"files": [], "fs_used": None}
@@ -647,7 +650,7 @@ def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], 
     image) when it needs one, and ``watch`` (its server's, :mod:`.serverwatch`) when given; an
     executor that cannot set an environment (fio client/server) cannot run such a job, and says
     so in one line."""
-    extra: dict[str, Any] = {"watch": watch} if watch is not None else {}
+    extra: JSONObject = {"watch": watch} if watch is not None else {}
     if not spec.env:
         return executor.run(spec.job_text, on_status, **extra)
     if executor.remote:  # the FioExecutor protocol: client mode passes no environment
@@ -888,8 +891,9 @@ def _measure_once(
         failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
         missing[host] = why
     slow = partial_findings(spec.workload.name, len(per_host), missing)
-    slow += straggler_findings(spec.workload.name, spec.workload.headline, [(r.host, r.fio) for r in per_host])
-    window = common_window({r.host: inv.host_series[r.host] for r in per_host if r.host in inv.host_series})
+    named = [(r.host, r) for r in per_host if r.host is not None]  # each of per_host is named (above)
+    slow += straggler_findings(spec.workload.name, spec.workload.headline, [(host, r.fio) for host, r in named])
+    window = common_window({host: inv.host_series[host] for host, _r in named if host in inv.host_series})
     if window is not None:  # the aggregate over the seconds every host ran, beside fio's sum
         from ..metrics import direction_figures
 
@@ -954,15 +958,16 @@ def per_host_results(
     """
     if not any(j.hostname for j in result.jobs):
         return []
-    names = names or {}
+    # fio gives a host's port as an int; a job read without one (port None) is still a host of its own
+    given: dict[tuple[str | None, int | None], str] = {key: name for key, name in (names or {}).items()}
     out: list[tuple[str | None, FioResult]] = []
     keys = list(dict.fromkeys((j.hostname, j.port) for j in result.jobs if j.hostname and not j.is_aggregate))
-    order = {key: i for i, key in enumerate(names)}  # fio lists hosts as they finish: keep the given order
+    order = {key: i for i, key in enumerate(given)}  # fio lists hosts as they finish: keep the given order
     keys.sort(key=lambda key: order.get(key, len(order)))
     shared = {h for h, _ in keys if sum(1 for k, _ in keys if k == h) > 1}
     for key in keys:
         hostname, port = key
-        name = names.get(key) or (f"{hostname}:{port}" if hostname in shared else hostname)
+        name = given.get(key) or (f"{hostname}:{port}" if hostname in shared else hostname)
         jobs = tuple(j for j in result.jobs if (j.hostname, j.port) == key and not j.is_aggregate)
         # disk_util names the host but not the port: shared addresses keep every entry of that address
         disks = tuple(d for d in result.disk_util if getattr(d, "hostname", None) in (hostname, None))
@@ -977,24 +982,28 @@ def _with_hosts_latency(aggregate: JobResult, hosts: Sequence[JobResult]) -> Job
     """fio's "All clients" entry carries no latency: give each of its directions the hosts' merged
     distribution (from their json+ histograms: :func:`storbench.metrics.merge_latency`), as
     group_reporting would have computed it; left as it is where a histogram is missing."""
-    from ..metrics import merge_latency
-
     directions = dict(aggregate.directions)
     for name, d in aggregate.directions.items():
         parts = [h.directions[name] for h in hosts if name in h.directions]
-        changes = {}
-        for kind in ("clat_ns", "lat_ns"):
-            if getattr(d, kind) is None or not getattr(d, kind).percentiles:
-                merged = merge_latency([getattr(p, kind) for p in parts if getattr(p, kind) is not None]) \
-                    if parts and all(getattr(p, kind) is not None for p in parts) else None
-                if merged is not None:
-                    changes[kind] = merged
-        if changes:
-            directions[name] = dataclasses.replace(d, **changes)
+        clat, lat = (_merged_latency(getattr(d, kind), [getattr(p, kind) for p in parts]) for kind in ("clat_ns", "lat_ns"))
+        if clat is not None or lat is not None:
+            directions[name] = dataclasses.replace(d, clat_ns=clat if clat is not None else d.clat_ns,
+                                                   lat_ns=lat if lat is not None else d.lat_ns)  # fmt: skip
     return dataclasses.replace(aggregate, directions=directions)
 
 
-def _series(inv: FioInvocation) -> Mapping[str, Any] | None:
+def _merged_latency(own: LatencyStats | None, hosts: Sequence[LatencyStats | None]) -> LatencyStats | None:
+    """The hosts' latencies merged where the aggregate has no distribution of its own (None: it has
+    one, or a host has none, or there are no hosts)."""
+    from ..metrics import merge_latency
+
+    if own is not None and own.percentiles:
+        return None
+    given = [h for h in hosts if h is not None]
+    return merge_latency(given) if hosts and len(given) == len(hosts) else None
+
+
+def _series(inv: FioInvocation) -> JSONMapping | None:
     if not inv.logs:
         return None
     from ..fio.logs import series_from_logs

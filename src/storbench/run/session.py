@@ -24,14 +24,15 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
+
+from storbench.jsontypes import JSONObject, JSONValue
 
 from ..errors import Interrupted, StorbenchError, UsageError
 from ..model import JobSpec, Repeat, Target
 from .request import RunRequest
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
 
     from ..context import Env
     from ..jobs.plan import Estimate
@@ -65,8 +66,9 @@ class SessionOutcome:
     remote: bool
 
 
-#: the reporter the person watches, made once the run's duration is known (planned seconds)
-ReporterFactory = Callable[[float | None], "AbstractContextManager[Reporter]"]
+#: the reporter the person watches, made once the run's duration is known (planned seconds); the
+#: :class:`LiveReporter` around it enters and leaves it when it is a context manager (the CLI's drawer)
+ReporterFactory = Callable[[float | None], "Reporter"]
 
 
 def reconcile(store: RunStore, cwd: str, say: Callable[[str], None]) -> None:
@@ -82,7 +84,7 @@ def reconcile(store: RunStore, cwd: str, say: Callable[[str], None]) -> None:
     remove_dead_temp_dirs(cwd, SCRATCH_RE)
 
 
-def refuse_resuming_a_live_run(run_id: int, owner: Any) -> None:
+def refuse_resuming_a_live_run(run_id: int, owner: JSONValue) -> None:
     """A run whose process still runs it (or may: another host's) is not resumed beside it."""
     from ..store.owner import gone
 
@@ -158,12 +160,14 @@ def prepare_hosts(ctx: SessionEnv, request: RunRequest) -> tuple[ClientFio, Pref
     return ClientFio(preflight.usable, ctx.env.fio_path, left_out=left_out, version=local_version), preflight
 
 
-def _engine_prober(executor: Any, remote: bool) -> Callable[[Target], str]:
+def _engine_prober(executor: FioExecutor, remote: bool) -> Callable[[Target], str]:
     def engine_for(target: Target) -> str:
         from .engines import probe_ioengine
+        from .hosts import ClientFio
 
         if remote:
-            return str(executor.probe_ioengine(target.path))
+            assert isinstance(executor, ClientFio), "a client run's executor is fio's client"
+            return executor.probe_ioengine(target.path)
         where = target.path if target.kind == "dir" else os.path.dirname(target.path)
         return probe_ioengine(executor.path, where)
 
@@ -208,7 +212,7 @@ def dry_run_lines(ctx: SessionEnv, request: RunRequest) -> Iterator[str]:
         yield ""
 
 
-def estimates(ctx: SessionEnv, specs: Sequence[JobSpec], request: RunRequest, executor: Any, *, probe: bool) -> list[Estimate]:
+def estimates(ctx: SessionEnv, specs: Sequence[JobSpec], request: RunRequest, executor: FioExecutor, *, probe: bool) -> list[Estimate]:
     """The plan of every job (jobs/plan.py); size-based ones big enough to matter are probed
     (``probe``, runs here only) for a few seconds each, once per workload and target."""
     from ..jobs import plan
@@ -346,8 +350,8 @@ class StoreWhenReady:
     def __init__(self, pending: PendingStore) -> None:
         self._pending = pending
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
+    def __getattr__(self, name: str) -> Callable[..., object]:  # type: ignore[explicit-any]  # any RunStore method
+        def call(*args: object, **kwargs: object) -> object:
             return getattr(self._pending.get()[0], name)(*args, **kwargs)
 
         return call
@@ -462,8 +466,9 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
 
         previous: dict[tuple[str, str], list[ResultRecord]] = {}
         pending: PendingStore | None = None
-        store: Any
-        run_id: Any
+        store: RunStore
+        run_id: int
+        execute_id: int | Callable[[], int]  # the runner's: a function while the store opens
         if local is not None and resume_run is None and not request.until_steady:
             # the store (SQLAlchemy's import and the run's row: a quarter of a second) is opened on
             # another thread while the first fio starts; fio is stopped if it cannot be opened
@@ -475,15 +480,16 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
             pending = PendingStore(open_and_create, on_opened=opened)
             stack.callback(pending.close)
             here.abort_check = pending.failure
-            store = StoreWhenReady(pending)
-            run_id = pending.run_id  # an id once fio has run (see ExecuteContext.run_id)
+            store = cast("RunStore", StoreWhenReady(pending))  # each RunStore method, called, waits for it
+            execute_id = pending.run_id  # an id once fio has run (see ExecuteContext.run_id)
         elif resume_run is None:
             store, run_id = open_and_create()
+            execute_id = run_id
             stack.callback(store.close)
         else:
             store = stack.enter_context(contextlib.closing(ctx.open_store()))
             reconcile(store, ctx.env.cwd, ctx.say)
-            run_id = resume_run
+            run_id = execute_id = resume_run
             for rec in store.results(run_id):
                 # a scratch directory is new each time: results on the old one count for the new one
                 target = (rec.target or "") if request.target_paths else resolved[0].display
@@ -500,11 +506,11 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
             if request.precondition and resume_run is None:
                 from .precondition import precondition
 
-                for target in resolved:
-                    for line in precondition(target, executor, request.overrides, request.workloads[0]):
+                for to_fill in resolved:
+                    for line in precondition(to_fill, executor, request.overrides, request.workloads[0]):
                         reporter.note(line)
             run_ctx = runner.ExecuteContext(
-                run_id=run_id, executor=executor, sink=store, reporter=reporter, label=label, clock=ctx.env.clock,
+                run_id=execute_id, executor=executor, sink=store, reporter=reporter, label=label, clock=ctx.env.clock,
                 keep_files=request.keep_files, repeat=request.repeat, telemetry=telemetry_for(request, store, remote=preflight is not None),
                 previous=previous, prefill=request.prefill, hosts_required=request.hosts_required,
             )  # fmt: skip
@@ -544,7 +550,7 @@ def until_steady(ctx: ExecuteContext, specs: Sequence[JobSpec], store: RunStore)
     run_id = ctx.run_id if isinstance(ctx.run_id, int) else ctx.run_id()
     telemetry = runner.DescribeOnce(ctx.telemetry)
     history: dict[tuple[str, str], list[ResultRecord]] = {k: list(v) for k, v in ctx.previous.items()}
-    verdicts: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, JSONObject] = {}
     open_specs = list(specs)
     stored: list[int] = []
     failures: list[runner.Failure] = []

@@ -21,11 +21,15 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from storbench.jsontypes import JSONObject
+
 from ..errors import StorbenchError, UsageError
 from . import prometheus, views
 
 if TYPE_CHECKING:
+    from ..model import RunInfo
     from ..store.protocol import HistoryStore
+    from .guard import Guard
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -47,7 +51,7 @@ def _templates() -> jinja2.Environment:
     return env
 
 
-def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:  # type: ignore[explicit-any]  # a template's context: records, runs, figures
     return HTMLResponse(_templates().get_template(name).render(**context), status_code=status)
 
 
@@ -147,7 +151,7 @@ class Server:
                 self._run(rid)  # the 404 for the first missing run
             raise
 
-    def _filters(self, request: Request) -> dict[str, Any]:
+    def _filters(self, request: Request) -> JSONObject:
         status = _text(request, "status")
         if status is not None and status not in ("running", "interrupted", "complete", "incomplete", "failed"):
             raise HTTPException(400, "parameter 'status' must be running, interrupted, complete, incomplete or failed")
@@ -168,7 +172,7 @@ class Server:
             raise HTTPException(400, f"parameter 'order' must be asc or desc, got {order[:40]!r}")
         return sort, order == "desc"
 
-    def runs_data(self, request: Request) -> dict[str, Any]:
+    def runs_data(self, request: Request) -> JSONObject:
         filters = self._filters(request)
         sort, descending = self._sort(request)
         per_page = _int(request, "per_page", PAGE_SIZE, 1, MAX_PAGE_SIZE)
@@ -267,7 +271,7 @@ class Server:
             raise HTTPException(400, str(exc)) from None
         return HTMLResponse(html)
 
-    def compare_data(self, request: Request) -> dict[str, Any]:
+    def compare_data(self, request: Request) -> JSONObject:
         from .. import compare as cmp_mod
         from ..render.compare import compare_to_json
         from ..suites import headlines_of
@@ -328,7 +332,7 @@ class Server:
         data.pop("_heads")
         return JSONResponse(data)
 
-    def trend_data(self, request: Request) -> dict[str, Any]:
+    def trend_data(self, request: Request) -> JSONObject:
         from ..suites import headlines_of
 
         workload = _text(request, "workload")
@@ -353,7 +357,7 @@ class Server:
     def trend_api(self, request: Request) -> Response:
         return JSONResponse(self.trend_data(request))
 
-    def curves_data(self) -> list[dict[str, Any]]:
+    def curves_data(self) -> list[JSONObject]:
         return views.curve_items(self.store.runs_with_meta_key("curve_result"))
 
     def curves_page(self, request: Request) -> Response:
@@ -363,7 +367,7 @@ class Server:
     def curves_api(self, request: Request) -> Response:
         return JSONResponse({"curves": self.curves_data()})
 
-    def live_list(self) -> list[dict[str, Any]]:
+    def live_list(self) -> list[JSONObject]:
         out = []
         for run_id, updated_at, state in self.store.live_states():
             info = self.store.get_run(run_id)
@@ -377,11 +381,11 @@ class Server:
     def live_api_list(self, request: Request) -> Response:
         return JSONResponse({"runs": self.live_list()})
 
-    def live_data(self, run_id: int) -> dict[str, Any]:
+    def live_data(self, run_id: int) -> JSONObject:
         info = self._run(run_id)
         states = self.store.live_states(run_id)
         state = states[0][2] if states and info.status == "running" else None
-        out: dict[str, Any] = {"run_id": run_id, "label": info.label, "status": info.status, "reason": info.reason,
+        out: JSONObject = {"run_id": run_id, "label": info.label, "status": info.status, "reason": info.reason,
                                "state": state, "server_time": time.time()}  # fmt: skip
         if state is not None:
             out.update(views.live_text(state))
@@ -389,7 +393,7 @@ class Server:
             out.update(self._after_the_run(info))
         return out
 
-    def _after_the_run(self, info) -> dict[str, Any]:
+    def _after_the_run(self, info) -> JSONObject:
         """Where the live page goes when its run has ended: the run's page; for a setup of a matrix
         study, the next setup's live run, or (a moment) waiting for it to be built, and at the
         study's end the compare page of its runs."""
@@ -402,7 +406,7 @@ class Server:
         running = [r for r in runs if r.status == "running"]
         if running:
             return {"done_url": f"/live/{running[0].run_id}", "study": study["label"]}
-        newest: dict[str, Any] = {}
+        newest: dict[str | None, RunInfo] = {}
         for r in sorted(runs, key=lambda r: r.run_id):
             newest[r.label] = r  # the newest run of each setup
         setups = [s.get("name") for s in study.get("setups", []) if isinstance(s, dict)]
@@ -450,7 +454,7 @@ def _static(request: Request) -> Response:
 
 
 def create_app(store: HistoryStore, *, token: str | None = None, title: str = "storbench",
-               hosts: frozenset[str] | None = None) -> Any:  # fmt: skip
+               hosts: frozenset[str] | None = None) -> Guard:  # fmt: skip
     """The ASGI application over an open store (read only), behind :class:`.guard.Guard`: only
     ``hosts`` (default: the loopback names) are answered; with ``token``, every request needs it."""
     from starlette.middleware.gzip import GZipMiddleware
@@ -497,7 +501,7 @@ def create_app(store: HistoryStore, *, token: str | None = None, title: str = "s
         Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon; not a 404 in the console
     ]
     # starlette types each handler as taking Exception; error_page takes its HTTPException subclass
-    handlers: dict[Any, Any] = {HTTPException: error_page, Exception: server_error}
+    handlers: dict[Any, Any] = {HTTPException: error_page, Exception: server_error}  # type: ignore[explicit-any]
     app = Starlette(routes=routes, exception_handlers=handlers)
     zipped = GZipMiddleware(app, minimum_size=1024)  # plotly.js (1.2 MB) and the pages, compressed for clients that take it
     return Guard(zipped, hosts=hosts if hosts is not None else allowed_hosts("127.0.0.1"), token=token or None)

@@ -18,12 +18,11 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
+if TYPE_CHECKING:  # ASGI's own types, as starlette names them (a scope and a message hold any value)
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: pages: scripts and styles from storbench only (plotly sets element styles: inline style allowed)
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -77,7 +76,7 @@ class Guard:
         self.hosts = hosts
         self.token = token
 
-    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]], send: Callable[[Message], Awaitable[None]]) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

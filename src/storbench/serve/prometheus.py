@@ -13,16 +13,21 @@ seconds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..metrics import MEASURE_DIRECTION
 
+if TYPE_CHECKING:
+    from ..model import ResultRecord
 
-def _escape(value: Any) -> str:
+
+def _escape(value: object) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _labels(**labels: Any) -> str:
+def _labels(**labels: object) -> str:
     return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items() if v is not None) + "}"
 
 
@@ -47,7 +52,7 @@ FAMILIES = (
 )
 
 
-def result_figures(last: Sequence[Mapping[str, Any]], records: Mapping[int, Sequence[Any]], ended: Mapping[int, float | None]) -> list[dict[str, Any]]:
+def result_figures(last: Sequence[JSONMapping], records: Mapping[int, Sequence[ResultRecord]], ended: Mapping[int, float | None]) -> list[JSONObject]:
     """For each of ``last`` (:meth:`Store.last_results`: the newest result of each workload, target
     and host among complete runs), the figures of its run's repetitions of it: ``records`` are the
     runs' results by run id, ``ended`` each run's end as Unix time."""
@@ -75,11 +80,11 @@ def result_figures(last: Sequence[Mapping[str, Any]], records: Mapping[int, Sequ
     return out
 
 
-def format_metrics(figures: Sequence[Mapping[str, Any]], live: Sequence[Mapping[str, Any]]) -> str:
+def format_metrics(figures: Sequence[JSONMapping], live: Sequence[JSONMapping]) -> str:
     """The exposition text: ``figures`` from :func:`result_figures`, ``live`` the live states of runs alive now."""
     samples: dict[str, list[str]] = {name: [] for name, _, _ in FAMILIES}
 
-    def add(name: str, labels: Mapping[str, Any], value: float | None) -> None:
+    def add(name: str, labels: JSONMapping, value: float | None) -> None:
         if value is not None:
             samples[name].append(f"{name}{_labels(**labels)} {_number(value)}")
 

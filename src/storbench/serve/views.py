@@ -8,7 +8,9 @@ touches the store, the network or the clock.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..compare import lead_pct
 from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
@@ -16,11 +18,14 @@ from ..model import SEVERITIES, ResultRecord, RunInfo
 from ..stats.core import VERDICT_WORSE, compare_samples, summarize
 from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, format_duration, formatter
 
+if TYPE_CHECKING:
+    from ..compare import Comparison
+
 #: the metrics a person reads first, per headline
 METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}
 
 
-def run_row(info: RunInfo, digest: Mapping[str, Any]) -> dict[str, Any]:
+def run_row(info: RunInfo, digest: JSONMapping) -> JSONObject:
     """One line of the runs page: the run, its headline figures (:func:`headline_figures`), where
     it ran (each target with what is under it, the hosts), how long it took, and its findings'
     checks by severity with their counts."""
@@ -75,7 +80,7 @@ def duration_s(started: str | None, finished: str | None) -> float | None:
 LIST_FIGURES = 2
 
 
-def headline_figures(figures: Sequence[Mapping[str, Any]], limit: int = LIST_FIGURES) -> list[dict[str, Any]]:
+def headline_figures(figures: Sequence[JSONMapping], limit: int = LIST_FIGURES) -> list[JSONObject]:
     """A run's figures for the list of runs: its first workload judged by bandwidth (a sequential
     one: MiB/s) and its first judged by IOPS or latency (shown as IOPS: the list keeps only the
     headline columns), as in CrystalDiskMark's SEQ1M Q8T1 read and RND4K Q1T1 read; failing
@@ -83,7 +88,7 @@ def headline_figures(figures: Sequence[Mapping[str, Any]], limit: int = LIST_FIG
     target, of the direction that did I/O (read, write, or read+write for a mix)."""
     from ..suites import default_headline
 
-    by_workload: dict[str, list[Mapping[str, Any]]] = {}
+    by_workload: dict[str, list[JSONMapping]] = {}
     for f in figures:
         if f.get("workload") is None:
             continue
@@ -121,7 +126,7 @@ def figure_text(metric: str, value: float | None) -> str:
     return formatter(metric)(value) if value is not None else "-"
 
 
-def result_rows(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
+def result_rows(records: Sequence[ResultRecord]) -> list[JSONObject]:
     """The run page's table: one row per workload, target, host and direction, over repetitions
     (mean ± sd, n, the 95% interval), with the findings of the last repetition."""
     groups: dict[tuple[str, str, str], list[ResultRecord]] = {}
@@ -152,14 +157,14 @@ def result_rows(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
     return rows
 
 
-def findings_once(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
+def findings_once(records: Sequence[ResultRecord]) -> list[JSONObject]:
     """Every finding of the run said once: check, severity, the workloads it concerns, and as
     evidence the message and fix of the first such workload's last repetition that has it, the
     final judgement over all its repetitions (the one ``storbench show`` prints; an earlier
     repetition's says "over 2 repetitions" of a workload that had 3); worst first."""
     from ..render.terminal import group_records
 
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], JSONObject] = {}
     for group in group_records(records):
         for r in sorted(group, key=lambda r: r.repetition):
             for f in r.findings:
@@ -178,7 +183,7 @@ def findings_once(records: Sequence[ResultRecord]) -> list[dict[str, Any]]:
 CHARTED_WORKLOADS = 16
 
 
-def workload_charts(records: Sequence[ResultRecord], info: RunInfo, headlines: Mapping[str, str]) -> list[dict[str, Any]]:
+def workload_charts(records: Sequence[ResultRecord], info: RunInfo, headlines: Mapping[str, str]) -> list[JSONObject]:
     """The run page's charts, one section per workload (at most :data:`CHARTED_WORKLOADS`, in the
     run's order): its headline's rate per second in every repetition (IOPS, or bandwidth for a
     workload judged by it), its latency percentiles and the devices' activity per configuration:
@@ -207,7 +212,7 @@ def workload_charts(records: Sequence[ResultRecord], info: RunInfo, headlines: M
     return out
 
 
-def per_second_figure(records: Sequence[ResultRecord], kind: str = "iops") -> dict[str, Any] | None:
+def per_second_figure(records: Sequence[ResultRecord], kind: str = "iops") -> JSONObject | None:
     """One workload's rate per second (fio's interval logs; ``kind`` ``iops`` or ``bw_bytes``):
     a line per repetition, place (target, host) and direction, each repetition of each place in
     its own colour (repetitions side by side, never joined); None without two seconds of any."""
@@ -247,7 +252,7 @@ COMPARED_WORKLOADS = 24
 _HEADLINE_METRIC = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}
 
 
-def compare_sections(cmp: Any, headlines: Mapping[str, str], verdicts: Sequence[str]) -> list[dict[str, Any]]:
+def compare_sections(cmp: Comparison, headlines: Mapping[str, str], verdicts: Sequence[str]) -> list[JSONObject]:
     """The compare page per workload (at most :data:`COMPARED_WORKLOADS`): a bar per
     configuration of the figure the workload is judged by, with its standard error (the report's
     :func:`~storbench.render.html_charts.bar_figure`), and beside it the verdict lines that speak
@@ -266,7 +271,7 @@ def compare_sections(cmp: Any, headlines: Mapping[str, str], verdicts: Sequence[
     return out
 
 
-def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], headline: str, alpha: float = 0.05) -> dict[str, Any]:
+def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], headline: str, alpha: float = 0.05) -> JSONObject:
     """One workload over time, per target (runs on two targets are two lines, never one): per run,
     the headline figure's mean over its repetitions with its 95% interval, and whether it is
     significantly worse than the run on the same target before it (Welch's t-test, as
@@ -278,7 +283,7 @@ def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], h
         by_target.setdefault(r.target or "", []).append(r)
     order = sorted(by_target, key=lambda t: max((runs[r.run_id].created_at if r.run_id in runs else "", r.run_id) for r in by_target[t]),
                    reverse=True)  # fmt: skip
-    points: list[dict[str, Any]] = []
+    points: list[JSONObject] = []
     direction = None
     for target in order:
         found, direction = _trend_of_target(by_target[target], runs, metric, direction, alpha)
@@ -296,11 +301,11 @@ def scale_unit(metric: str, values: Sequence[float]) -> tuple[float, str]:
 
 
 def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], metric: str, direction: str | None,
-                     alpha: float) -> tuple[list[dict[str, Any]], str | None]:  # fmt: skip
+                     alpha: float) -> tuple[list[JSONObject], str | None]:  # fmt: skip
     by_run: dict[int, list[ResultRecord]] = {}
     for r in records:
         by_run.setdefault(r.run_id, []).append(r)
-    points: list[dict[str, Any]] = []
+    points: list[JSONObject] = []
     previous: list[float] | None = None
     for run_id in sorted(by_run, key=lambda rid: (runs[rid].created_at if rid in runs else "", rid)):
         recs = by_run[run_id]
@@ -312,7 +317,7 @@ def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo
             continue
         s = summarize(values)
         lo, hi = s.ci95 if s.ci95 else (None, None)
-        point = {
+        point: JSONObject = {
             "run_id": run_id, "label": runs[run_id].label if run_id in runs else None,
             "created_at": runs[run_id].created_at if run_id in runs else recs[0].created_at,
             "mean": s.mean, "n": s.n, "ci95": [max(lo, 0.0), hi] if lo is not None and hi is not None and s.n >= 3 else None,
@@ -328,7 +333,7 @@ def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo
     return points, direction
 
 
-def trend_figure(trend: Mapping[str, Any], title: str) -> dict[str, Any]:
+def trend_figure(trend: JSONMapping, title: str) -> JSONObject:
     """One line per target (a point per run at its time, with its interval), the worse runs marked,
     the y axis in the figure's unit (``MiB/s``, not plotly's ``1.5B``), dates on the x axis."""
     div = trend.get("divisor") or 1.0
@@ -356,7 +361,7 @@ def trend_figure(trend: Mapping[str, Any], title: str) -> dict[str, Any]:
                                      "margin": {"l": 60, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
 
 
-def curve_items(runs_meta: Sequence[tuple[RunInfo, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+def curve_items(runs_meta: Sequence[tuple[RunInfo, JSONMapping]]) -> list[JSONObject]:
     """Every stored curve (``curve_result`` of a run's metadata): its run, workload, target,
     knee, SLA ceiling, the lines storbench printed for it, and its steps."""
     out = []
@@ -377,7 +382,7 @@ def curve_items(runs_meta: Sequence[tuple[RunInfo, Mapping[str, Any]]]) -> list[
     return out
 
 
-def curves_figure(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def curves_figure(curves: Sequence[JSONMapping]) -> JSONObject | None:
     """Several curves overlaid: IOPS against p99 latency, one line per curve."""
     data = []
     for c in curves:
@@ -393,14 +398,14 @@ def curves_figure(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
                                      "margin": {"l": 50, "r": 10, "t": 40, "b": 40}}}  # fmt: skip
 
 
-def device_text(d: Mapping[str, Any]) -> str:
+def device_text(d: JSONMapping) -> str:
     """A device now, as the live page says it: ``vda: 87% busy, queue 3.2, read 120.0 MiB/s, write 0 B/s``."""
     util, queue = d.get("util_pct"), d.get("queue")
     return (f"{d.get('device')}: {'-' if util is None else f'{util:.0f}%'} busy, queue {'-' if queue is None else f'{queue:.1f}'}, "
             f"read {fmt_bw(d.get('read_bytes_per_s'))}, write {fmt_bw(d.get('write_bytes_per_s'))}")
 
 
-def live_text(state: Mapping[str, Any]) -> dict[str, Any]:
+def live_text(state: JSONMapping) -> JSONObject:
     """The live state with its figures as a person reads them (the page and the API give both):
     the newest rate fio printed, held until the next (``rate_of`` says which workload and
     repetition it is of: the one running, or the one before while the next lays out its file),

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from storbench.jsontypes import JSONMapping, JSONObject
 
 # numpy and scipy are imported where they are used: ``scipy.stats`` alone takes about
 # a second to import, which every ``storbench`` command would pay.  Student's t comes
@@ -282,7 +285,7 @@ def summarize(values: Sequence[float]) -> Summary:
 _SUMMARY_KEYS = ("n", "mean", "median", "stddev", "stderr", "ci95", "cv", "rse_pct", "min", "max", "outliers")
 
 
-def summary_to_dict(summary: Summary) -> dict[str, Any]:
+def summary_to_dict(summary: Summary) -> JSONObject:
     """A JSON-ready dict: plain ints/floats/lists/None, ``ci95`` as ``[lo, hi]``, ``rse`` as ``rse_pct``."""
     return {
         "n": summary.n,
@@ -299,12 +302,12 @@ def summary_to_dict(summary: Summary) -> dict[str, Any]:
     }
 
 
-def _opt_float(d: Mapping[str, Any], key: str) -> float | None:
+def _opt_float(d: JSONMapping, key: str) -> float | None:
     v = d[key]
     return None if v is None else float(v)
 
 
-def summary_from_dict(data: Mapping[str, Any]) -> Summary:
+def summary_from_dict(data: JSONMapping) -> Summary:
     """Inverse of :func:`summary_to_dict`.
 
     Raises ``ValueError`` when a key is missing or a value has the wrong shape.  Keys

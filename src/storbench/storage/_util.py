@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+
+from storbench.jsontypes import JSONList, JSONObject, JSONValue
 
 
-def to_int(value: Any) -> int | None:
+def to_int(value: JSONValue) -> int | None:
     """An integer a tool printed (JSON or text), or None: an int as it is, a float that is a
     whole number, a string of a signed integer (blanks around it allowed); never a bool, a
     fraction or a word (``"12k"``, ``"1.5"``, ``"-"`` are None).  The one reader of tool
@@ -24,7 +25,7 @@ def to_int(value: Any) -> int | None:
     return None
 
 
-def to_bool(value: Any) -> bool | None:
+def to_bool(value: JSONValue) -> bool | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -37,7 +38,7 @@ def to_bool(value: Any) -> bool | None:
     return None
 
 
-def to_str(value: Any) -> str | None:
+def to_str(value: JSONValue) -> str | None:
     if value is None:
         return None
     text = str(value).strip()
@@ -53,14 +54,14 @@ def format_bytes(n: int | None) -> str:
 
 
 
-def obj(doc: Any, key: str) -> dict[str, Any]:
+def obj(doc: JSONValue, key: str) -> JSONObject:
     """``doc[key]`` where ``doc`` is a JSON object and that is an object too, else ``{}``: a tool's
     JSON read field by field without trusting its shape (JSON edge: its values are ``Any``)."""
     value = doc.get(key) if isinstance(doc, dict) else None
     return value if isinstance(value, dict) else {}
 
 
-def items(doc: Any, key: str) -> list[Any]:
+def items(doc: JSONValue, key: str) -> JSONList:
     """``doc[key]`` where that is a JSON array, else ``[]`` (see :func:`obj`)."""
     value = doc.get(key) if isinstance(doc, dict) else None
     return value if isinstance(value, list) else []

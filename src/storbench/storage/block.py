@@ -7,7 +7,9 @@ import json
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONValue
 
 from ._util import to_bool, to_int, to_str
 
@@ -108,7 +110,7 @@ def _lsblk_type(raw_type: str | None, kname: str) -> str:
     return kind
 
 
-def _transport(tran: Any, subsystems: Any) -> str | None:
+def _transport(tran: JSONValue, subsystems: JSONValue) -> str | None:
     tran = to_str(tran)
     if tran:
         return tran

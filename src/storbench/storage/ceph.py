@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from storbench.jsontypes import JSONValue
 
 from ._util import items, obj, to_int
 
@@ -103,7 +104,7 @@ class PoolCounters:
     write_bytes: int
 
 
-def _json(text: str, what: str) -> Any:
+def _json(text: str, what: str) -> JSONValue:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise ValueError(f"not {what}'s JSON (no JSON in its output)")
@@ -115,7 +116,7 @@ def _json(text: str, what: str) -> Any:
 
 
 
-def _flag(value: Any) -> bool | None:
+def _flag(value: JSONValue) -> bool | None:
     return {"1": True, "0": False, 1: True, 0: False}.get(value)  # True == 1, False == 0 as keys
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from storbench.errors import StoreError
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..model import versions
 from .records import StorageInfo, record_types
@@ -18,12 +19,12 @@ from .records import StorageInfo, record_types
 FORMAT_VERSION = versions.STORAGE  # the history: storbench.model.versions
 
 
-def encode_dataclasses(value: Any) -> Any:
+def encode_dataclasses(value: Any) -> JSONValue:
     """Frozen records (and tuples of them) as JSON-compatible dicts and lists, field by field."""
     return _encode(value)
 
 
-def _encode(value: Any) -> Any:
+def _encode(value: Any) -> JSONValue:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple):
@@ -51,7 +52,7 @@ def _hint(cls: type, f: dataclasses.Field) -> Any:
     return _HINTS[key]
 
 
-def _decode(tp: Any, value: Any, where: str) -> Any:
+def _decode(tp: Any, value: JSONValue, where: str) -> Any:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
@@ -69,7 +70,7 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         if not isinstance(value, Mapping):
             raise StoreError(f"stored storage description is malformed: {where} should be an object")
-        kwargs: dict[str, Any] = {}
+        kwargs: JSONObject = {}
         for f in dataclasses.fields(tp):
             if f.name in value:
                 got = value[f.name]
@@ -99,17 +100,17 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
     raise StoreError(f"stored storage description is malformed at {where}")  # pragma: no cover
 
 
-def decode_dataclass(tp: Any, value: Any, where: str) -> Any:
+def decode_dataclass(tp: Any, value: JSONValue, where: str) -> Any:
     """The record of type ``tp`` that :func:`encode_dataclasses` turned into ``value``; :class:`StoreError` if malformed."""
     return _decode(tp, value, where)
 
 
-def storage_to_dict(info: StorageInfo) -> dict[str, Any]:
+def storage_to_dict(info: StorageInfo) -> JSONObject:
     """JSON-compatible form of ``info`` with ``"format_version"``; :func:`storage_from_dict` inverts it exactly."""
     return {"format_version": FORMAT_VERSION, **_encode(info)}
 
 
-def storage_from_dict(data: Mapping[str, Any]) -> StorageInfo:
+def storage_from_dict(data: JSONMapping) -> StorageInfo:
     """Rebuild a :class:`StorageInfo` from :func:`storage_to_dict` output (possibly through JSON).
 
     Unknown keys are ignored and missing optional fields take their defaults, so adding

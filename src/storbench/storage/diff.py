@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from .block import DeviceInfo
 from .format import chain_levels
 from .records import StorageInfo
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):

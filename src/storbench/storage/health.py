@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ._util import items, obj, to_int
 from ._util import json_error as _json_error
@@ -95,7 +96,7 @@ class HealthParseError(ValueError):
 
 
 
-def _ata_raw(attrs: Mapping[int, Mapping[str, Any]], attr_id: int, name: str | None = None) -> int | None:
+def _ata_raw(attrs: Mapping[int, JSONMapping], attr_id: int, name: str | None = None) -> int | None:
     attr = attrs.get(attr_id)
     if attr is None or (name is not None and attr.get("name") != name):
         return None
@@ -103,7 +104,7 @@ def _ata_raw(attrs: Mapping[int, Mapping[str, Any]], attr_id: int, name: str | N
     return to_int(raw.get("value")) if isinstance(raw, Mapping) else None
 
 
-def _smartctl_problem(doc: Mapping[str, Any]) -> str | None:
+def _smartctl_problem(doc: JSONMapping) -> str | None:
     meta = obj(doc, "smartctl")
     errors = [e for m in items(meta, "messages") if isinstance(m, Mapping) and m.get("severity") == "error" and isinstance(e := m.get("string"), str)]
     if errors:
@@ -127,7 +128,7 @@ def parse_smartctl_json(text: str) -> DriveHealth:
     if not any(k in doc for k in ("smart_status", "temperature", "nvme_smart_health_information_log", "ata_smart_attributes", "scsi_error_counter_log")):
         raise HealthParseError(_smartctl_problem(doc) or "smartctl read no health data")
     temp, status, power = obj(doc, "temperature"), obj(doc, "smart_status"), obj(doc, "power_on_time")
-    fields: dict[str, Any] = {
+    fields: JSONObject = {
         "device": str(dev.get("name") or dev.get("info_name") or "?"),
         "protocol": protocol,
         "model": doc.get("model_name") or doc.get("scsi_model_name") or doc.get("product"),

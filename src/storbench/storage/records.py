@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONObject
 
 from .block import DeviceInfo
 from .host import HostInfo
@@ -20,12 +22,12 @@ if TYPE_CHECKING:  # the families a target may not have: imported where they are
 
 
 @functools.cache
-def record_types() -> dict[str, Any]:
+def record_types() -> JSONObject:
     """Every record class a description may hold, by name: what its annotations name (the
     stored form's reader resolves them here; the families are imported on first call)."""
     from . import block, ceph, health, host, localfs, network, raid, zfs
 
-    names: dict[str, Any] = {}
+    names: JSONObject = {}
     for module in (block, ceph, health, host, localfs, network, raid, zfs):
         names.update({k: v for k, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__})
     names.update(FilesystemInfo=FilesystemInfo, StorageInfo=StorageInfo)

@@ -17,7 +17,7 @@ never run, study, render or commands.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from storbench.context import default_db_url
 
@@ -30,7 +30,7 @@ __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS_DIR", "Store", "default_db_url", "open
 _LAZY = {"Store": "database", "BUSY_TIMEOUT_MS": "database", "MIGRATIONS_DIR": "database", "open_reader": "reader"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:  # each lazy name is typed by the TYPE_CHECKING import above
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

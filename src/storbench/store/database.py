@@ -52,6 +52,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from storbench import __version__
 from storbench.errors import StoreError, UsageError
+from storbench.jsontypes import JSONMapping, JSONObject
 from storbench.model import FioResult, ResultRecord, RunInfo, versions
 from storbench.serialize import fio_result_to_dict
 from storbench.store.rows import (
@@ -388,7 +389,7 @@ class Store:
         label: str | None,
         kind: str,
         suite: str | None = None,
-        meta: Mapping[str, Any] | None = None,
+        meta: JSONMapping | None = None,
     ) -> int:
         """Record the start of a run (status ``running``); returns its id."""
         if kind not in RUN_KINDS:
@@ -541,7 +542,7 @@ class Store:
 
         self._write(work)
 
-    def publish_live(self, run_id: int, state: Mapping[str, Any]) -> None:
+    def publish_live(self, run_id: int, state: JSONMapping) -> None:
         """Replace the live state of run ``run_id`` (a JSON-compatible dict, :mod:`storbench.run.live`).
 
         Not flushed on its own in a SQLite file (a view of the run, rewritten three times a
@@ -556,7 +557,7 @@ class Store:
 
         self._write(work, durable=False)  # a view of the run while it runs: three writes a workload, no flush each
 
-    def live_states(self, run_id: int | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+    def live_states(self, run_id: int | None = None) -> list[tuple[int, str, JSONObject]]:
         """(run id, updated at, state) of the runs publishing a live state (or of ``run_id``), newest first."""
         query = select(live_runs).order_by(live_runs.c.run_id.desc())
         if run_id is not None:
@@ -661,7 +662,7 @@ class Store:
 
         return self._read(work)
 
-    def run_digests(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def run_digests(self, run_ids: Sequence[int]) -> dict[int, JSONObject]:
         """For each run (a page of runs at once): its distinct ``targets`` and ``hosts``, its
         findings' ``checks`` by severity, its ``figures`` (one per result of the aggregate or a
         single host: workload, repetition, options, the headline columns), ``storage`` (the
@@ -676,7 +677,7 @@ class Store:
         first = select(func.min(c.id)).where(c.run_id.in_(list(run_ids))).group_by(c.run_id, c.target)
         described = select(c.run_id, c.target, c.storage_json).where(c.id.in_(first), c.storage_json.is_not(None))
         metas = select(runs.c.id, runs.c.meta_json).where(runs.c.id.in_(list(run_ids)))
-        out: dict[int, dict[str, Any]] = {rid: {"targets": [], "hosts": [], "checks": {}, "figures": [], "storage": {}, "machine": None}
+        out: dict[int, JSONObject] = {rid: {"targets": [], "hosts": [], "checks": {}, "figures": [], "storage": {}, "machine": None}
                                           for rid in run_ids}  # fmt: skip
 
         def work(conn: Connection) -> tuple[list[Any], list[Any], list[Any]]:
@@ -740,7 +741,7 @@ class Store:
         row = self._read(lambda conn: conn.execute(select(results).where(results.c.id == result_id)).first())
         return None if row is None else self._record(row)
 
-    def last_results(self, limit: int = 1000) -> list[dict[str, Any]]:
+    def last_results(self, limit: int = 1000) -> list[JSONObject]:
         """The newest result of each (workload, target, host) among the newest results of complete
         runs (at most ``limit`` of them; a run still going, stopped or killed is not a result yet):
         the headline columns only, not the whole record (``/metrics``)."""
@@ -757,7 +758,7 @@ class Store:
                  "read_iops": r.read_iops, "write_iops": r.write_iops, "read_bw_bytes": r.read_bw_bytes,
                  "write_bw_bytes": r.write_bw_bytes} for r in rows]  # fmt: skip
 
-    def runs_with_meta_key(self, key: str, limit: int = 200) -> list[tuple[RunInfo, dict[str, Any]]]:
+    def runs_with_meta_key(self, key: str, limit: int = 200) -> list[tuple[RunInfo, JSONObject]]:
         """The newest runs whose metadata has ``key`` (a curve, a steady-state window), with their metadata."""
         query = self._run_query().where(self._position(runs.c.meta_json, json.dumps(key) + ":") > 0).order_by(runs.c.id.desc()).limit(limit)
         rows = self._read(lambda conn: list(conn.execute(query)))
@@ -849,18 +850,18 @@ class Store:
     def _record(self, row: Any) -> ResultRecord:
         return record_from_row(row, self._dec, self.display)
 
-    def run_meta(self, run_id: int) -> dict[str, Any]:
+    def run_meta(self, run_id: int) -> JSONObject:
         """The free JSON stored with a run (host facts, argv, targets); without its owner
         (:meth:`run_owner`), which is the store's own."""
         meta = self._full_meta(run_id)
         meta.pop("owner", None)
         return meta
 
-    def run_metas(self, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def run_metas(self, run_ids: Sequence[int]) -> dict[int, JSONObject]:
         """:meth:`run_meta` of several runs in one query, in the order given."""
         wanted = list(dict.fromkeys(run_ids))
 
-        def work(conn: Connection) -> dict[int, dict[str, Any]]:
+        def work(conn: Connection) -> dict[int, JSONObject]:
             found = {}
             for chunk in _chunks(wanted):
                 for row in conn.execute(select(runs.c.id, runs.c.meta_json).where(runs.c.id.in_(chunk))):
@@ -874,13 +875,13 @@ class Store:
 
         return self._read(work)
 
-    def run_owner(self, run_id: int) -> dict[str, Any] | None:
+    def run_owner(self, run_id: int) -> JSONObject | None:
         """Who created (or last resumed) the run: host, pid, start time (:mod:`storbench.store.owner`)."""
         owner = self._full_meta(run_id).get("owner")
         return owner if isinstance(owner, dict) else None
 
-    def _full_meta(self, run_id: int) -> dict[str, Any]:
-        def work(conn: Connection) -> dict[str, Any]:
+    def _full_meta(self, run_id: int) -> JSONObject:
+        def work(conn: Connection) -> JSONObject:
             row = conn.execute(select(runs.c.meta_json).where(runs.c.id == run_id)).first()
             if row is None:
                 raise self._not_found(conn, run_id)
@@ -888,7 +889,7 @@ class Store:
 
         return self._read(work)
 
-    def update_run_meta(self, run_id: int, updates: dict[str, Any]) -> None:
+    def update_run_meta(self, run_id: int, updates: JSONObject) -> None:
         """Add or replace top-level keys of a run's free JSON (a curve's points, knee and ceiling)."""
 
         def work(conn: Connection) -> None:

@@ -19,8 +19,9 @@ import re
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 #: the prefix of fio's working directory (job file, output, logs) for the process ``pid``
 TEMP_PREFIX = "storbench-fio-"
@@ -52,13 +53,13 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
-def this_process() -> dict[str, Any]:
+def this_process() -> JSONObject:
     """The owner record of the current process."""
     pid = os.getpid()
     return {"host": socket.gethostname(), "pid": pid, "start_ticks": start_ticks(pid), "boot_id": _boot_id()}
 
 
-def gone(owner: Mapping[str, Any] | None) -> bool | None:
+def gone(owner: JSONMapping | None) -> bool | None:
     """True when the owner process is no longer running (on this host, this boot); False when it
     is; None when it cannot be told from here (another host, no owner recorded)."""
     if not owner or owner.get("host") != socket.gethostname():

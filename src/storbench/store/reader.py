@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from storbench.errors import StoreError, UsageError
+from storbench.jsontypes import JSONObject
 from storbench.model import ResultRecord, RunInfo
 
 from .rows import max_run_id, nul_escape, nul_unescape, plain_revisions, record_from_row, run_info_from_row, same_text
@@ -128,7 +129,7 @@ class Reader:
         rows = self._rows("SELECT * FROM results WHERE run_id = ? ORDER BY id", run_id)
         return [record_from_row(r, self._dec, self.display) for r in rows]
 
-    def run_meta(self, run_id: int) -> dict[str, Any]:
+    def run_meta(self, run_id: int) -> JSONObject:
         rows = self._rows("SELECT meta_json FROM runs WHERE id = ?", run_id)
         if not rows:
             raise self._not_found(run_id)
@@ -221,7 +222,7 @@ def _postgres(parts: SplitResult, head: str) -> Reader | None:
         from psycopg.rows import namedtuple_row
     except ImportError:
         return None
-    kwargs: dict[str, Any] = {"host": host, "dbname": database, "user": user, "password": password, "port": port}  # psycopg's keywords
+    kwargs: JSONObject = {"host": host, "dbname": database, "user": user, "password": password, "port": port}  # psycopg's keywords
     try:
         conn = psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None}, row_factory=namedtuple_row,
                                connect_timeout=10)  # fmt: skip

@@ -13,13 +13,17 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from storbench.errors import StoreError
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 from storbench.model import Finding, ResultRecord, RunInfo
 from storbench.serialize import fio_result_from_dict
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
 
 #: PostgreSQL text cannot hold NUL: it is stored as _NUL_ESCAPE + "0" (and _NUL_ESCAPE doubled)
 _NUL_ESCAPE = "\uf8ff"
@@ -53,18 +57,18 @@ def same_text(value: str | None) -> str | None:
     return value
 
 
-def owner_gone(owner: Any) -> TypeGuard[dict[str, Any]]:
+def owner_gone(owner: JSONValue) -> TypeGuard[JSONObject]:
     from .owner import gone
 
     return isinstance(owner, dict) and gone(owner) is True
 
 
-def gone_reason(owner: Mapping[str, Any]) -> str:
+def gone_reason(owner: JSONMapping) -> str:
     return (f"its storbench process (pid {owner.get('pid')} on {owner.get('host')}) is gone "
             "(killed, crashed or its machine restarted) before the run ended")  # fmt: skip
 
 
-def meta_of(text: str | None) -> dict[str, Any]:
+def meta_of(text: str | None) -> JSONObject:
     """A run's free JSON as a dict ({} when it is not a JSON object)."""
     try:
         meta = json.loads(text or "{}")
@@ -103,13 +107,13 @@ def plain_revisions(location: str) -> tuple[frozenset[str], str] | None:
     return frozenset(parents), heads[0]
 
 
-def storage_of_json(text: str) -> Any:
+def storage_of_json(text: str) -> StorageInfo:
     """A stored storage description (``storage_json``), decoded once per distinct text."""
     return _storage_from_json(text)
 
 
 @functools.lru_cache(maxsize=64)
-def _storage_from_json(text: str) -> Any:
+def _storage_from_json(text: str) -> StorageInfo:
     """The results of a run (and of every run on the same machine) share one storage
     description: decode each distinct text once (StorageInfo is immutable)."""
     from ..storage import storage_from_dict
@@ -117,11 +121,11 @@ def _storage_from_json(text: str) -> Any:
     return storage_from_dict(json.loads(text))
 
 
-def _extras_from_json(row: Any) -> dict[str, Any]:
+def _extras_from_json(row: Any) -> JSONObject:
     from ..activity import activity_from_dict
     from ..backend import backend_from_dict
 
-    def load(text: str | None) -> Any:
+    def load(text: str | None) -> JSONValue:
         return None if text is None else json.loads(text)
 
     storage_text = getattr(row, "storage_json", None)
@@ -153,10 +157,10 @@ def record_from_row(row: Any, dec: Decode, display: str) -> ResultRecord:
         raise StoreError(f"database {display}: result {row.id}: {exc}") from exc
     return ResultRecord(
         run_id=row.run_id,
-        workload=dec(row.workload),
+        workload=dec(row.workload) or "",  # NOT NULL columns: dec gives text for text
         target=dec(row.target),
         fio=fio,
-        raw_output=dec(row.raw_output),
+        raw_output=dec(row.raw_output) or "",
         label=dec(row.label),
         source=dec(row.source),
         options=options,

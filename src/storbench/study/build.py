@@ -13,9 +13,11 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..errors import StorbenchError, UsageError
 from ..model import Target
@@ -40,6 +42,10 @@ from .setups import (
     zpool_destroy_argv,
 )
 
+if TYPE_CHECKING:
+    from .images import FuseExport, NbdServer
+    from .setups import ImageSpec
+
 ZVOL_APPEAR_TIMEOUT_S = 30.0
 UMOUNT_TRIES = 5
 #: How long a pool that says "pool is busy" is retried before its teardown fails.
@@ -53,10 +59,10 @@ class SetupFailed(StorbenchError):
 # --------------------------------------------------------------------------- the environment
 
 
-Observer = Callable[[str, Mapping[str, Any]], None]
+Observer = Callable[[str, JSONMapping], None]
 
 
-def no_observer(event: str, info: Mapping[str, Any]) -> None:
+def no_observer(event: str, info: JSONMapping) -> None:
     pass
 
 
@@ -74,8 +80,8 @@ class System:
     which: Callable[[str], str | None] = shutil.which
     sys_root: str = "/sys"
     dev_root: str = "/dev"
-    serve: Callable[..., Any] = start_server
-    export: Callable[..., Any] = start_export
+    serve: Callable[[ImageSpec, str, str], NbdServer] = start_server
+    export: Callable[[ImageSpec, str, str], FuseExport] = start_export
     is_mount: Callable[[str], bool] = os.path.ismount
     pool_name: Callable[[], str] = lambda: f"storbench-{secrets.token_hex(4)}"
     #: "OpenZFS" (the kernel module is loaded), "zfs-fuse" (its daemon's socket exists) or None
@@ -170,7 +176,7 @@ class Built:
     describe_path: str  # what the storage description describes (the mountpoint, device or image)
     notes: tuple[str, ...]  # how it was built, for the storage description
     export_size: str | None = None  # nbd targets: the image size
-    image: Mapping[str, Any] | None = None  # image setups: what was created and how it is served
+    image: JSONMapping | None = None  # image setups: what was created and how it is served
 
 
 class Builder:
@@ -182,7 +188,7 @@ class Builder:
         self.devices: list[str] = [device] if isinstance(device, str) else list(device or [])
         self.keep_files = keep_files
         #: the qemu-nbd serving each image setup, by setup name (stopped before its guest filesystem is made)
-        self.servers: dict[str, Any] = {}
+        self.servers: JSONObject = {}
 
     @property
     def device(self) -> str | None:
@@ -364,7 +370,7 @@ class Builder:
                 raise SetupFailed(str(exc)) from None
             done.append(" ".join(created))
         sock = socket_path_for(sock_dir, f".storbench-{setup.name}")
-        holder_box: list[Any] = []
+        holder_box: list[NbdServer] = []
 
         def stop() -> None:
             for server in holder_box:

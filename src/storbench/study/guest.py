@@ -27,12 +27,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..model import Target
 from .build import Builder, Built, SetupFailed, Teardown, attach_loop_device, critical, image_role, no_observer
 from .images import ImageError
 from .setups import Setup, guest_mkfs_argv
+
+if TYPE_CHECKING:
+    from .images import FuseExport
 
 
 def make_guest_filesystem(builder: Builder, setup: Setup, built: Built, td: Teardown) -> Built:
@@ -49,7 +52,7 @@ def make_guest_filesystem(builder: Builder, setup: Setup, built: Built, td: Tear
         device = path
     else:
         export_path = os.path.join(builder.tmpdir, f".storbench-{setup.name}.export")
-        box: list[Any] = []
+        box: list[FuseExport] = []
 
         def stop() -> None:
             for export in box:

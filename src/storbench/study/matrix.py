@@ -65,7 +65,9 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench.jsontypes import JSONMapping
 
 from ..errors import Interrupted, StorbenchError, UsageError
 from ..jobs.jobfile import build_job
@@ -157,7 +159,7 @@ class _SetupTelemetry(runner_mod.NoTelemetry):
 class _ImageSink:
     """Adds the image's creation and serving options to every result's ``space`` mapping."""
 
-    def __init__(self, sink: runner_mod.ResultSink, image: Mapping[str, Any] | None) -> None:
+    def __init__(self, sink: runner_mod.ResultSink, image: JSONMapping | None) -> None:
         self.sink = sink
         self.image = image
 

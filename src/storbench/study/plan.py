@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from storbench.jsontypes import JSONMapping
 
 from ..curve.model import CurvePlan
 from ..errors import UsageError
 from ..model import Overrides, Repeat, RunInfo, Workload, versions, workload_from_meta, workload_to_meta
 from ..units import fio_size, parse_size
 from .setups import Setup, devices_needed, setup_from_table, setup_to_table
+
+if TYPE_CHECKING:
+    from storbench.jsontypes import JSONObject
 
 #: Version of the study plan stored in each run's meta (``meta["study"]``).
 STUDY_FORMAT_VERSION = versions.STUDY  # the history: storbench.model.versions
@@ -31,7 +36,7 @@ class StudyStore(Protocol):
 
     def list_runs(self, *, label_prefix: str | None = ...) -> Sequence[RunInfo]: ...
 
-    def run_meta(self, run_id: int) -> Any: ...
+    def run_meta(self, run_id: int) -> JSONObject: ...
 
 
 # --------------------------------------------------------------------------- the plan
@@ -97,7 +102,7 @@ class Study:
         }
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, Any]) -> Study:
+    def from_meta(cls, meta: JSONMapping) -> Study:
         """The study stored by :meth:`meta`; :class:`UsageError` when it cannot be read back."""
         try:
             setups = []

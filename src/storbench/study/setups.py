@@ -93,7 +93,8 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..errors import UsageError
 from ..units import fio_size, parse_size
@@ -149,7 +150,7 @@ DEFAULT_IMAGE_SIZE = "1g"
 
 #: Creation options each file format accepts (qemu-img ``-o``), with their allowed values
 #: (a tuple of words, "size" for a size, "bool", or "int").
-_IMAGE_OPTIONS: Mapping[str, Mapping[str, Any]] = {
+_IMAGE_OPTIONS: Mapping[str, JSONMapping] = {
     "raw": {"preallocation": ("off", "falloc", "full")},
     "qcow2": {
         "cluster_size": "size",
@@ -337,7 +338,7 @@ def _allowed(items: Sequence[str]) -> str:
     return ", ".join(repr(i) for i in items)
 
 
-def _text(where: _Where, key: str, value: Any, *, allow_empty: bool = False) -> str:
+def _text(where: _Where, key: str, value: JSONValue, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise where.error(key, f"must be a string, not {type(value).__name__} {value!r}")
     if _CONTROL_RE.search(value):
@@ -347,13 +348,13 @@ def _text(where: _Where, key: str, value: Any, *, allow_empty: bool = False) -> 
     return value
 
 
-def _choice(where: _Where, key: str, value: Any, allowed: Sequence[str]) -> str:
+def _choice(where: _Where, key: str, value: JSONValue, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise where.error(key, f"{value!r} is not allowed (allowed: {_allowed(allowed)})")
     return value
 
 
-def _size(where: _Where, key: str, value: Any) -> str:
+def _size(where: _Where, key: str, value: JSONValue) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise where.error(key, f"must be a size like \"64k\" or \"1g\", not {value!r}")
     try:
@@ -365,20 +366,20 @@ def _size(where: _Where, key: str, value: Any) -> str:
     return fio_size(value)
 
 
-def _check_keys(where: _Where, key: str | None, table: Mapping[str, Any], allowed: Sequence[str]) -> None:
+def _check_keys(where: _Where, key: str | None, table: JSONMapping, allowed: Sequence[str]) -> None:
     for k in table:
         if k not in allowed:
             shown = f"{key}.{k}" if key else k
             raise where.error(shown, f"unknown key (allowed: {', '.join(allowed)})")
 
 
-def _table(where: _Where, key: str, value: Any) -> Mapping[str, Any]:
+def _table(where: _Where, key: str, value: JSONValue) -> JSONMapping:
     if not isinstance(value, dict):
         raise where.error(key, f"must be a table like {key} = {{ ... }}, not {type(value).__name__}")
     return value
 
 
-def _prop_value(where: _Where, key: str, value: Any) -> str:
+def _prop_value(where: _Where, key: str, value: JSONValue) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, int):
@@ -386,7 +387,7 @@ def _prop_value(where: _Where, key: str, value: Any) -> str:
     return _text(where, key, value)
 
 
-def _zfs_props(where: _Where, key: str, value: Any) -> tuple[tuple[str, str], ...]:
+def _zfs_props(where: _Where, key: str, value: JSONValue) -> tuple[tuple[str, str], ...]:
     table = _table(where, key, value)
     out = []
     for prop, v in table.items():
@@ -403,7 +404,7 @@ def _zfs_props(where: _Where, key: str, value: Any) -> tuple[tuple[str, str], ..
 # --------------------------------------------------------------------------- one setup
 
 
-def setup_from_table(name: str, table: Any, label: str = "setup") -> Setup:
+def setup_from_table(name: str, table: JSONValue, label: str = "setup") -> Setup:
     """Validate one ``[setup.NAME]`` table; :class:`SetupError` (one line) on anything wrong."""
     where = _Where(label, name)
     if not _NAME_RE.match(name):
@@ -511,7 +512,7 @@ def setup_from_table(name: str, table: Any, label: str = "setup") -> Setup:
     )
 
 
-def _image(where: _Where, value: Any) -> ImageSpec:
+def _image(where: _Where, value: JSONValue) -> ImageSpec:
     table = _table(where, "image", value)
     if "format" not in table:
         raise where.error("image.format", f"is required (allowed: {_allowed(IMAGE_FORMATS)})")
@@ -640,10 +641,10 @@ def setups_from_fs_list(text: str) -> tuple[Setup, ...]:
     return tuple(out)
 
 
-def setup_to_table(setup: Setup) -> dict[str, Any]:
+def setup_to_table(setup: Setup) -> JSONObject:
     """The ``[setup.NAME]`` table that :func:`setup_from_table` reads back as the same setup
     (stored in each run of a study, so ``--resume`` rebuilds exactly what was planned)."""
-    table: dict[str, Any] = {"mkfs": setup.mkfs}
+    table: JSONObject = {"mkfs": setup.mkfs}
     if setup.description:
         table["description"] = setup.description
     if setup.mkfs_options:
@@ -660,7 +661,7 @@ def setup_to_table(setup: Setup) -> dict[str, Any]:
         table["device"] = {f: getattr(setup.device, f) for f in setup.device.changed()}
     if setup.image is not None:
         im = setup.image
-        t: dict[str, Any] = {"format": im.format, "size": im.size, "cache": im.cache}
+        t: JSONObject = {"format": im.format, "size": im.size, "cache": im.cache}
         for k, v in im.options:
             kind = _IMAGE_OPTIONS[im.format][k]
             t[k] = (v == "on") if kind == "bool" else int(v) if kind == "int" else v

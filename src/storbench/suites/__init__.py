@@ -57,10 +57,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from storbench.errors import SuiteError, UsageError
 from storbench.jobs.jobfile import WHERE_KEYS, unsafe_key_reason, unsafe_value_reason
+from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 from storbench.model import Suite, Workload
 from storbench.units import (
     fio_duration,
@@ -70,6 +71,10 @@ from storbench.units import (
     parse_duration,
     parse_size,
 )
+
+if TYPE_CHECKING:
+    from ..loads import LoadTool
+    from ..model import ResultRecord
 
 #: where the built-in suites and the option table are (files beside this module)
 _HERE = Path(__file__).resolve().parent
@@ -222,19 +227,19 @@ class Catalog:
             raise SuiteError(_unknown("workload", name, self.workloads)) from None
 
 
-def _unknown(kind: str, name: str, known: Mapping[str, Any]) -> str:
+def _unknown(kind: str, name: str, known: JSONMapping) -> str:
     hint = _did_you_mean(name, known)
     return f"unknown {kind} {name!r}{hint} (known: {', '.join(sorted(known))})"
 
 
-def _did_you_mean(name: str, candidates: Any) -> str:
+def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
     import difflib  # only for a mistake: 10 ms of import a run's start-up does not need
 
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def headlines_of(records: Iterable[Any]) -> dict[str, str]:
+def headlines_of(records: Iterable[ResultRecord]) -> dict[str, str]:
     """Each workload's headline (``iops``, ``bw`` or ``lat``) among stored results, judged from the
     options it ran with (:func:`default_headline`): the first of its results that kept its options
     decides (an imported bare output keeps none; such a workload is judged by IOPS).  The one
@@ -407,7 +412,7 @@ def _check_name(src: _Source, kind: str, name: str) -> None:
         )
 
 
-def _check_description(src: _Source, path: tuple[str, ...], value: Any) -> str:
+def _check_description(src: _Source, path: tuple[str, ...], value: JSONValue) -> str:
     if not isinstance(value, str):
         raise src.fail(path, f"description must be a string (got {_toml_type(value)})")
     if re.search(r"[\x00-\x1f\x7f]", value):
@@ -415,7 +420,7 @@ def _check_description(src: _Source, path: tuple[str, ...], value: Any) -> str:
     return value
 
 
-def _toml_type(value: Any) -> str:
+def _toml_type(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "true/false"
     if isinstance(value, int):
@@ -463,7 +468,7 @@ def _check_seconds(src: _Source, path: tuple[str, ...], text: str) -> str:
 
 
 def _fio_value(
-    src: _Source, path: tuple[str, ...], opt: FioOption, raw: Any, table: FioOptionTable
+    src: _Source, path: tuple[str, ...], opt: FioOption, raw: JSONValue, table: FioOptionTable
 ) -> str:
     key = path[-1]
     name = opt.canonical
@@ -544,7 +549,7 @@ def _fio_value(
 
 
 def _fio_options(
-    src: _Source, path: tuple[str, ...], fio: Any, table: FioOptionTable
+    src: _Source, path: tuple[str, ...], fio: JSONValue, table: FioOptionTable
 ) -> tuple[tuple[str, str | None], ...]:
     if not isinstance(fio, dict):
         raise src.fail(path, f"must be a table of fio options, e.g. fio = {{ rw = \"randread\", bs = \"4k\" }} "
@@ -584,7 +589,7 @@ def _fio_options(
     return tuple(options)
 
 
-def _parse_workload(src: _Source, name: str, body: Any, origin: str, table: FioOptionTable) -> Workload:
+def _parse_workload(src: _Source, name: str, body: JSONValue, origin: str, table: FioOptionTable) -> Workload:
     path = ("workload", name)
     _check_name(src, "workload", name)
     if not isinstance(body, dict):
@@ -608,7 +613,7 @@ def _parse_workload(src: _Source, name: str, body: Any, origin: str, table: FioO
     return Workload(name=name, description=description, options=options, headline=headline, origin=origin)
 
 
-def _parse_load_workload(src: _Source, name: str, body: dict[str, Any], origin: str, tool: Any) -> Workload:
+def _parse_load_workload(src: _Source, name: str, body: JSONObject, origin: str, tool: LoadTool) -> Workload:
     """A workload of an application load (``tool = "pgbench"``, its options in a table named after
     the tool): every option of the tool checked and filled in (:func:`storbench.loads.check_options`)."""
     from storbench.loads import LoadOptionError, check_options, tool_names
@@ -640,7 +645,7 @@ def _parse_load_workload(src: _Source, name: str, body: dict[str, Any], origin: 
 
 
 def _parse_document(
-    src: _Source, doc: dict[str, Any], base: Catalog, origin: str, table: FioOptionTable
+    src: _Source, doc: JSONObject, base: Catalog, origin: str, table: FioOptionTable
 ) -> Catalog:
     for key in doc:
         if key not in _TOP_KEYS:

@@ -17,12 +17,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from storbench.errors import TargetError
+from storbench.jsontypes import JSONObject
 from storbench.model import Target
 
 from .base import ResolveContext, TargetKind, check_uri_text
+
+if TYPE_CHECKING:
+    from ..storage.ceph import CephInfo
 
 DEFAULT_CONF = "/etc/ceph/ceph.conf"
 DEFAULT_CLIENT = "admin"
@@ -112,7 +116,7 @@ def unreachable(rc: int, out: str, err: str) -> bool:
     return rc in (-1, 110, 124) or any(w in text for w in ("timed out", "ETIMEDOUT", "couldn't connect", "error connecting to the cluster"))
 
 
-def describe_cluster(target: Target, pool: str, notes: list[str]) -> Any:
+def describe_cluster(target: Target, pool: str, notes: list[str]) -> CephInfo:
     """The cluster under a Ceph target (:class:`~storbench.storage.ceph.CephInfo`) with the pool;
     what could not be asked becomes a note."""
     import dataclasses
@@ -138,7 +142,7 @@ def describe_cluster(target: Target, pool: str, notes: list[str]) -> Any:
     except ValueError as exc:
         notes.append(f"Ceph cluster not described: {exc}")
         return CephInfo(conf=conf_of(target), client=client_of(target))
-    extra: dict[str, Any] = {"conf": conf_of(target), "client": client_of(target)}
+    extra: JSONObject = {"conf": conf_of(target), "client": client_of(target)}
     for args, parse, key in (
         (("versions", "-f", "json"), parse_ceph_versions, "version"),
         (("osd", "pool", "ls", "detail", "-f", "json"), lambda t: parse_pool_ls_detail(t, pool), "pool"),
