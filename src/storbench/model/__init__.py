@@ -26,39 +26,18 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from storbench.jsontypes import JSONMapping, JSONObject
 
-    from .results import (  # the lazy names, typed (``X as X``: re-exported)
-        DirectionStats as DirectionStats,
-    )
-    from .results import (
-        DiskUtil as DiskUtil,
-    )
-    from .results import (
-        Finding as Finding,
-    )
-    from .results import (
-        FioResult as FioResult,
-    )
-    from .results import (
-        JobResult as JobResult,
-    )
-    from .results import (
-        LatencyStats as LatencyStats,
-    )
-    from .results import (
-        Measure as Measure,
-    )
-    from .results import (
-        ResultRecord as ResultRecord,
-    )
-    from .results import (
-        RunInfo as RunInfo,
-    )
-    from .results import (
-        SampleSummary as SampleSummary,
-    )
-    from .results import (
-        SyncStats as SyncStats,
-    )
+    # the lazy names (:func:`__getattr__`), typed; ``X as X`` re-exports them
+    from .results import DirectionStats as DirectionStats
+    from .results import DiskUtil as DiskUtil
+    from .results import Finding as Finding
+    from .results import FioResult as FioResult
+    from .results import JobResult as JobResult
+    from .results import LatencyStats as LatencyStats
+    from .results import Measure as Measure
+    from .results import ResultRecord as ResultRecord
+    from .results import RunInfo as RunInfo
+    from .results import SampleSummary as SampleSummary
+    from .results import SyncStats as SyncStats
 
 #: Directions fio reports, in report order.  ``mixed`` appears under
 #: ``unified_rw_reporting``.
