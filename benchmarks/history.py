@@ -94,7 +94,8 @@ def build_database(db: Path | str, nruns: int, where: Path | None = None) -> dic
     from storbench.activity import ActivitySampler
     from storbench.fio.json import parse_fio_json
     from storbench.fio.logs import series_from_logs
-    from storbench.model import Finding, ResultRecord
+    from storbench.model import Finding
+    from storbench.record import ResultRecord
     from storbench.storage import describe_target
     from storbench.store import Store
     from storbench.store.tables import results, runs

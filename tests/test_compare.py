@@ -36,7 +36,8 @@ from storbench.compare import (
     verdict_lines,
 )
 from storbench.fio import parse_output
-from storbench.model import DirectionStats, FioResult, JobResult, LatencyStats, ResultRecord
+from storbench.model import DirectionStats, FioResult, JobResult, LatencyStats
+from storbench.record import ResultRecord
 from storbench.render.compare import (
     CSV_COLUMNS,
     compare_to_json,

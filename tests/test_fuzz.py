@@ -29,7 +29,8 @@ from storbench.commands.common import overrides_from
 from storbench.errors import FioParseError, StorbenchError, SuiteError, TargetError, UsageError
 from storbench.fio import parse_output
 from storbench.jobs.jobfile import build_job
-from storbench.model import Overrides, ResultRecord, Target
+from storbench.model import Overrides, Target
+from storbench.record import ResultRecord
 from storbench.store import Store
 from storbench.suites import builtin_catalog, empty_catalog, fio_option_table, parse_suite_text
 from storbench.units import fio_duration, fio_size, is_fio_native_size, parse_duration, parse_size

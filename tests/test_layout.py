@@ -4,6 +4,11 @@ Read from the source's import statements (``ast``), not by importing it:
 
 - no cycle between the packages under ``storbench`` (any import, also one inside a function;
   ``if TYPE_CHECKING:`` blocks are type hints, not imports);
+- one way through the house, every import counted: no cycle between modules nor between packages
+  when every import statement is followed (module-level, inside functions, inside
+  ``if TYPE_CHECKING:`` blocks) and a face's ``importlib.import_module(f"{__name__}.{...}")`` is
+  taken as importing every member of its package; so no package imports one that imports it back
+  (nothing runs back up), and no member of a package imports the face that loads it;
 - the longest chain of module-level imports inside storbench is at most 12 modules;
 - at most 12 modules sit flat at the top of ``src/storbench``;
 - every package opens with a docstring that says what it may import, and its "never ..." list
@@ -94,6 +99,115 @@ def _imports(mod: Module) -> tuple[set[str], set[str]]:
 
 
 IMPORTS = {name: _imports(mod) for name, mod in MODULES.items()}
+
+
+def _every_import(mod: Module) -> set[str]:
+    """Every storbench module ``mod`` names in an import statement, wherever it stands (function
+    bodies and ``if TYPE_CHECKING:`` blocks included), and every member of its own package when it
+    loads them by name (``importlib.import_module(f"{__name__}.{...}")``: a registry or a lazy face)."""
+    package = mod.name if mod.is_package else mod.name.rpartition(".")[0]
+    out: set[str] = set()
+    tree = ast.parse(mod.path.read_text(encoding="utf-8"))
+    bound = {mod.name: mod.name}  # a module's local names for the storbench modules it imported
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = ".".join(package.split(".")[: len(package.split(".")) - (node.level - 1)])
+            for a in node.names:
+                bound[a.asname or a.name] = f"{base}.{node.module}.{a.name}" if node.module else f"{base}.{a.name}"
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base) + (f".{node.module}" if node.module else "")
+            else:
+                module = node.module or ""
+            names = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+              and node.args and isinstance(node.args[0], ast.JoinedStr)):  # fmt: skip
+            head = node.args[0].values[0] if node.args[0].values else None
+            value = head.value if isinstance(head, ast.FormattedValue) else None
+            if isinstance(value, ast.Name) and value.id == "__name__":
+                loaded = mod.name
+            elif isinstance(value, ast.Attribute) and value.attr == "__name__" and isinstance(value.value, ast.Name):
+                loaded = bound.get(value.value.id, package)  # ``{_commands.__name__}``: that module
+            else:
+                loaded = package
+            names = [m for m in MODULES if m.rpartition(".")[0] == loaded]
+        for name in names:
+            target = _resolve(name) if name.startswith("storbench") else None
+            if target and target != mod.name:
+                out.add(target)
+    return out
+
+
+EVERY = {name: _every_import(mod) for name, mod in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _describe(component: list[str], graph: dict[str, set[str]]) -> str:
+    inside = set(component)
+    edges = [f"{a} -> {b}" for a in component for b in sorted(graph.get(a, ()) & inside)]
+    return f"{len(component)} modules: " + "; ".join(edges)
+
+
+def test_one_way_through_the_house_every_import_counted():
+    cycles = _cycles(EVERY)
+    assert cycles == [], "\n".join(_describe(c, EVERY) for c in cycles)
+    packages: dict[str, set[str]] = {}
+    for name, targets in EVERY.items():
+        for target in targets:
+            a, b = _package(name), _package(target)
+            if a != b and b != "storbench":
+                packages.setdefault(a, set()).add(b)
+    back_up = _cycles(packages)
+    assert back_up == [], "\n".join(_describe(c, packages) for c in back_up)
+    # the walk is real: type-only and function-level imports are in it, and a registry's members
+    assert "storbench.activity" in EVERY["storbench.record"]  # a TYPE_CHECKING import
+    assert "storbench.run.loads" in EVERY["storbench.run.measure"]  # a function-level import
+    assert "storbench.checks.cache" in EVERY["storbench.checks"]  # importlib.import_module(f"{__name__}.{name}")
+
+
+def test_a_cycle_is_found_when_there_is_one():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
 def _package(name: str) -> str:

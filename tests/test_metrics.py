@@ -7,8 +7,8 @@ import math
 from storbench.checks import CheckContext
 from storbench.checks.variation import _variation
 from storbench.metrics import headline_value
-from storbench.model import DirectionStats, FioResult, JobResult, LatencyStats
-from storbench.run.runner import Repeat, _next_step
+from storbench.model import DirectionStats, FioResult, JobResult, LatencyStats, Repeat
+from storbench.run.repeat import next_step as _next_step
 from storbench.units import fmt_ns
 
 

@@ -17,11 +17,11 @@ from storbench.model import (
     FioResult,
     JobResult,
     LatencyStats,
-    ResultRecord,
     RunInfo,
     SampleSummary,
     SyncStats,
 )
+from storbench.record import ResultRecord
 from storbench.serialize import (
     FORMAT_VERSION,
     fio_result_from_dict,

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .metrics import MEASURE_DIRECTION, METRICS, direction_figures, measure_directions
-from .model import DIRECTIONS, EACH_HOST_UP_TO, ResultRecord
+from .model import DIRECTIONS, EACH_HOST_UP_TO
+from .record import ResultRecord
 from .stats import core as stats
 from .stats.core import Summary, summarize
 

@@ -33,12 +33,12 @@ from storbench.model import (
     JobResult,
     LatencyStats,
     Measure,
-    ResultRecord,
     RunInfo,
     SampleSummary,
     SyncStats,
     versions,
 )
+from storbench.record import ResultRecord
 
 #: Version of the stored form.  Bump when a stored key is renamed, removed or changes meaning.
 FORMAT_VERSION = versions.RESULT  # the history: storbench.model.versions

@@ -9,7 +9,8 @@ import pytest
 from test_checks import clean
 
 from storbench.backend import BackendActivity, backend_from_dict, backend_to_dict
-from storbench.backend.bridge import BridgeActivity, BridgeSampler, cpu_ticks
+from storbench.backend.bridge import BridgeActivity, cpu_ticks
+from storbench.backend.bridge_sampler import BridgeSampler
 from storbench.checks import run_checks
 
 #: /proc/PID/stat of a qemu-nbd bridge on this machine (pid 3121; utime 412, stime 97 ticks)

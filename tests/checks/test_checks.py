@@ -389,7 +389,8 @@ def test_an_export_or_lun_stored_on_this_machines_zfs_names_the_servers_cache() 
     """The server-cache finding for the protocols reached without a mount: an NFS export whose
     ganesha runs here with its directory on a zfs-fuse dataset, and an iSCSI LUN whose tgtd runs
     here with its backing file on it (the server's ARC can answer their reads)."""
-    from storbench.storage.network import ExportInfo, with_server_side
+    from storbench.storage.network import ExportInfo
+    from storbench.storage.records import with_server_side
 
     share = _share_of_local_zfs()
     server_zfs = share.storage.filesystem.network.server_zfs

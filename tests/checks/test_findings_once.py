@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from storbench.fio import parse_output
-from storbench.model import Finding, ResultRecord
+from storbench.model import Finding
+from storbench.record import ResultRecord
 from storbench.render.terminal import format_findings, format_run_wide, run_wide_checks
 
 from conftest import DATA, needs_fio

@@ -10,12 +10,12 @@ import pytest
 
 from storbench.backend import BackendActivity, backend_from_dict, backend_to_dict
 from storbench.backend.nfs_server import (
-    GaneshaIoSampler,
     IoCounters,
     NfsServerActivity,
     format_nfs_server_activity,
     parse_io_reply,
 )
+from storbench.backend.nfs_server_sampler import GaneshaIoSampler
 from storbench.storage.ganesha import SYSTEM_BUS, io_source
 
 DATA = Path(__file__).parent.parent / "data" / "storage"

@@ -41,7 +41,8 @@ def test_dbench_debian_output():
 
 
 def test_dbench_operations_are_shown_from_the_stored_output():
-    from storbench.model import FioResult, ResultRecord
+    from storbench.model import FioResult
+    from storbench.record import ResultRecord
     from storbench.render.terminal import format_load_operations
 
     out = text("debian12-dbench-4.00-2clients-5s.txt")

@@ -20,7 +20,9 @@ from storbench.errors import UsageError
 from storbench.fio.json import parse_fio_json
 from storbench.jobs.jobfile import build_job
 from storbench.metrics import direction_figures
-from storbench.model import Overrides, ResultRecord, Target
+from storbench.model import Overrides, Target
+from storbench.record import ResultRecord
+from storbench.run.aggregate import per_host_results
 from storbench.run.hosts import (
     DEFAULT_PORT,
     Host,
@@ -39,7 +41,7 @@ from storbench.run.hosts import (
     parse_probe_line,
     straggler_findings,
 )
-from storbench.run.runner import ExecuteContext, FioInvocation, NoTelemetry, SilentReporter, execute, per_host_results
+from storbench.run.runner import ExecuteContext, FioInvocation, NoTelemetry, SilentReporter, execute
 from storbench.suites import builtin_catalog
 from storbench.units import fmt_iops
 

@@ -57,9 +57,12 @@ def test_result_records_keep_their_public_names():
     for name in sorted(model.RESULT_NAMES):
         assert getattr(model, name) is getattr(results, name), name
         assert name in dir(model)
-    from storbench.model import Finding, FioResult, ResultRecord  # the way users and plugins import them
+    from storbench.model import Finding, FioResult  # the way users and plugins import them
+    from storbench.record import ResultRecord
 
-    assert (Finding.__module__, FioResult.__module__, ResultRecord.__module__) == ("storbench.model.results",) * 3
+    assert (Finding.__module__, FioResult.__module__) == ("storbench.model.results",) * 2
+    assert ResultRecord.__module__ == "storbench.record"  # one floor up: it holds the storage records
+    assert "ResultRecord" not in model.RESULT_NAMES
     assert FioResult.__name__ == "FioResult"
     try:
         model.NotARecord  # noqa: B018  (the attribute access is what is tested)

@@ -148,11 +148,11 @@ def test_used_space_after_a_buffered_write_is_true_with_a_flush_only_where_neede
     included), so the space figures after a workload need no flush of the filesystem (syncfs, a
     journal commit each time); btrfs counts them when it commits, so it is still flushed. Either
     way the figures say what was written."""
-    from storbench.run import runner
+    from storbench.run import space
 
     flushes: list[str] = []
-    real = runner._syncfs
-    monkeypatch.setattr(runner, "_syncfs", lambda path: (flushes.append(path), real(path))[1])
+    real = space._syncfs
+    monkeypatch.setattr(space, "_syncfs", lambda path: (flushes.append(path), real(path))[1])
     with loop_mount(tmp_path, fstype, size_mib) as (mnt, _dev, _image):
         suite = tmp_path / "w.toml"
         suite.write_text(

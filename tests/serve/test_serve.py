@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from storbench.fio.json import parse_fio_json
-from storbench.model import ResultRecord, RunInfo
+from storbench.model import RunInfo
+from storbench.record import ResultRecord
 from storbench.run.live import LivePublisher, parse_iops_text, parse_rate_text
 from storbench.serve import prometheus, views
 
@@ -691,7 +692,7 @@ def test_run_page_says_what_the_zfs_pool_did_as_show_says_it(tmp_path):
                        compressratio_before=1.0, compressratio_after=28.35)  # fmt: skip
     from test_multihost import recorded
 
-    from storbench.run.runner import per_host_results
+    from storbench.run.aggregate import per_host_results
 
     fio = per_host_results(parse_fio_json(recorded("two_hosts")[0]))[-1][1]  # a real fio result
     db = tmp_path / "zfs.sqlite"
@@ -721,7 +722,7 @@ def test_run_page_of_many_hosts_summarises_them(tmp_path):
     gives a row for every host."""
     from test_multihost import _scaled, recorded
 
-    from storbench.run.runner import per_host_results
+    from storbench.run.aggregate import per_host_results
     from storbench.store import Store
 
     result = parse_fio_json(recorded("two_hosts")[0])

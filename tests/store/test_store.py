@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 
 import storbench.store.database as store_mod
 from storbench.errors import StoreError, UsageError
-from storbench.model import DirectionStats, FioResult, JobResult, ResultRecord
+from storbench.model import DirectionStats, FioResult, JobResult
+from storbench.record import ResultRecord
 from storbench.store import Store, default_db_url
 from storbench.store.tables import metadata
 
@@ -198,7 +199,8 @@ WRITER = textwrap.dedent(
     import os, sys, time
     sys.path.insert(0, sys.argv[4])
     from storbench.store import Store
-    from storbench.model import DirectionStats, FioResult, JobResult, ResultRecord
+    from storbench.model import DirectionStats, FioResult, JobResult
+    from storbench.record import ResultRecord
     url, go, tag = sys.argv[1:4]
     while not os.path.exists(go):
         time.sleep(0.002)

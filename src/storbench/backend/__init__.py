@@ -6,7 +6,8 @@ pool (per-vdev and per-member I/O, the ARC, the pool's state; :mod:`.zfs`), an N
 an iSCSI or NFS target went through (its CPU while fio ran; :mod:`.bridge`), a Ceph pool
 (what its OSDs served during the run, what of an RBD image was never written; :mod:`.ceph`).  Each kind has a
 pure module (records and how they are computed) and a sampler (the edge that runs the
-commands while fio runs: :mod:`.zfs_sampler`).  :func:`sampler_for` picks the sampler for a
+commands while fio runs: :mod:`.zfs_sampler`); what they all hold is :mod:`.activity`, which the
+members import (never this face).  :func:`sampler_for` picks the sampler for a
 storage description; :func:`backend_to_dict` / :func:`backend_from_dict` are the stored,
 versioned form.
 
@@ -18,57 +19,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING
 
 from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..errors import StoreError
 from ..model import versions
 from ..storage.codec import decode_dataclass, encode_dataclasses
+from .activity import BackendActivity, BackendSampler
 
 if TYPE_CHECKING:  # each kind's records are imported where that kind is met (its sampler, the stored form)
     from ..model import Target
     from ..storage import StorageInfo
-    from .bridge import BridgeActivity
-    from .ceph import CephActivity
-    from .hardware import HardwareActivity
-    from .nbd import NbdActivity
-    from .nfs_server import NfsServerActivity
     from .zfs import ZfsActivity
 
 #: Version of :func:`backend_to_dict`'s form.
 FORMAT_VERSION = versions.BACKEND  # the history: storbench.model.versions
-
-
-@dataclass(frozen=True)
-class BackendActivity:
-    """What the back-ends under one target did during one fio run (None: not that kind)."""
-
-    zfs: ZfsActivity | None = None
-    nbd: NbdActivity | None = None
-    ceph: CephActivity | None = None
-    #: the drives' own SMART / health readings before and after the run
-    hardware: HardwareActivity | None = None
-    #: the CPU of the userspace bridge (qemu-nbd) an iSCSI or NFS target went through
-    bridge: BridgeActivity | None = None
-    #: what the nfs-ganesha beside storbench served for an NFS target's export (its own counters)
-    nfs_server: NfsServerActivity | None = None
-
-    @property
-    def problems(self) -> tuple[str, ...]:
-        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge, self.nfs_server)
-        return tuple(p for part in parts if part is not None for p in part.problems)
-
-
-class BackendSampler(Protocol):
-    """A back-end's sampler: entered before fio starts, left after it ends, then asked what it saw."""
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-    def activity(self) -> BackendActivity: ...
 
 
 class _Samplers:
@@ -131,7 +97,7 @@ def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_
             samplers.append(CephSampler(target, parse_rados_spec(target.path), obj=DEFAULT_TEST_FILE_NAME, area_bytes=area_bytes))
     if target is not None and getattr(target, "kind", None) in ("iscsi", "nfs"):  # through a qemu-nbd bridge
         from ..targets.bridge import bridge_pid, bridge_socket
-        from .bridge import BridgeSampler
+        from .bridge_sampler import BridgeSampler
 
         pid = bridge_pid(bridge_socket(target.kind, target.path))
         if pid is not None:
@@ -142,7 +108,7 @@ def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_
 
         source = io_source(check_nfs_uri(target.path)[1])
         if source is not None:
-            from .nfs_server import GaneshaIoSampler
+            from .nfs_server_sampler import GaneshaIoSampler
 
             version = "v4.0" if target.kind == "nfs-fio" and nfs_version(target.path) == 4 else "v3"
             samplers.append(GaneshaIoSampler(source[0], source[1], version))
@@ -217,4 +183,4 @@ def backend_from_dict(data: JSONMapping) -> BackendActivity:
     return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge, nfs_server=nfs)
 
 
-__all__ = ["FORMAT_VERSION", "BackendActivity", "backend_from_dict", "backend_to_dict", "sampler_for"]
+__all__ = ["FORMAT_VERSION", "BackendActivity", "BackendSampler", "backend_from_dict", "backend_to_dict", "sampler_for"]

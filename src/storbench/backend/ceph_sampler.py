@@ -17,7 +17,7 @@ from ..storage.ceph import (
     parse_rbd_info,
     written_within,
 )
-from . import BackendActivity
+from .activity import BackendActivity
 from .ceph import CephActivity
 
 if TYPE_CHECKING:

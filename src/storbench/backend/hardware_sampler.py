@@ -16,7 +16,7 @@ from ..storage.probe.hardware import read_drives
 from .hardware import HardwareActivity
 
 if TYPE_CHECKING:
-    from . import BackendActivity
+    from .activity import BackendActivity
 
 #: a reading this recent (seconds) is taken as the next workload's "before"
 REUSE_S = 5.0
@@ -53,6 +53,6 @@ class HardwareSampler:
         self.after = self._read(self.paths)
 
     def activity(self) -> BackendActivity:
-        from . import BackendActivity
+        from .activity import BackendActivity
 
         return BackendActivity(hardware=HardwareActivity(self.before, self.after, tuple(dict.fromkeys(self.problems))))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..storage.probe.base import SubprocessRunner
-from . import BackendActivity
+from .activity import BackendActivity
 from .nbd import NbdActivity, parse_nbdinfo_map, unwritten_bytes
 
 TIMEOUT_S = 15.0

@@ -22,7 +22,7 @@ from ..process import proc as processes
 from ..storage.probe.base import SubprocessRunner
 from ..storage.probe.zfs import read_arcstats
 from ..storage.zfs import ZfsInfo, ZpoolStatus, parse_ratio, parse_zpool_iostat, parse_zpool_status
-from . import BackendActivity
+from .activity import BackendActivity
 from .zfs import zfs_activity
 
 if TYPE_CHECKING:

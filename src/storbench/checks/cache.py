@@ -64,7 +64,7 @@ from ._common import (
 if TYPE_CHECKING:  # pragma: no cover
     from storbench.backend import BackendActivity
 
-    from . import CheckContext, FileState
+    from .context import CheckContext, FileState
 
 #: Buffered I/O is suspect on a test file smaller than this many times the RAM.  Linux
 #: gives the page cache whatever memory is free, so a file below the RAM size can be

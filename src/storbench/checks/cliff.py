@@ -31,7 +31,7 @@ from storbench.model import Finding
 from ._common import CheckInfo, finding, fmt_count, fmt_rate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 MIN_SIDE_S = 3
 MIN_CHANGE = 0.30

@@ -70,7 +70,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: Space taken below this share of the bytes written means the data was reduced.
 REDUCED_SPACE_MAX_RATIO = 0.5

@@ -23,7 +23,7 @@ from storbench.model import Finding, FioResult
 from ._common import CheckInfo, finding, jobs, paired
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: usr_cpu + sys_cpu of one job at or above this (percent of one CPU): fio is CPU-bound.
 FIO_CPU_BOUND_PCT = 90.0

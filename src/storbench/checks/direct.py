@@ -22,7 +22,7 @@ from ._common import CheckInfo, engine, finding, is_direct, repetitions_text, si
 from .cache import ARC_HIT_INVALID_RATIO, read_shortfalls, shortfall_text, zfs_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: errno EINVAL: what the kernel answers to an O_DIRECT open or I/O it will not do.
 EINVAL = 22

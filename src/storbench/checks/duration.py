@@ -37,7 +37,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: A repetition that measured for less than this many seconds is too short to trust.
 MIN_RUNTIME_S = 30.0

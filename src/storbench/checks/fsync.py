@@ -33,7 +33,7 @@ from ._common import (
 from .cache import buffered
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 INFO = {
     "buffered-write-no-sync": CheckInfo(

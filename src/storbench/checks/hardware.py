@@ -39,7 +39,7 @@ from storbench.units import format_bytes
 from ._common import CheckInfo, Options, finding, join, writes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 INFO = {
     "drive-throttled": CheckInfo(

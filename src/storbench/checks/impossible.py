@@ -16,7 +16,7 @@ from storbench.units import fmt_ns
 from ._common import CheckInfo, Options, engine, finding, fmt_s, join, seconds
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: Slack added to the run's length: fio's ``elapsed`` is in whole seconds.
 SLACK_S = 1.0

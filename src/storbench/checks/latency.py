@@ -15,7 +15,7 @@ from storbench.model import Finding
 from ._common import COUNTED_DIRECTIONS, CheckInfo, finding, flag, jobs, join
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: Options that switch latency measurement off.
 LATENCY_OFF_OPTIONS = ("gtod_reduce", "disable_lat", "disable_clat", "disable_slat")

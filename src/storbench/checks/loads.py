@@ -33,7 +33,7 @@ from storbench.units import format_bytes
 from ._common import CheckInfo, finding, fix_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: a load whose own programs used this share of the CPUs they could use was CPU-bound
 CLIENT_CPU_BOUND_SHARE = 0.8

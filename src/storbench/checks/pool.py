@@ -19,7 +19,7 @@ from ._common import CheckInfo, Options, finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend.zfs import PoolState
-    from . import CheckContext
+    from .context import CheckContext
 
 INFO = {
     "pool-not-healthy": CheckInfo(

@@ -16,7 +16,7 @@ from storbench.model import Finding
 from ._common import DEFAULT_ENGINE, CheckInfo, engine, finding, has, integer, is_direct
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: Engines that issue one I/O and wait for it: iodepth above 1 changes nothing.
 SYNC_ENGINES = frozenset(

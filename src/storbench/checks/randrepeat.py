@@ -16,7 +16,7 @@ from storbench.model import Finding
 from ._common import CheckInfo, finding, fix_of, flag, has, is_random, rw_mode
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 INFO = {
     "randrepeat-on": CheckInfo(

@@ -38,7 +38,7 @@ from storbench.storage import StorageInfo
 from ._common import CheckInfo, Options, finding, fix_of, is_direct, reads, rw_mode, sync_reasons, writes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: the share of one CPU from which the bridge is said to have set the pace
 BRIDGE_BUSY_SHARE = 0.85

@@ -23,8 +23,8 @@ from .compression import reduction
 if TYPE_CHECKING:  # pragma: no cover
     from storbench.storage import StorageInfo
 
-    from . import CheckContext, FileState
     from ._common import Options
+    from .context import CheckContext, FileState
 
 #: A file with less than this share of its size allocated is sparse enough to matter.
 SPARSE_MAX_ALLOCATED_RATIO = 0.5

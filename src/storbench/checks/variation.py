@@ -19,7 +19,7 @@ from storbench.units import fmt_measure, fmt_ns
 from ._common import CheckInfo, finding, fix_of, fmt_count, fmt_rate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 #: Coefficient of variation above which repetitions disagree too much (5 %).
 MAX_CV = 0.05

@@ -24,7 +24,7 @@ from storbench.storage import StorageInfo
 from ._common import CheckInfo, Options, finding, join, sync_reasons, uses_kernel_io, writes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import CheckContext
+    from .context import CheckContext
 
 WRITE_BACK = "write back"
 WRITE_THROUGH = "write through"

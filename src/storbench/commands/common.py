@@ -19,7 +19,7 @@ from ..model import Overrides
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..model import ResultRecord
+    from ..record import ResultRecord
     from ..store import Store
     from ..suites import Catalog
 

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 
 from ..errors import RegressionError, UsageError
-from ..model import ResultRecord
+from ..record import ResultRecord
 from ..suites import headlines_of
 from .common import App, pass_app, resolve_runs
 

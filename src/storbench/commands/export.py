@@ -8,7 +8,7 @@ import json
 import click
 
 from ..errors import UsageError
-from ..model import ResultRecord
+from ..record import ResultRecord
 from .common import App, finite, pass_app, public_records, resolve_runs
 
 

@@ -22,7 +22,7 @@ import os
 import click
 
 from ..errors import FioParseError, UsageError
-from ..model import ResultRecord
+from ..record import ResultRecord
 from .common import App, pass_app, print_json, public_records
 
 #: more results than this and import names the workloads instead of printing the whole table

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .common import App
 
 if TYPE_CHECKING:
-    from ..model import ResultRecord
+    from ..record import ResultRecord
 
 
 class CliReporter:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import UsageError
-from ..model import ResultRecord, RunInfo
+from ..model import RunInfo
+from ..record import ResultRecord
 from .common import App, pass_app, resolve_runs
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from .common import (
 from .progress import CliReporter
 
 if TYPE_CHECKING:
-    from ..model import ResultRecord
+    from ..record import ResultRecord
     from ..run.hosts import Host
 
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import StorbenchError
-from ..model import JobSpec, Overrides, ResultRecord, Target, Workload
+from ..model import JobSpec, Overrides, Target, Workload
+from ..record import ResultRecord
 from ..run import runner
 from . import model as cv
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from . import LoadOption, LoadParseError, LoadSteps, LoadTool
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool
 
 #: Debian's load file
 CLIENT_TXT = "/usr/share/dbench/client.txt"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 _VERSION = re.compile(r"^#\s*Version ([\d.]+), (\d+) thread\(s\)")
 _SYNC = re.compile(r"^#\s*Sync method: (.*?)\s*$")

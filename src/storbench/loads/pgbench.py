@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 MODES = ("tpcb", "select-only", "simple-update")
 _MODE_FLAG = {"tpcb": (), "select-only": ("-S",), "simple-update": ("-N",)}

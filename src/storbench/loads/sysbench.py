@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from . import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
 
 MODES = ("seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw")
 _VERSION = re.compile(r"^sysbench (\S+)")

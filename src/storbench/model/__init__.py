@@ -11,7 +11,7 @@ measure.
 
 Here: the definitions a run is planned from (:class:`Workload`, :class:`Suite`,
 :class:`Target`, :class:`Overrides`, :class:`JobSpec`, :class:`Repeat`).  The records of a
-result (:class:`FioResult` and its parts, :class:`ResultRecord`, :class:`RunInfo`,
+result (:class:`FioResult` and its parts, :class:`RunInfo`,
 :class:`Finding`) are in :mod:`storbench.model.results` and are this module's names too, loaded
 on first use: a run plans and starts its first fio without them.
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from .results import JobResult as JobResult
     from .results import LatencyStats as LatencyStats
     from .results import Measure as Measure
-    from .results import ResultRecord as ResultRecord
     from .results import RunInfo as RunInfo
     from .results import SampleSummary as SampleSummary
     from .results import SyncStats as SyncStats
@@ -53,7 +52,7 @@ Headline = Literal["iops", "bw", "lat"]
 #: the names of :mod:`storbench.model.results`, loaded on first use (:func:`__getattr__`)
 RESULT_NAMES = frozenset({
     "LatencyStats", "SampleSummary", "DirectionStats", "SyncStats", "DiskUtil", "JobResult", "Measure",
-    "FioResult", "ResultRecord", "RunInfo", "Finding",
+    "FioResult", "RunInfo", "Finding",
 })  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 """The records of a result: what fio measured (:class:`FioResult` and its parts), what
-storbench stored (:class:`ResultRecord`, :class:`RunInfo`) and what the checks found
-(:class:`Finding`).
+storbench stored of a run (:class:`RunInfo`) and what the checks found (:class:`Finding`). A
+workload's stored result, which holds the storage, activity and back-end records beside fio's, is
+one floor up: :class:`storbench.record.ResultRecord`.
 
 Their names are :mod:`storbench.model`'s too (``from storbench.model import FioResult`` works as
 it always did); they live in a module of their own so that a run imports them only once its first
@@ -8,8 +9,8 @@ fio has started: creating a frozen dataclass costs about half a millisecond to a
 Python 3.11 (its methods are compiled one by one), and a run's start-up is short enough for ten of
 them to count (docs/performance.md, section 2e).
 
-May import: the standard library only (the storage, activity and back-end records that a result
-holds are named for the type checker alone, never imported).
+May import: the standard library only; it names nothing above the ground floor, not even for the
+type checker.
 """
 
 from __future__ import annotations
@@ -18,12 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # annotations only: the records these name are the stages' own
+if TYPE_CHECKING:  # annotations only
     from storbench.jsontypes import JSONMapping
 
-    from ..activity import ActivitySeries
-    from ..backend import BackendActivity
-    from ..storage import StorageInfo
 
 # --------------------------------------------------------------------------- fio results
 
@@ -188,37 +186,6 @@ class FioResult:
 
 
 # --------------------------------------------------------------------------- stored records
-
-
-@dataclass(frozen=True)
-class ResultRecord:
-    """One workload's result as stored: the parsed fio result plus where it came from."""
-
-    run_id: int
-    workload: str
-    target: str | None
-    fio: FioResult
-    raw_output: str
-    label: str | None = None
-    source: str | None = None  # file path for imported results
-    options: Mapping[str, str | None] = field(default_factory=dict)
-    job_text: str | None = None
-    repetition: int = 0
-    result_id: int | None = None
-    created_at: str | None = None  # ISO 8601 UTC
-    host: str | None = None
-    #: the storage under the target (None for imports and old records)
-    storage: StorageInfo | None = None
-    #: the devices' activity sampled while fio ran (None where not sampled)
-    activity: ActivitySeries | None = None
-    findings: tuple[Finding, ...] = ()
-    #: test-file and filesystem space around the run: {"files_before": [...], "files_after": [...],
-    #: "fs_used_before": int, "fs_used_after": int}
-    space: JSONMapping | None = None
-    #: per-second IOPS and bandwidth from fio's interval logs (see fio.logs.series_from_logs)
-    series: JSONMapping | None = None
-    #: what the storage back-end (a ZFS pool, an NBD export, Ceph, the drives) reported during the run
-    backend: BackendActivity | None = None
 
 
 @dataclass(frozen=True)

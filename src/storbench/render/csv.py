@@ -6,7 +6,8 @@ import csv
 import io
 from collections.abc import Sequence
 
-from ..model import DIRECTIONS, LatencyStats, ResultRecord
+from ..model import DIRECTIONS, LatencyStats
+from ..record import ResultRecord
 
 COLUMNS = (
     "run",

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..metrics import direction_figures, headline_metric
-from ..model import ResultRecord
+from ..record import ResultRecord
 from ..stats.core import summarize
 from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
 

@@ -29,7 +29,8 @@ from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..compare import Comparison, Config, Row, metric_label, summary_sentences
 from ..metrics import METRICS
-from ..model import DIRECTIONS, SEVERITIES, ResultRecord, RunInfo
+from ..model import DIRECTIONS, SEVERITIES, RunInfo
+from ..record import ResultRecord
 from ..stats.core import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
 from ..suites import headlines_of
 from ..units import format_bytes

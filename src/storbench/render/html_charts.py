@@ -23,7 +23,8 @@ from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 from ..compare import Comparison, Config, Row, metric_label
 from ..errors import UsageError
 from ..metrics import HIGHER_IS_BETTER, MEASURE_DIRECTION, summary_jobs
-from ..model import DIRECTIONS, ResultRecord
+from ..model import DIRECTIONS
+from ..record import ResultRecord
 from ..units import fmt_bw, fmt_iops, fmt_ns, formatter, parse_size
 
 #: At most this many points per time-series trace (longer series are averaged in buckets).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..metrics import repetition_stats
-from ..model import ResultRecord
+from ..record import ResultRecord
 from ..serialize import result_record_to_public
 from ..stats.core import summary_to_dict
 from .terminal import group_records

@@ -13,7 +13,8 @@ from storbench.jsontypes import JSONMapping
 
 from ..compare import Comparison, Config, compare, configurations
 from ..errors import UsageError
-from ..model import ResultRecord, RunInfo
+from ..model import RunInfo
+from ..record import ResultRecord
 
 
 def comparison_of(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], baseline: str | None = None) -> Comparison:

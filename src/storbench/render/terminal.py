@@ -13,15 +13,8 @@ from ..metrics import (
     iter_directions,
     repetition_stats,
 )
-from ..model import (
-    DIRECTIONS,
-    SEVERITIES,
-    DirectionStats,
-    JobResult,
-    ResultRecord,
-    RunInfo,
-    Suite,
-)
+from ..model import DIRECTIONS, SEVERITIES, DirectionStats, JobResult, RunInfo, Suite
+from ..record import ResultRecord
 from ..stats.core import summarize
 from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_ns, fmt_number
 

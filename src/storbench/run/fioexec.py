@@ -18,11 +18,16 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..errors import FioMissingError
+from ..errors import FioMissingError, TargetError
 from ..fio.progress import Status, parse_status_line, split_status_chunks
 from ..process import proc, signals
+
+if TYPE_CHECKING:
+    from storbench.jsontypes import JSONObject
+
+    from ..model import JobSpec
 
 
 def raise_if_stopping() -> None:
@@ -277,3 +282,17 @@ def stop_fio(child: subprocess.Popen, ladder: Sequence[tuple[int, float]] = _LAD
     jobs = proc.children_of(child.pid, "fio")  # found now: once fio is gone they are init's
     proc.stop_group(child, ladder, group=False)
     _kill_jobs(jobs)
+
+
+def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], None],
+            watch: Callable[[], str | None] | None = None) -> FioInvocation:
+    """``executor.run`` of one job, with the environment its target needs (CEPH_CONF for an RBD
+    image) when it needs one, and ``watch`` (its server's, :mod:`.serverwatch`) when given; an
+    executor that cannot set an environment (fio client/server) cannot run such a job, and says
+    so in one line."""
+    extra: JSONObject = {"watch": watch} if watch is not None else {}
+    if not spec.env:
+        return executor.run(spec.job_text, on_status, **extra)
+    if executor.remote:  # the FioExecutor protocol: client mode passes no environment
+        raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
+    return executor.run(spec.job_text, on_status, env=dict(spec.env), **extra)

@@ -68,8 +68,9 @@ from typing import TYPE_CHECKING
 from storbench.jsontypes import JSONList, JSONMapping, JSONObject, JSONValue
 
 from ..errors import FioMissingError, FioParseError, UsageError
-from ..model import EACH_HOST_UP_TO, Finding, FioResult, ResultRecord, versions
+from ..model import EACH_HOST_UP_TO, Finding, FioResult, versions
 from ..process import proc, signals
+from ..record import ResultRecord
 
 if TYPE_CHECKING:
     from ..fio.progress import Status

@@ -27,9 +27,10 @@ from ..model import versions
 if TYPE_CHECKING:
     from ..activity import DeviceSample
     from ..fio.progress import Status
-    from ..model import ResultRecord, Target, Workload
+    from ..model import Target, Workload
+    from ..record import ResultRecord
     from ..store.protocol import RunStore
-    from .runner import Reporter
+    from .outcome import Reporter
 
 #: Version of the published form (``state["version"]``).
 LIVE_VERSION = versions.LIVE  # the history: storbench.model.versions

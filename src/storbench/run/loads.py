@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..backend import BackendActivity
     from ..model import FioResult, JobSpec
     from ..storage import StorageInfo
-    from .runner import Telemetry
+    from .telemetry import Telemetry
 
 #: bounds on the commands around the measured one (seconds)
 PREPARE_TIMEOUT_S = 1800.0

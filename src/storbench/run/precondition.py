@@ -55,7 +55,8 @@ def precondition(target: Target, executor: FioExecutor, overrides: Overrides | N
     """Purge (block devices that discard) and write the test area twice; the lines to say."""
     from ..fio.json import parse_fio_json
     from ..jobs.jobfile import build_job
-    from .runner import fio_failure_reason, run_fio
+    from .failures import fio_failure_reason
+    from .fioexec import run_fio
 
     lines = []
     if target.kind == "block":

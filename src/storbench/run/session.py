@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from ..context import Env
     from ..jobs.plan import Estimate
-    from ..model import ResultRecord
+    from ..record import ResultRecord
     from ..store.protocol import RunStore
     from .hosts import ClientFio, Preflight
     from .runner import ExecuteContext, FioExecutor, Reporter, RunOutcome, Telemetry

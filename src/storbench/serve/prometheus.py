@@ -20,7 +20,7 @@ from storbench.jsontypes import JSONMapping, JSONObject
 from ..metrics import MEASURE_DIRECTION
 
 if TYPE_CHECKING:
-    from ..model import ResultRecord
+    from ..record import ResultRecord
 
 
 def _escape(value: object) -> str:

@@ -14,7 +14,8 @@ from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..compare import lead_pct
 from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
-from ..model import SEVERITIES, ResultRecord, RunInfo
+from ..model import SEVERITIES, RunInfo
+from ..record import ResultRecord
 from ..stats.core import VERDICT_WORSE, compare_samples, summarize
 from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, format_duration, formatter
 

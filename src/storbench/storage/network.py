@@ -13,7 +13,6 @@ from .mounts import NETWORK_FSTYPES as NETWORK_FSTYPES  # the fstype set lives w
 from .mounts import mount_option
 
 if TYPE_CHECKING:
-    from .records import StorageInfo
     from .zfs import ZfsInfo
 
 #: (protocol, client) of each network filesystem type.
@@ -173,17 +172,6 @@ class ExportInfo:
     server_path: str | None = None
     server_fstype: str | None = None
     server_zfs: ZfsInfo | None = None
-
-
-def with_server_side(export: ExportInfo, served: StorageInfo | None, path: str) -> ExportInfo:
-    """``export`` with what holds ``path`` on this machine (``served``: the description of that
-    path), its server side. Pure."""
-    import dataclasses
-
-    if served is None:
-        return export
-    fstype = served.filesystem.fstype if served.filesystem is not None else None
-    return dataclasses.replace(export, server_path=path, server_fstype=fstype, server_zfs=served.zfs)
 
 
 def parse_nbdinfo_json(text: str, uri: str) -> ExportInfo:

@@ -106,3 +106,13 @@ class StorageInfo:
         parents = {p for d in self.devices for p in d.parents}
         return next((d.zvol for d in self.devices if d.kname not in parents and d.zvol is not None), None)
 
+
+def with_server_side(export: ExportInfo, served: StorageInfo | None, path: str) -> ExportInfo:
+    """``export`` with what holds ``path`` on this machine (``served``: the description of that
+    path), its server side. Pure."""
+    import dataclasses
+
+    if served is None:
+        return export
+    fstype = served.filesystem.fstype if served.filesystem is not None else None
+    return dataclasses.replace(export, server_path=path, server_fstype=fstype, server_zfs=served.zfs)

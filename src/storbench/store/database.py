@@ -53,7 +53,8 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from storbench import __version__
 from storbench.errors import StoreError, UsageError
 from storbench.jsontypes import JSONMapping, JSONObject
-from storbench.model import FioResult, ResultRecord, RunInfo, versions
+from storbench.model import FioResult, RunInfo, versions
+from storbench.record import ResultRecord
 from storbench.serialize import fio_result_to_dict
 from storbench.store.rows import (
     gone_reason,

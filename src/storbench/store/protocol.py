@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Protocol
 from storbench.jsontypes import JSONMapping, JSONObject
 
 if TYPE_CHECKING:
-    from storbench.model import ResultRecord, RunInfo
+    from storbench.model import RunInfo
     from storbench.net import NetCeiling
+    from storbench.record import ResultRecord
 
 
 class RunStore(Protocol):

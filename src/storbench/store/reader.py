@@ -27,7 +27,8 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from storbench.errors import StoreError, UsageError
 from storbench.jsontypes import JSONObject
-from storbench.model import ResultRecord, RunInfo
+from storbench.model import RunInfo
+from storbench.record import ResultRecord
 
 from .rows import max_run_id, nul_escape, nul_unescape, plain_revisions, record_from_row, run_info_from_row, same_text
 

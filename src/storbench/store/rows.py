@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from storbench.errors import StoreError
 from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
-from storbench.model import Finding, ResultRecord, RunInfo
+from storbench.model import Finding, RunInfo
+from storbench.record import ResultRecord
 from storbench.serialize import fio_result_from_dict
 
 if TYPE_CHECKING:

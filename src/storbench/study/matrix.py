@@ -72,8 +72,9 @@ from storbench.jsontypes import JSONMapping
 from ..errors import Interrupted, StorbenchError, UsageError
 from ..jobs.jobfile import build_job
 from ..jobs.load import build_load_job
-from ..model import JobSpec, ResultRecord, RunInfo, Target, Workload
+from ..model import JobSpec, RunInfo, Target, Workload
 from ..process import signals
+from ..record import ResultRecord
 from ..run import runner as runner_mod
 from ..run.live import LiveReporter
 from .build import (

@@ -74,7 +74,7 @@ from storbench.units import (
 
 if TYPE_CHECKING:
     from ..loads import LoadTool
-    from ..model import ResultRecord
+    from ..record import ResultRecord
 
 #: where the built-in suites and the option table are (files beside this module)
 _HERE = Path(__file__).resolve().parent

@@ -234,7 +234,7 @@ class IscsiKind(TargetKind):
         )  # fmt: skip
         if stored is not None and stored.backing_path and os.path.exists(stored.backing_path):
             from storbench.storage import describe_target
-            from storbench.storage.network import with_server_side
+            from storbench.storage.records import with_server_side
 
             # what holds the LUN on the server (a file on a ZFS dataset, a zvol): its ARC can answer reads
             export = with_server_side(export, describe_target(stored.backing_path, fio_version=fio_version), stored.backing_path)

@@ -231,7 +231,7 @@ class NfsKind(TargetKind):
         details: tuple[str, ...] = (("version=3", "client=qemu-nbd bridge (libnfs)", "writes=unstable until a commit") if bridged else
                    (f"version={nfs_version(target.path)}", "client=fio nfs engine (libnfs)", "writes=unstable, never committed"))  # fmt: skip
         from storbench.storage.ganesha import local_directory, local_export
-        from storbench.storage.network import with_server_side
+        from storbench.storage.records import with_server_side
 
         served, how = local_export(path)  # the server's own word, where it runs beside storbench
         notes.append(how)
