@@ -42,6 +42,20 @@ class _Commands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(self._modules()) | set(self.commands))
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """``storbench --help``'s list of commands, from :data:`storbench.commands.SUMMARIES` (a
+        command not in it is loaded to ask it): click's own layout, without importing the modules."""
+        rows = []
+        for name in self.list_commands(ctx):
+            summary = _commands.SUMMARIES.get(name)
+            cmd = click.Command(name, help=summary) if summary is not None else self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
             stem = self._modules().get(cmd_name)

@@ -74,7 +74,7 @@ def metric_label(metric: str) -> str:
 _HEADLINE_METRIC = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}
 
 #: Transfer size (bandwidth / IOPS) from which a workload is judged by bandwidth
-#: when its headline is not given (the same 64 KiB line as suites.default_headline).
+#: when its headline is not given (the same 64 KiB line as metrics.default_headline).
 _BW_HEADLINE_FROM_BYTES = 64 * 1024
 
 
@@ -462,7 +462,7 @@ def summary_sentences(cmp: Comparison, headlines: Mapping[str, str] | None = Non
 
     Only one metric per workload and direction is put into words, the one a person
     judges the workload by: ``headlines`` maps a workload name to its headline
-    ("iops", "bw" or "lat", e.g. ``suites.default_headline`` of the options it ran
+    ("iops", "bw" or "lat", e.g. ``metrics.default_headline`` of the options it ran
     with); a workload not in it is judged by IOPS when its mean transfer size
     (bandwidth / IOPS) is below 64 KiB and by bandwidth otherwise.  The table
     shows every metric.

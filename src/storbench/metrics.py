@@ -11,9 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from .errors import UsageError
 from .model import DIRECTIONS, DirectionStats, FioResult, JobResult, LatencyStats, pct_key
 from .stats.core import Summary, summarize
+from .units import parse_size
+
+if TYPE_CHECKING:
+    from .record import ResultRecord
 
 #: Metrics per direction; (name, higher is better)
 METRICS: tuple[tuple[str, bool], ...] = (
@@ -227,3 +233,52 @@ def iter_directions(result: FioResult) -> Iterable[tuple[JobResult, DirectionSta
             d = job.directions.get(name)
             if d is not None:
                 yield job, d
+
+
+# --------------------------------------------------------------------------- a workload's headline
+
+
+def headlines_of(records: Iterable[ResultRecord]) -> dict[str, str]:
+    """Each workload's headline (``iops``, ``bw`` or ``lat``) among stored results, judged from the
+    options it ran with (:func:`default_headline`): the first of its results that kept its options
+    decides (an imported bare output keeps none; such a workload is judged by IOPS).  The one
+    rule for the terminal, the reports, compare and serve."""
+    out: dict[str, str] = {}
+    bare: set[str] = set()
+    for rec in records:
+        if rec.workload in out:
+            continue
+        if rec.options:
+            out[rec.workload] = default_headline(tuple(rec.options.items()))
+        else:
+            bare.add(rec.workload)
+    for workload in bare - set(out):
+        out[workload] = default_headline(())
+    return out
+
+
+def default_headline(options: tuple[tuple[str, str | None], ...]) -> str:
+    """The metric a workload is judged by when its definition does not say.
+
+    ``lat`` for journal-style tests (every write synced: ``sync``, ``fsync`` or
+    ``fdatasync`` of 1, at queue depth 1); ``bw`` for sequential I/O with blocks
+    of 64 KiB or more; ``iops`` otherwise.
+    """
+    opts = {k: v for k, v in options}
+    rw = (opts.get("rw") or opts.get("readwrite") or "read").split(":")[0]
+    sequential = rw in ("read", "write", "rw", "readwrite", "trim", "trimwrite")
+    try:
+        depth = int(opts.get("iodepth") or "1")
+    except ValueError:
+        depth = 1
+    synced = opts.get("sync") not in (None, "0", "none") or opts.get("fsync") == "1" or opts.get("fdatasync") == "1"
+    if synced and depth <= 1:
+        return "lat"
+    bs_text = (opts.get("bs") or opts.get("blocksize") or "4k").split(",")[0]
+    try:
+        bs = parse_size(bs_text)
+    except UsageError:
+        bs = 0
+    if sequential and bs >= 64 * 1024:
+        return "bw"
+    return "iops"

@@ -23,24 +23,17 @@ from storbench.metrics import direction_figures
 from storbench.model import Overrides, Target
 from storbench.record import ResultRecord
 from storbench.run.aggregate import per_host_results
-from storbench.run.hosts import (
+from storbench.run.inventory import (
     DEFAULT_PORT,
     Host,
-    HostFacts,
-    ProbeOutput,
-    check_hosts,
     combine_hosts,
     filename_of,
-    format_host_lines,
-    host_timing,
     job_for_host,
-    judge_probe,
-    lost_hosts,
     parse_host,
     parse_inventory,
-    parse_probe_line,
-    straggler_findings,
 )
+from storbench.run.perhost import format_host_lines, host_timing, lost_hosts, straggler_findings
+from storbench.run.preflight import HostFacts, ProbeOutput, check_hosts, judge_probe, parse_probe_line
 from storbench.run.runner import ExecuteContext, FioInvocation, NoTelemetry, SilentReporter, execute
 from storbench.suites import builtin_catalog
 from storbench.units import fmt_iops
@@ -278,7 +271,7 @@ def _late_start() -> dict[str, tuple]:
 
 
 def test_the_common_window_of_a_host_started_late() -> None:
-    from storbench.run.hosts import common_window, window_findings
+    from storbench.run.perhost import common_window, window_findings
 
     series = _late_start()
     assert series["127.0.0.2"][0] == (1796423629313, 20122.0, 0.0) and len(series["127.0.0.3"]) == 3
@@ -296,7 +289,7 @@ def test_the_common_window_of_a_host_started_late() -> None:
 
 
 def test_hosts_that_ran_together_raise_nothing() -> None:
-    from storbench.run.hosts import common_window, window_findings
+    from storbench.run.perhost import common_window, window_findings
 
     one = _late_start()["127.0.0.2"]
     together = {"a": one, "b": tuple((t + 37, i, b) for t, i, b in one)}  # 37 ms apart: the same seconds
@@ -538,7 +531,7 @@ def test_two_agents_at_once_per_host_and_aggregate(cli, tmp_path, agents) -> Non
     stored = json.loads(_rows(cli.db, "select findings_json from results where host = 'all'")[0][0] or "{}")
     # whether the two started together is the machine's to decide: the finding is there exactly when
     # the stored spans are further apart than the rule allows
-    from storbench.run.hosts import APART_SHARE, INTERVAL_MS
+    from storbench.run.perhost import APART_SHARE, INTERVAL_MS
 
     spans = window["hosts"]
     allowed = max(INTERVAL_MS, APART_SHARE * max(e - s for _, s, e in spans))

@@ -36,7 +36,7 @@ from typing import TextIO
 import click
 
 from ..errors import StorbenchError, UsageError
-from ..run.hosts import DEFAULT_PORT, parse_address
+from ..run.inventory import DEFAULT_PORT, parse_address
 from .common import App, pass_app
 
 READY_TIMEOUT_S = 10.0

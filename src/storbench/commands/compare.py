@@ -11,8 +11,8 @@ import click
 from rich.console import Console
 
 from ..errors import RegressionError, UsageError
+from ..metrics import headlines_of
 from ..record import ResultRecord
-from ..suites import headlines_of
 from .common import App, pass_app, resolve_runs
 
 SINGLE_RUN_NOTE = "with single runs no significance can be claimed; use --repeat 3 or more"

@@ -306,8 +306,8 @@ def _show(app: App, study, outcome, records, names, as_json: bool) -> None:
         if not records:
             return
     from .. import compare
+    from ..metrics import headlines_of
     from ..render.compare import format_compare_table
-    from ..suites import headlines_of
 
     groups = compare.configurations(records, names)
     cmp = compare.compare(groups)

@@ -29,7 +29,7 @@ from ..net import (
     plan_measurements,
 )
 from ..process import proc as processes
-from ..run.hosts import parse_address
+from ..run.inventory import parse_address
 from .common import App, pass_app, print_json
 
 #: how long a refused (or reset) connection is retried after the first measurement: the server's gap

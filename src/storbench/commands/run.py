@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import StorbenchError, UsageError
+from ..metrics import headlines_of
 from ..run.request import RunRequest
 from ..run.session import SessionEnv, dry_run_lines, plan_lines, refuse_resuming_a_live_run, run_session
-from ..suites import headlines_of
 from .common import (
     App,
     chosen_workloads,
@@ -33,7 +33,7 @@ from .progress import CliReporter
 
 if TYPE_CHECKING:
     from ..record import ResultRecord
-    from ..run.hosts import Host
+    from ..run.inventory import Host
 
 
 @click.command()
@@ -180,7 +180,7 @@ def _parse_hosts(host_values, hosts_file, targets, destroy) -> tuple[Host, ...]:
     """--host values and the --hosts inventory, validated (pure apart from reading the file)."""
     if not host_values and not hosts_file:
         return ()
-    from ..run.hosts import check_remote_target, combine_hosts, load_inventory, parse_host
+    from ..run.inventory import check_remote_target, combine_hosts, load_inventory, parse_host
 
     found = [parse_host(v) for v in host_values]
     if hosts_file:
@@ -239,7 +239,7 @@ def _print_run(app: App, records: Sequence[ResultRecord], run_id: int, label: st
         for line in format_run_wide(records):
             app.out(line)
         if hosts:
-            from ..run.hosts import format_host_lines
+            from ..run.perhost import format_host_lines
 
             for line in format_host_lines(records, every_host=f"storbench show {run_id} --hosts"):
                 app.out(line)

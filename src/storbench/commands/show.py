@@ -57,9 +57,10 @@ def show(app: App, run_ref, as_json, raw, every_host):
             app.out("")
             for line in format_storage(rec.storage):
                 app.out(line)
+    from ..metrics import headlines_of
+    from ..model import EACH_HOST_UP_TO
     from ..render.glance import format_glance, glance, target_line
-    from ..run.hosts import EACH_HOST_UP_TO, format_host_lines
-    from ..suites import headlines_of
+    from ..run.perhost import format_host_lines
 
     host_names = {r.host for r in records if r.host not in (None, "all")}
     many = len(host_names) > EACH_HOST_UP_TO and not every_host

@@ -28,11 +28,10 @@ from markupsafe import Markup
 from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
 
 from ..compare import Comparison, Config, Row, metric_label, summary_sentences
-from ..metrics import METRICS
+from ..metrics import METRICS, headlines_of
 from ..model import DIRECTIONS, SEVERITIES, RunInfo
 from ..record import ResultRecord
 from ..stats.core import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
-from ..suites import headlines_of
 from ..units import format_bytes
 from . import html_charts as charts
 from .compare import (
@@ -554,7 +553,7 @@ def format_html_report(
     ``records`` are the results behind ``cmp`` (matched to its configurations by run,
     target and host); ``runs`` adds each run's date and status to the header;
     ``headlines`` maps a workload to the metric it is judged by ("iops", "bw",
-    "lat"), by default :func:`suites.default_headline` of its options.
+    "lat"), by default :func:`metrics.default_headline` of its options.
     ``generated_at`` is shown as given (the caller owns the clock).
     """
     by_config = charts.records_by_config(cmp, records)

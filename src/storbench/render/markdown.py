@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..compare import Comparison, metric_label
+from ..metrics import headlines_of
 from ..record import ResultRecord
-from ..suites import headlines_of
 from . import html_charts as charts
 from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT
 from .html import (

@@ -145,7 +145,7 @@ def measure_once(
     hosts = per_host_results(result, inv.host_names)
     if not hosts:
         return dataclasses.replace(record, findings=findings_for(spec, record, previous, telemetry)), [], []
-    from .hosts import common_window, host_outputs, host_timing, partial_findings, straggler_findings, window_findings
+    from .perhost import common_window, host_outputs, host_timing, partial_findings, straggler_findings, window_findings
 
     timing = host_timing([(h, r) for h, r in hosts if h is not None and not r.error])
     own_outputs = host_outputs(inv.output_text, inv.host_names)

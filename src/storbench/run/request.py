@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..model import Overrides, Repeat, Workload, workload_from_meta, workload_to_meta
 
 if TYPE_CHECKING:
-    from .hosts import Host
+    from .inventory import Host
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class RunRequest:
     @classmethod
     def from_meta(cls, meta: JSONMapping, label: str | None, suite: str | None) -> RunRequest:
         """The request a stored run was made from (``--resume``); one line where it cannot be read."""
-        from .hosts import Host
+        from .inventory import Host
 
         try:
             ov = meta["overrides"]

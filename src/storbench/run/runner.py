@@ -276,7 +276,7 @@ def _last_uses(specs: Sequence[JobSpec]) -> set[int]:
     """Client/server runs: the index of the last spec using each test file (its last repetition
     ends with ``unlink=1``, so that no cleanup job has to start fio on every host again; a host
     where that job did not end well gets the cleanup job: :meth:`ClientFio.remove_test_files`)."""
-    from .hosts import filename_of
+    from .inventory import filename_of
 
     last: dict[str, int] = {}
     for index, spec in enumerate(specs):

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from ..jobs.plan import Estimate
     from ..record import ResultRecord
     from ..store.protocol import RunStore
-    from .hosts import ClientFio, Preflight
+    from .hosts import ClientFio
+    from .preflight import Preflight
     from .runner import ExecuteContext, FioExecutor, Reporter, RunOutcome, Telemetry
 
 
@@ -139,7 +140,8 @@ def serve_targets(stack: contextlib.ExitStack, targets: Sequence[Target], specs:
 def prepare_hosts(ctx: SessionEnv, request: RunRequest) -> tuple[ClientFio, Preflight]:
     """Client runs: pre-flight every host (reachable? same fio?); hosts that fail are left out
     with one line each, and the rest run."""
-    from .hosts import ClientFio, Preflight, check_hosts, format_answered
+    from .hosts import ClientFio
+    from .preflight import Preflight, check_hosts, format_answered
 
     probe_executor = ClientFio(request.hosts, ctx.env.fio_path)
     local_version = probe_executor.version()
@@ -198,7 +200,7 @@ def dry_run_lines(ctx: SessionEnv, request: RunRequest) -> Iterator[str]:
 
     for spec in runner.plan_jobs(plan, engine_for):
         if request.hosts:
-            from .hosts import job_for_host
+            from .inventory import job_for_host
 
             for host in request.hosts:
                 yield f"# workload {spec.workload.name} on host {host.display} ({host.endpoint}), directory {host.target or spec.target.display}"

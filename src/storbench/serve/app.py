@@ -204,9 +204,9 @@ class Server:
         info = self._run(run_id)
         records = self._records(run_id)
         meta = self.store.run_meta(run_id)
+        from ..metrics import headlines_of
         from ..render.glance import glance
         from ..storage import format_storage
-        from ..suites import headlines_of
 
         heads = headlines_of(records)
         shown = glance(records, heads) if records else None
@@ -230,7 +230,8 @@ class Server:
         every_host = _text(request, "hosts")
         if every_host not in (None, "all"):
             raise HTTPException(400, "parameter 'hosts' takes only 'all' (a row for every host)")
-        from ..run.hosts import EACH_HOST_UP_TO, format_host_lines
+        from ..model import EACH_HOST_UP_TO
+        from ..run.perhost import format_host_lines
 
         host_count = len({r.host for r in records if r.host not in (None, "all")})
         summarised = host_count > EACH_HOST_UP_TO and every_host is None
@@ -273,8 +274,8 @@ class Server:
 
     def compare_data(self, request: Request) -> JSONObject:
         from .. import compare as cmp_mod
+        from ..metrics import headlines_of
         from ..render.compare import compare_to_json
-        from ..suites import headlines_of
 
         ids = _run_ids(request)
         label = _text(request, "label")
@@ -333,7 +334,7 @@ class Server:
         return JSONResponse(data)
 
     def trend_data(self, request: Request) -> JSONObject:
-        from ..suites import headlines_of
+        from ..metrics import headlines_of
 
         workload = _text(request, "workload")
         if workload is None:

@@ -87,7 +87,7 @@ def headline_figures(figures: Sequence[JSONMapping], limit: int = LIST_FIGURES) 
     headline columns), as in CrystalDiskMark's SEQ1M Q8T1 read and RND4K Q1T1 read; failing
     one kind, the next workloads.  Each is the mean over the workload's repetitions on its first
     target, of the direction that did I/O (read, write, or read+write for a mix)."""
-    from ..suites import default_headline
+    from ..metrics import default_headline
 
     by_workload: dict[str, list[JSONMapping]] = {}
     for f in figures:

@@ -43,7 +43,7 @@ that are not option names are refused.
 
 A user file's workload and suite names must not repeat built-in ones.
 
-May import: jobs, loads, model, units and errors; never run or commands.
+May import: jobs, loads, model, metrics (a workload's headline), units and errors; never run or commands.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING
 from storbench.errors import SuiteError, UsageError
 from storbench.jobs.jobfile import WHERE_KEYS, unsafe_key_reason, unsafe_value_reason
 from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
+from storbench.metrics import default_headline
 from storbench.model import Suite, Workload
 from storbench.units import (
     fio_duration,
@@ -74,7 +75,6 @@ from storbench.units import (
 
 if TYPE_CHECKING:
     from ..loads import LoadTool
-    from ..record import ResultRecord
 
 #: where the built-in suites and the option table are (files beside this module)
 _HERE = Path(__file__).resolve().parent
@@ -237,52 +237,6 @@ def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
 
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def headlines_of(records: Iterable[ResultRecord]) -> dict[str, str]:
-    """Each workload's headline (``iops``, ``bw`` or ``lat``) among stored results, judged from the
-    options it ran with (:func:`default_headline`): the first of its results that kept its options
-    decides (an imported bare output keeps none; such a workload is judged by IOPS).  The one
-    rule for the terminal, the reports, compare and serve."""
-    out: dict[str, str] = {}
-    bare: set[str] = set()
-    for rec in records:
-        if rec.workload in out:
-            continue
-        if rec.options:
-            out[rec.workload] = default_headline(tuple(rec.options.items()))
-        else:
-            bare.add(rec.workload)
-    for workload in bare - set(out):
-        out[workload] = default_headline(())
-    return out
-
-
-def default_headline(options: tuple[tuple[str, str | None], ...]) -> str:
-    """The metric a workload is judged by when its definition does not say.
-
-    ``lat`` for journal-style tests (every write synced: ``sync``, ``fsync`` or
-    ``fdatasync`` of 1, at queue depth 1); ``bw`` for sequential I/O with blocks
-    of 64 KiB or more; ``iops`` otherwise.
-    """
-    opts = {k: v for k, v in options}
-    rw = (opts.get("rw") or opts.get("readwrite") or "read").split(":")[0]
-    sequential = rw in ("read", "write", "rw", "readwrite", "trim", "trimwrite")
-    try:
-        depth = int(opts.get("iodepth") or "1")
-    except ValueError:
-        depth = 1
-    synced = opts.get("sync") not in (None, "0", "none") or opts.get("fsync") == "1" or opts.get("fdatasync") == "1"
-    if synced and depth <= 1:
-        return "lat"
-    bs_text = (opts.get("bs") or opts.get("blocksize") or "4k").split(",")[0]
-    try:
-        bs = parse_size(bs_text)
-    except UsageError:
-        bs = 0
-    if sequential and bs >= 64 * 1024:
-        return "bw"
-    return "iops"
 
 
 # --------------------------------------------------------------------------- locating keys in the file
@@ -807,7 +761,6 @@ __all__ = [
     "FioOptionTable",
     "builtin_catalog",
     "builtin_suite_catalog",
-    "default_headline",
     "empty_catalog",
     "fio_option_table",
     "load_suite_file",
