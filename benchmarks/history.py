@@ -91,11 +91,11 @@ def build_database(db: Path | str, nruns: int, where: Path | None = None) -> dic
     ``where`` the directory whose storage the records describe); returns what was made."""
     from sqlalchemy import func, select, text
 
-    from storbench.activity import ActivitySampler
     from storbench.fio.json import parse_fio_json
     from storbench.fio.logs import series_from_logs
     from storbench.model import Finding
     from storbench.record import ResultRecord
+    from storbench.run.devices import ActivitySampler
     from storbench.storage import describe_target
     from storbench.store import Store
     from storbench.store.tables import results, runs

@@ -22,7 +22,6 @@ import pytest
 
 from storbench.activity import (
     ACTIVITY_FORMAT_VERSION,
-    ActivitySampler,
     ActivitySeries,
     BytesComparison,
     CpuCounters,
@@ -38,12 +37,12 @@ from storbench.activity import (
     counter_deltas,
     cpu_rates,
     device_rates,
-    kernel_names,
     parse_diskstats,
     parse_proc_stat_cpu,
     totals_from_counters,
 )
 from storbench.errors import StoreError
+from storbench.run.devices import ActivitySampler, kernel_names
 
 MiB = 1024 * 1024
 

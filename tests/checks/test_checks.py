@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.activity import ActivitySampler, ActivitySeries, CpuSample, DeviceTotals
+from storbench.activity import ActivitySeries, CpuSample, DeviceTotals
 from storbench.checks import (
     CHECKS,
     SUPERSEDED_BY,
@@ -32,6 +32,7 @@ from storbench.checks import (
 )
 from storbench.fio.json import parse_fio_json
 from storbench.model import SEVERITIES, Finding, FioResult
+from storbench.run.devices import ActivitySampler
 from storbench.storage import (
     BtrfsInfo,
     DeviceInfo,

@@ -243,12 +243,13 @@ def test_database_at_0002_gains_net_ceilings(tmp_path) -> None:
     from sqlalchemy import create_engine
 
     import storbench.store.database as store_mod
+    import storbench.store.opening as store_opening
 
     db = tmp_path / "old.sqlite"
     engine = create_engine(f"sqlite:///{db}")
     try:
         with engine.begin() as conn:
-            cfg = store_mod._alembic_config(str(store_mod.MIGRATIONS_DIR))
+            cfg = store_opening.alembic_config(str(store_mod.MIGRATIONS_DIR))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "0002")
             conn.exec_driver_sql(

@@ -19,7 +19,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
 
+import storbench.store.base as store_base
 import storbench.store.database as store_mod
+import storbench.store.opening as store_opening
 from storbench.errors import StoreError, UsageError
 from storbench.model import DirectionStats, FioResult, JobResult
 from storbench.record import ResultRecord
@@ -562,9 +564,8 @@ def test_batch_reads_match_the_one_run_reads(filled, db: Path) -> None:
 
 
 def test_batch_reads_cross_the_in_chunk(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import storbench.store.database as store_mod
 
-    monkeypatch.setattr(store_mod, "IN_CHUNK", 2)
+    monkeypatch.setattr(store_base, "IN_CHUNK", 2)
     with Store.open(url(db)) as store:
         ids = [store.create_run(f"r{i}", "run") for i in range(5)]
         for rid in ids:
@@ -630,7 +631,7 @@ def test_database_made_at_schema_0001_is_backed_up_and_migrated(db: Path) -> Non
     engine = create_engine(url(db))
     try:
         with engine.begin() as conn:
-            cfg = store_mod._alembic_config(str(store_mod.MIGRATIONS_DIR))
+            cfg = store_opening.alembic_config(str(store_mod.MIGRATIONS_DIR))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "0001")
             conn.exec_driver_sql(

@@ -21,6 +21,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
 import storbench.store.database as store_mod
+import storbench.store.opening as store_opening
 from storbench.errors import StoreError
 from storbench.store import Store
 from storbench.store.tables import metadata
@@ -32,7 +33,7 @@ from test_store import SRC, WRITER, make_record
 
 
 def head() -> str:
-    return store_mod._script(str(store_mod.MIGRATIONS_DIR)).get_current_head()
+    return store_opening.alembic_script(str(store_mod.MIGRATIONS_DIR)).get_current_head()
 
 
 def libpq(url: str) -> str:

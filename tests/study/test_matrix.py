@@ -33,21 +33,18 @@ from storbench.study import matrix as mx
 from storbench.study.build import check_tools
 from storbench.study.devsettings import DeviceSettings
 from storbench.study.images import ImageError, mount_fstype, serve, start_export
+from storbench.study.setup_fs import mkfs_argv
+from storbench.study.setup_images import qemu_img_create_argv, qemu_nbd_argv, qsd_fuse_argv
+from storbench.study.setup_zfs import zfs_create_argv, zpool_create_argv
 from storbench.study.setups import (
     ImageSpec,
     Setup,
     SetupError,
     ZfsLayout,
-    mkfs_argv,
     parse_setups_text,
-    qemu_img_create_argv,
-    qemu_nbd_argv,
-    qsd_fuse_argv,
     setup_from_table,
     setup_to_table,
     setups_from_fs_list,
-    zfs_create_argv,
-    zpool_create_argv,
 )
 from storbench.suites import builtin_catalog
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..activity import ActivitySampler
     from ..backend import BackendSampler
     from ..model import Target
     from ..net import CeilingLookup, NetCeiling
     from ..storage import StorageInfo
+    from .devices import ActivitySampler
 
 
 class Telemetry(Protocol):
@@ -99,7 +99,7 @@ class SystemTelemetry(NoTelemetry):
         return kind_of(target).describe(target, fio_version)
 
     def sampler(self, storage: StorageInfo | None) -> contextlib.AbstractContextManager[ActivitySampler | None]:
-        from ..activity import ActivitySampler
+        from .devices import ActivitySampler
 
         devices = [d.kname or d.name for d in storage.devices] if storage is not None else []
         return ActivitySampler(devices, interval_s=self.interval_s)

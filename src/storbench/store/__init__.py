@@ -1,7 +1,11 @@
 """The results database: every run and result storbench keeps, on SQLite or PostgreSQL.
 
-* :mod:`.database` - :class:`Store`, the store itself (SQLAlchemy 2 Core + Alembic): opening,
-  creating or upgrading a database, every write and every read.
+* :mod:`.database` - :class:`Store`, the store itself (SQLAlchemy 2 Core + Alembic), built of
+  rooms: :mod:`.base` (the connection, write transactions and their retries, reads),
+  :mod:`.run_rows` (runs: create, finish, metadata, the history's query and index),
+  :mod:`.result_rows` (results, committed one by one or an import's all at once),
+  :mod:`.live_rows` (a running run's live state, the network ceilings), :mod:`.opening` (what
+  opening a database checks, configures, backs up and migrates).
 * :mod:`.reader` - :func:`open_reader`: the reads ``show`` and ``list`` make, straight through
   the DB-API driver (sqlite3, psycopg) when the database is at this storbench's schema; no
   SQLAlchemy import (~0.25 s) for a command that reads one page.

@@ -24,23 +24,17 @@ from ..model import Target
 from ..process import signals
 from .images import ImageError, create_image, mount_fstype, run_command, socket_path_for, start_export, start_server
 from .plan import Scratch
-from .setups import (
-    TOOL_PACKAGES,
-    Setup,
-    SetupError,
+from .setup_fs import devices_needed, mkfs_argv, mount_argv, setup_tools, wipe_argv
+from .setup_images import guest_tools
+from .setup_zfs import (
     check_zfs_properties,
-    devices_needed,
     expected_vdevs,
-    guest_tools,
-    mkfs_argv,
-    mount_argv,
-    setup_tools,
-    wipe_argv,
     zfs_create_argv,
     zfs_get_argv,
     zpool_create_argv,
     zpool_destroy_argv,
 )
+from .setups import TOOL_PACKAGES, Setup, SetupError
 
 if TYPE_CHECKING:
     from .images import FuseExport, NbdServer

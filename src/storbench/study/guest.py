@@ -7,7 +7,7 @@ setup are done, the matrix stops qemu-nbd and :func:`make_guest_filesystem`:
 
 1. exports the image to the host itself: ``qemu-storage-daemon`` serves it as a regular file over
    FUSE through the same format driver and cache mode qemu-nbd used
-   (:func:`storbench.study.setups.qsd_fuse_argv`); a zvol is a block device already;
+   (:func:`storbench.study.setup_images.qsd_fuse_argv`); a zvol is a block device already;
 2. puts a loop device on that file (buffered: over qemu-storage-daemon 7.2's FUSE export a loop
    device with ``--direct-io=on`` reads back other bytes than were written -- checked on this
    kind of machine -- while the export itself is opened with FUSE's direct I/O, so the host's page
@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 from ..model import Target
 from .build import Builder, Built, SetupFailed, Teardown, attach_loop_device, critical, image_role, no_observer
 from .images import ImageError
-from .setups import Setup, guest_mkfs_argv
+from .setup_images import guest_mkfs_argv
+from .setups import Setup
 
 if TYPE_CHECKING:
     from .images import FuseExport

@@ -7,7 +7,7 @@ image on a unix socket and fio's ``nbd`` engine is the client, so no kernel
 target writes ``ioengine=nbd`` and ``uri=nbd+unix:///?socket=SOCKET``).
 
 * :func:`create_image` runs ``qemu-img create -q -f FMT [-o k=v,...] PATH SIZE``
-  (an argument list from :func:`storbench.study.setups.qemu_img_create_argv`) and
+  (an argument list from :func:`storbench.study.setup_images.qemu_img_create_argv`) and
   checks the file exists afterwards.
 * :func:`serve` is a context manager: it starts ``qemu-nbd --socket=SOCK -f FMT
   --cache=MODE [--aio=MODE] -t IMAGE`` in the background, in a process group of
@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from ..errors import StorbenchError
 from ..process import proc as processes
 from ..process import signals
-from .setups import ImageSpec, qemu_img_create_argv, qemu_nbd_argv, qsd_fuse_argv
+from .setup_images import qemu_img_create_argv, qemu_nbd_argv, qsd_fuse_argv
+from .setups import ImageSpec
 
 #: Longest unix socket path the kernel accepts (sun_path is 108 bytes with the NUL).
 MAX_SOCKET_PATH = 107

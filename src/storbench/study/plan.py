@@ -19,7 +19,8 @@ from ..curve.model import CurvePlan
 from ..errors import UsageError
 from ..model import Overrides, Repeat, RunInfo, Workload, versions, workload_from_meta, workload_to_meta
 from ..units import fio_size, parse_size
-from .setups import Setup, devices_needed, setup_from_table, setup_to_table
+from .setup_fs import devices_needed
+from .setups import Setup, setup_from_table, setup_to_table
 
 if TYPE_CHECKING:
     from storbench.jsontypes import JSONObject

@@ -83,8 +83,9 @@ A study has one or more scratch devices (``--device``/``--devices``, ``--loop-fi
 (:func:`devices_needed`); a setup that needs more than the study has is refused before
 anything is touched.
 
-Everything here is pure: text in, frozen records and argument lists out.  The
-commands a setup needs are built here (``*_argv``) and run by the matrix.
+Everything here is pure: text in, frozen records out.  The commands a setup needs are built
+by kind (:mod:`.setup_fs`, :mod:`.setup_zfs`, :mod:`.setup_images`: ``*_argv``) and run by the
+matrix.
 """
 
 from __future__ import annotations
@@ -114,27 +115,11 @@ __all__ = [
     "Setup",
     "SetupError",
     "ZfsLayout",
-    "check_zfs_properties",
-    "devices_needed",
-    "expected_vdevs",
-    "guest_mkfs_argv",
-    "guest_tools",
     "load_setups_file",
-    "mkfs_argv",
-    "mount_argv",
     "parse_setups_text",
-    "qemu_img_create_argv",
-    "qemu_nbd_argv",
-    "qsd_fuse_argv",
     "setup_from_table",
     "setup_to_table",
-    "setup_tools",
     "setups_from_fs_list",
-    "wipe_argv",
-    "zfs_create_argv",
-    "zfs_get_argv",
-    "zpool_create_argv",
-    "zpool_destroy_argv",
 ]
 
 #: What ``mkfs`` may be.
@@ -150,7 +135,7 @@ DEFAULT_IMAGE_SIZE = "1g"
 
 #: Creation options each file format accepts (qemu-img ``-o``), with their allowed values
 #: (a tuple of words, "size" for a size, "bool", or "int").
-_IMAGE_OPTIONS: Mapping[str, JSONMapping] = {
+IMAGE_OPTIONS: Mapping[str, JSONMapping] = {
     "raw": {"preallocation": ("off", "falloc", "full")},
     "qcow2": {
         "cluster_size": "size",
@@ -517,7 +502,7 @@ def _image(where: _Where, value: JSONValue) -> ImageSpec:
     if "format" not in table:
         raise where.error("image.format", f"is required (allowed: {_allowed(IMAGE_FORMATS)})")
     fmt = _choice(where, "image.format", table["format"], IMAGE_FORMATS)
-    specific = _IMAGE_OPTIONS[fmt]
+    specific = IMAGE_OPTIONS[fmt]
     _check_keys(where, "image", table, tuple(_IMAGE_COMMON_KEYS) + tuple(specific))
     size = _size(where, "image.size", table["size"]) if "size" in table else DEFAULT_IMAGE_SIZE
     options: list[tuple[str, str]] = []
@@ -663,7 +648,7 @@ def setup_to_table(setup: Setup) -> JSONObject:
         im = setup.image
         t: JSONObject = {"format": im.format, "size": im.size, "cache": im.cache}
         for k, v in im.options:
-            kind = _IMAGE_OPTIONS[im.format][k]
+            kind = IMAGE_OPTIONS[im.format][k]
             t[k] = (v == "on") if kind == "bool" else int(v) if kind == "int" else v
         if im.directory:
             t["directory"] = im.directory
@@ -675,234 +660,3 @@ def setup_to_table(setup: Setup) -> JSONObject:
         if im.directory:
             del table["mkfs"]
     return table
-
-
-# --------------------------------------------------------------------------- commands (argument lists)
-
-
-def setup_tools(setup: Setup) -> tuple[str, ...]:
-    """The programs building and tearing down this setup needs."""
-    tools: list[str] = []
-    if setup.uses_scratch:
-        tools.append("wipefs")
-    if setup.mkfs in ("ext4", "xfs", "btrfs"):
-        tools += [f"mkfs.{setup.mkfs}", "mount", "umount"]
-    elif setup.mkfs == "zfs":
-        tools += ["zpool", "zfs"]
-    if setup.image is not None:
-        if setup.image.format != "zvol":
-            tools.append("qemu-img")
-        tools.append("qemu-nbd")
-    return tuple(dict.fromkeys(tools))
-
-
-def wipe_argv(device: str) -> list[str]:
-    """Erase every signature (filesystem, ZFS label, partition table) so the next build starts blank."""
-    return ["wipefs", "-a", "-q", device]
-
-
-def devices_needed(setup: Setup, available: int) -> int:
-    """How many of the study's ``available`` devices ``setup`` is built on (the first ones):
-    its minimum, or every device for raidz.  Raises :class:`SetupError` (one line) when the
-    study has too few."""
-    need = setup.min_devices
-    if need > available:
-        what = setup.layout_words or setup.mkfs
-        flags = f"--loop-files {need} --loop-size SIZE, or --devices with {need} devices (each named by --destroy-data)"
-        raise SetupError(
-            f"setup {setup.name!r} ({what}) needs {need} scratch device{'s' if need != 1 else ''}, the study has "
-            f"{available}: give {flags}; nothing was changed"
-        )
-    if setup.zfs is not None and setup.zfs.vdev.startswith("raidz"):
-        return available
-    return need
-
-
-def _as_list(devices: str | Sequence[str]) -> list[str]:
-    return [devices] if isinstance(devices, str) else list(devices)
-
-
-def mkfs_argv(setup: Setup, device: str | Sequence[str]) -> list[str]:
-    """``mkfs.X -q FORCE [defaults] OPTIONS DEVICE...`` for ext4/xfs/btrfs (btrfs: every device
-    of its profile, ``-d P -m P``)."""
-    devices = _as_list(device)
-    if setup.mkfs == "ext4":
-        base = ["mkfs.ext4", "-q", "-F"]
-        if "-E" not in setup.mkfs_options:
-            base += ["-E", "lazy_itable_init=0,lazy_journal_init=0"]
-    elif setup.mkfs == "xfs":
-        base = ["mkfs.xfs", "-q", "-f"]
-    elif setup.mkfs == "btrfs":
-        base = ["mkfs.btrfs", "-q", "-f"]
-        if setup.profile is not None:
-            base += ["-d", setup.profile, "-m", setup.profile]
-    else:
-        raise ValueError(f"mkfs_argv: setup {setup.name!r} has mkfs {setup.mkfs!r}, which is not made with mkfs.X")
-    if setup.mkfs != "btrfs" and len(devices) != 1:
-        raise ValueError(f"mkfs_argv: {setup.mkfs} goes on one device, not {len(devices)}")
-    return [*base, *setup.mkfs_options, *devices]
-
-
-def mount_argv(setup: Setup, device: str, mountpoint: str) -> list[str]:
-    return ["mount", *(["-o", setup.mount_options] if setup.mount_options else []), device, mountpoint]
-
-
-def zpool_vdev_spec(vdev: str, devices: Sequence[str]) -> list[str]:
-    """``mirror A B`` / ``mirror A B mirror C D`` / ``raidz1 A B C`` / ``A`` for ``zpool create``."""
-    if vdev == "disk":
-        return [devices[0]]
-    if vdev == "mirror":
-        return ["mirror", *devices[:2]]
-    if vdev == "mirror-of-mirrors":
-        return ["mirror", *devices[:2], "mirror", *devices[2:4]]
-    return [vdev, *devices]  # raidz1 / raidz2: every device
-
-
-def expected_vdevs(setup: Setup, devices: Sequence[str]) -> list[tuple[str, int]]:
-    """(kind, member count) of each data vdev ``zpool status`` must show after :func:`zpool_create_argv`."""
-    vdev = (setup.zfs or ZfsLayout()).vdev
-    if vdev == "disk":
-        return [("disk", 1)]
-    if vdev == "mirror":
-        return [("mirror", 2)]
-    if vdev == "mirror-of-mirrors":
-        return [("mirror", 2), ("mirror", 2)]
-    return [(vdev, len(devices))]
-
-
-def zpool_create_argv(setup: Setup, pool: str, device: str | Sequence[str]) -> list[str]:
-    """A pool of the setup's vdev layout that the system never imports on its own
-    (``cachefile=none``) and whose root dataset is not mounted (``-O mountpoint=none``)."""
-    layout = setup.zfs or ZfsLayout()
-    argv = ["zpool", "create", "-f", "-o", "cachefile=none"]
-    for k, v in layout.pool_options:
-        argv += ["-o", f"{k}={v}"]
-    return [*argv, "-O", "mountpoint=none", pool, *zpool_vdev_spec(layout.vdev, _as_list(device))]
-
-
-def zfs_create_argv(setup: Setup, dataset: str, mountpoint: str | None) -> list[str]:
-    """The benchmark dataset (mounted on ``mountpoint``) or, for a zvol image, the volume."""
-    layout = setup.zfs or ZfsLayout()
-    argv = ["zfs", "create"]
-    if setup.image is not None and setup.image.format == "zvol":
-        argv += ["-V", str(setup.image.size_bytes)]
-        vbs = setup.image.option("volblocksize")
-        if vbs is not None:
-            argv += ["-o", f"volblocksize={parse_size(vbs)}"]
-    else:
-        if mountpoint is None:
-            raise ValueError("a ZFS filesystem dataset needs a mountpoint")
-        argv += ["-o", f"mountpoint={mountpoint}"]
-    for k, v in layout.dataset_options:
-        argv += ["-o", f"{k}={v}"]
-    return [*argv, dataset]
-
-
-def zfs_get_argv(dataset: str, properties: Sequence[str]) -> list[str]:
-    return ["zfs", "get", "-Hp", "-o", "property,value", ",".join(properties), dataset]
-
-
-def zpool_destroy_argv(pool: str) -> list[str]:
-    return ["zpool", "destroy", "-f", pool]
-
-
-def qemu_img_create_argv(image: ImageSpec, path: str) -> list[str]:
-    """``qemu-img create -q -f FMT [-o k=v,...] PATH SIZE`` (sizes in bytes, so qemu reads them as meant)."""
-    if image.format == "zvol":
-        raise ValueError("a zvol is created with zfs create -V, not qemu-img")
-    opts = []
-    for k, v in image.options:
-        kind = _IMAGE_OPTIONS[image.format][k]
-        opts.append(f"{k}={parse_size(v) if kind == 'size' else v}")
-    return ["qemu-img", "create", "-q", "-f", image.format, *(["-o", ",".join(opts)] if opts else []), path, str(image.size_bytes)]
-
-
-def qemu_nbd_argv(image: ImageSpec, path: str, socket_path: str) -> list[str]:
-    """qemu-nbd serving ``path`` on a unix socket until it is stopped (``-t``: not only one client)."""
-    return [
-        "qemu-nbd", f"--socket={socket_path}", "-f", image.qemu_format,
-        f"--cache={image.cache}", *([f"--aio={image.aio}"] if image.aio else []),
-        "-t", path,
-    ]  # fmt: skip
-
-
-#: qemu-nbd's ``--cache`` modes as block-layer options: (``cache.direct``, ``cache.no-flush``,
-#: the export's ``writethrough``), so that the guest filesystem sees the disk fio measured
-_CACHE_OPTIONS: Mapping[str, tuple[bool, bool, bool]] = {
-    "none": (True, False, False),
-    "writeback": (False, False, False),
-    "writethrough": (False, False, True),
-    "directsync": (True, False, True),
-    "unsafe": (False, True, False),
-}
-
-
-def qsd_fuse_argv(image: ImageSpec, path: str, export_path: str) -> list[str]:
-    """``qemu-storage-daemon`` exporting the image (or zvol) at ``path`` as the regular file
-    ``export_path`` over FUSE, writable, with the cache and aio modes qemu-nbd serves it with:
-    the guest filesystem of a study's loads goes on a loop device over that file."""
-    direct, no_flush, writethrough = _CACHE_OPTIONS[image.cache]
-    on = {True: "on", False: "off"}
-    driver = "host_device" if image.format == "zvol" else "file"
-    file_node = f"driver={driver},node-name=file,filename={_qemu_escape(path)},cache.direct={on[direct]},cache.no-flush={on[no_flush]}"
-    return [
-        "qemu-storage-daemon",
-        "--blockdev", file_node + (f",aio={image.aio}" if image.aio else ""),
-        "--blockdev", f"driver={image.qemu_format},node-name=disk,file=file",
-        "--export", f"type=fuse,id=guest,node-name=disk,mountpoint={_qemu_escape(export_path)},writable=on,writethrough={on[writethrough]}",
-    ]  # fmt: skip
-
-
-def _qemu_escape(value: str) -> str:
-    """A value inside qemu's ``key=value,...`` option string: a comma is written twice."""
-    return value.replace(",", ",,")
-
-
-def guest_mkfs_argv(fs: str, device: str) -> list[str]:
-    """``mkfs.X -q FORCE DEVICE`` for a guest filesystem (ext4 initialised now, not in the background)."""
-    if fs == "ext4":
-        return ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device]
-    if fs in ("xfs", "btrfs"):
-        return [f"mkfs.{fs}", "-q", "-f", device]
-    raise ValueError(f"guest_mkfs_argv: {fs!r} is not one of {', '.join(GUEST_FILESYSTEMS)}")
-
-
-def guest_tools(image: ImageSpec) -> tuple[str, ...]:
-    """The programs a guest filesystem inside ``image`` needs (a zvol is a block device already)."""
-    export = () if image.format == "zvol" else ("qemu-storage-daemon", "losetup")
-    return (*export, f"mkfs.{image.guest_fs}", "mount", "umount")
-
-
-def check_zfs_properties(setup: Setup, dataset: str, got: Mapping[str, str]) -> list[str]:
-    """What ZFS did not set as asked: ``zfs get -Hp`` values (``got``) against the setup.
-
-    Sizes are compared in bytes (``recordsize=16k`` vs ``16384``), words as words.
-    Returns one phrase per mismatch (empty: everything took effect).  Pure.
-    """
-    wanted: list[tuple[str, str]] = list((setup.zfs or ZfsLayout()).dataset_options)
-    if setup.image is not None and setup.image.format == "zvol":
-        wanted.append(("volsize", str(setup.image.size_bytes)))
-        vbs = setup.image.option("volblocksize")
-        if vbs is not None:
-            wanted.append(("volblocksize", str(parse_size(vbs))))
-    problems = []
-    for prop, value in wanted:
-        have = got.get(prop)
-        if have is None:
-            problems.append(f"{dataset} has no property {prop!r}")
-            continue
-        if _same_zfs_value(value, have):
-            continue
-        problems.append(f"{dataset} {prop} is {have!r}, not {value!r}")
-    return problems
-
-
-def _same_zfs_value(wanted: str, have: str) -> bool:
-    if wanted.lower() == have.lower():
-        return True
-    try:
-        return parse_size(wanted) == parse_size(have)
-    except UsageError:
-        pass
-    # "compression=zstd" shows as "zstd"; "compression=on" as "on" (or "lz4" on some versions)
-    return have.lower().startswith(wanted.lower() + "-")
