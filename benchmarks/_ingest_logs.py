@@ -5,7 +5,7 @@
 Streams the per-I/O logs through :func:`storbench.fio.logs.summarize_io_logs`
 (per-second IOPS and bandwidth, p50/p99 latency per second, all jobs aligned on
 their timestamps), downsamples each series with the report's
-:func:`storbench.render.html_charts.downsample`, and charts them:
+:func:`storbench.render.chartdata.downsample`, and charts them:
 
 * ``--png``: three panels drawn by :func:`storbench.render.png.line_chart_png` (Pillow;
   every point reduced to each pixel column's extremes, none averaged away), as the
@@ -27,7 +27,7 @@ from pathlib import Path
 
 
 def _xy(points, scale: float = 1.0, column: int = 1, thin: bool = True):
-    from storbench.render.html_charts import downsample
+    from storbench.render.chartdata import downsample
 
     pts = [(p[0], p[column] * scale) for p in points]
     if thin:
@@ -50,7 +50,7 @@ def _panels(summary, thin: bool = True):
 
 
 def png(summary, out: Path) -> None:
-    from storbench.render.html_charts import color
+    from storbench.render.chartdata import color
     from storbench.render.png import Panel, Series, line_chart_png
 
     panels = []

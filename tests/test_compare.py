@@ -598,8 +598,9 @@ def test_two_option_sweep_is_a_grid_the_partial_plotly_bundle_draws():
     (the report's plotly.js bundle has bar and scatter traces only, no heatmap)."""
     import dataclasses
 
+    from storbench.render.chartdata import find_sweeps, records_by_config
     from storbench.render.html import PLOTLY_TRACE_TYPES
-    from storbench.render.html_charts import find_sweeps, heatmap_figure, records_by_config
+    from storbench.render.html_charts import heatmap_figure
 
     records = []
     for bs in ("4k", "64k"):

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .errors import UsageError
-from .model import DIRECTIONS, DirectionStats, FioResult, JobResult, LatencyStats, pct_key
-from .stats.core import Summary, summarize
+from .model import DIRECTIONS, pct_key
 from .units import parse_size
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a run's start-up imports this module (a workload's headline) before its first fio
+    from .model import DirectionStats, FioResult, JobResult, LatencyStats
     from .record import ResultRecord
+    from .stats.core import Summary
 
 #: Metrics per direction; (name, higher is better)
 METRICS: tuple[tuple[str, bool], ...] = (
@@ -106,6 +107,8 @@ def merge_latency(parts: Sequence[LatencyStats]) -> LatencyStats | None:
     var = sum((p.samples or 0) * (p.stddev_ns**2 + (p.mean_ns - mean) ** 2) for p in parts) / n
     merged = _merged_bins([p.bins for p in parts])
     percentiles = {pct_key(q): v for q, v in zip(FIO_PERCENTILES, _percentiles_of(merged, FIO_PERCENTILES)) if v is not None}
+    from .model import LatencyStats
+
     return LatencyStats(min_ns=min(p.min_ns for p in parts), max_ns=max(p.max_ns for p in parts), mean_ns=mean,
                         stddev_ns=var**0.5, samples=n, percentiles=percentiles, bins=tuple(merged))  # fmt: skip
 
@@ -213,6 +216,8 @@ def repetition_stats(results: Sequence[FioResult]) -> dict[str, dict[str, Summar
                     missing.add((direction, metric))
                 else:
                     per.setdefault(direction, {}).setdefault(metric, []).append(value)
+    from .stats.core import summarize
+
     out: dict[str, dict[str, Summary]] = {}
     n = len(results)
     for direction, metrics in per.items():

@@ -21,7 +21,7 @@ from storbench.commands.common import App
 from storbench.context import Env
 from storbench.metrics import direction_figures
 from storbench.model import Finding
-from storbench.render import html_charts
+from storbench.render import chartdata
 from storbench.render.html import embedded, format_html_report
 from storbench.render.markdown import format_markdown_report, md
 from storbench.stats.core import summarize
@@ -341,7 +341,7 @@ def test_a_bs_sweep_gets_a_sweep_section(runs):
     # the bandwidth line carries the stored means
     stored = _stored_values(runs, runs.sweep)
     bw = next(f for f in lines if f["layout"]["title"]["text"].startswith("bandwidth"))
-    div, _unit = html_charts.scale_for("bw_bytes", max(v[0] for k, v in stored.items() if k[2] == "bw_bytes"))
+    div, _unit = chartdata.scale_for("bw_bytes", max(v[0] for k, v in stored.items() if k[2] == "bw_bytes"))
     expected = [stored[(f"sweep@bs={v}", "read", "bw_bytes")][0] / div for v in ("4k", "64k", "1m")]
     assert bw["data"][0]["y"] == pytest.approx(expected)
 
@@ -356,18 +356,18 @@ def test_no_sweep_without_one(report_html, runs):
 
 def test_option_values_sort_by_meaning():
     values = ["1m", "64k", "4k", "128k", "512", "2m"]
-    assert sorted(values, key=html_charts.option_sort_key) == ["512", "4k", "64k", "128k", "1m", "2m"]
-    assert sorted(["32", "1", "8"], key=html_charts.option_sort_key) == ["1", "8", "32"]
-    assert sorted(["psync", "libaio", "16"], key=html_charts.option_sort_key) == ["16", "libaio", "psync"]
+    assert sorted(values, key=chartdata.option_sort_key) == ["512", "4k", "64k", "128k", "1m", "2m"]
+    assert sorted(["32", "1", "8"], key=chartdata.option_sort_key) == ["1", "8", "32"]
+    assert sorted(["psync", "libaio", "16"], key=chartdata.option_sort_key) == ["16", "libaio", "psync"]
 
 
 def test_downsample_keeps_at_most_500_points_and_the_mean():
     points = [[float(t), float(t % 7)] for t in range(2003)]
-    out = html_charts.downsample(points)
+    out = chartdata.downsample(points)
     assert len(out) == 500
     assert out[0][0] == pytest.approx(1.5) and out[-1][0] > 1990
     assert sum(v for _, v in out) / 500 == pytest.approx(sum(v for _, v in points) / len(points), rel=0.01)
-    assert html_charts.downsample(points[:10]) == [(p[0], p[1]) for p in points[:10]]
+    assert chartdata.downsample(points[:10]) == [(p[0], p[1]) for p in points[:10]]
 
 
 # --------------------------------------------------------------------------- markdown
@@ -439,9 +439,9 @@ def test_markdown_report_draws_every_second_of_a_real_run(cli, tmp_path):
     for panel, kind in zip(panels, ("iops", "bw_bytes")):
         (line,) = panel.series  # one repetition, one direction
         stored = rec.series[kind]["read"]
-        assert line.name == "secs read" and line.color == "#636efa"  # html_charts.color(0)
+        assert line.name == "secs read" and line.color == "#636efa"  # chartdata.color(0)
         assert list(line.x) == [t for t, _ in stored]  # every stored second, none thinned
-        div, unit = html_charts.scale_for(kind, max(v for _, v in stored))
+        div, unit = chartdata.scale_for(kind, max(v for _, v in stored))
         assert panel.y_label == unit
         assert list(line.y) == [v / div for _, v in stored]
 
@@ -547,11 +547,11 @@ def _many(runs: Runs, n: int) -> tuple[list, compare.Comparison]:
 
 def test_charted_configs_are_the_baseline_and_both_ends_of_the_ranking(runs):
     _records, cmp = _many(runs, 12)
-    chosen = [c.name for c in html_charts.charted_configs(cmp, WORKLOADS[0], "iops")]
+    chosen = [c.name for c in chartdata.charted_configs(cmp, WORKLOADS[0], "iops")]
     # cfg-00 is the baseline (slowest); cfg-11 the fastest: best, worst, second best, ... of the other eleven
     assert chosen == ["cfg-00", "cfg-01", "cfg-02", "cfg-03", "cfg-08", "cfg-09", "cfg-10", "cfg-11"]
     few = _many(runs, 3)[1]
-    assert [c.name for c in html_charts.charted_configs(few, WORKLOADS[0], "iops")] == ["cfg-00", "cfg-01", "cfg-02"]
+    assert [c.name for c in chartdata.charted_configs(few, WORKLOADS[0], "iops")] == ["cfg-00", "cfg-01", "cfg-02"]
 
 
 def test_a_report_of_many_configurations_stays_small_and_keeps_every_figure(runs):

@@ -33,6 +33,7 @@ from ..model import DIRECTIONS, SEVERITIES, RunInfo
 from ..record import ResultRecord
 from ..stats.core import VERDICT_BETTER, VERDICT_NOISE, VERDICT_WORSE
 from ..units import format_bytes
+from . import chartdata
 from . import html_charts as charts
 from .compare import (
     LEADER_BEST_MEAN,
@@ -314,13 +315,13 @@ def figure_cell(cmp: Comparison, row: Row, index: int) -> JSONObject | None:
 
 def _table(cmp: Comparison, workload: str, headline: str) -> JSONObject:
     """Rows of (direction, configuration) with every metric's cell."""
-    rows = charts.rows_of(cmp, workload)
+    rows = chartdata.rows_of(cmp, workload)
     by_dir: dict[str, dict[str, Row]] = {}
     for r in rows:
         by_dir.setdefault(r.direction, {})[r.metric] = r
     body = []
-    columns = charts.table_metrics(cmp, workload)
-    for direction in charts.TABLE_DIRECTIONS:
+    columns = chartdata.table_metrics(cmp, workload)
+    for direction in chartdata.TABLE_DIRECTIONS:
         metrics = by_dir.get(direction)
         if not metrics:
             continue
@@ -340,21 +341,21 @@ def _table(cmp: Comparison, workload: str, headline: str) -> JSONObject:
 
 def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures, headlines: Mapping[str, str]) -> list[JSONObject]:
     out = []
-    for i, workload in enumerate(charts.workloads(cmp)):
+    for i, workload in enumerate(chartdata.workloads(cmp)):
         headline = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}.get(headlines.get(workload, ""), "iops")
-        bars = [figs.add(charts.bar_figure(cmp, workload, m)) for m in charts.chart_metrics(cmp, workload)]
-        drawn = charts.charted_configs(cmp, workload, headline)
+        bars = [figs.add(charts.bar_figure(cmp, workload, m)) for m in chartdata.chart_metrics(cmp, workload)]
+        drawn = chartdata.charted_configs(cmp, workload, headline)
         series = [figs.add(charts.series_figure(cmp, by_config, workload, k, drawn)) for k in ("iops", "bw_bytes")]
         activity, activity_table = [], []
         mine = {c.key: [r for r in by_config.get(c.key, []) if r.workload == workload] for c in cmp.configs}
-        if len(cmp.configs) <= charts.ACTIVITY_CHARTS_MAX:
-            peak = charts.activity_peak([r for recs in mine.values() for r in recs])
+        if len(cmp.configs) <= chartdata.ACTIVITY_CHARTS_MAX:
+            peak = chartdata.activity_peak([r for recs in mine.values() for r in recs])
             for c in cmp.configs:
                 fig = figs.add(charts.activity_figure(c, mine[c.key], peak))
                 if fig is not None:
                     activity.append(fig)
         else:
-            activity_table = [_activity_cells(row) for c in cmp.configs for row in charts.activity_rows(c, mine[c.key])]
+            activity_table = [_activity_cells(row) for c in cmp.configs for row in chartdata.activity_rows(c, mine[c.key])]
         out.append(
             {
                 "pools": pool_activity(cmp, mine),
@@ -373,7 +374,7 @@ def _workloads(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]],
     return out
 
 
-def _activity_cells(row: charts.ActivityRow) -> JSONObject:
+def _activity_cells(row: chartdata.ActivityRow) -> JSONObject:
     from ..units import format_bytes
 
     def pct(v: float | None) -> str:
@@ -421,21 +422,21 @@ def pool_activity(cmp: Comparison, mine: Mapping[str, Sequence[ResultRecord]]) -
 
 def _sweeps(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]], figs: Figures) -> list[JSONObject]:
     out = []
-    for sweep in charts.find_sweeps(cmp, by_config):
+    for sweep in chartdata.find_sweeps(cmp, by_config):
         fixed = ", ".join(f"{k}={v}" if v is not None else k for k, v in sweep.fixed)
         if len(sweep.keys) == 1:
-            ids = [figs.add(charts.sweep_figure(cmp, sweep, m)) for m in charts.CHART_METRICS]
+            ids = [figs.add(charts.sweep_figure(cmp, sweep, m)) for m in chartdata.CHART_METRICS]
             title = f"Sweep over {sweep.keys[0]}: " + ", ".join(str(v) for v in sweep.values(0))
         else:
             ids = []
             for c in cmp.configs:
                 for d in DIRECTIONS:
-                    for m in charts.CHART_METRICS:
+                    for m in chartdata.CHART_METRICS:
                         ids.append(figs.add(charts.heatmap_figure(cmp, sweep, c.key, d, m)))
             title = f"Sweep over {sweep.keys[0]} × {sweep.keys[1]}"
         ids = [i for i in ids if i is not None]
         if ids:
-            workloads = sorted({p.workload for p in sweep.points}, key=lambda w: charts.workloads(cmp).index(w))
+            workloads = sorted({p.workload for p in sweep.points}, key=lambda w: chartdata.workloads(cmp).index(w))
             out.append({"title": title, "fixed": fixed, "workloads": workloads, "figures": ids})
     return out
 
@@ -520,7 +521,7 @@ def finding_digest(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecor
 def job_files(cmp: Comparison, by_config: Mapping[str, Sequence[ResultRecord]]) -> list[JSONObject]:
     """Each workload's distinct fio job files, with the configurations that ran each."""
     out = []
-    for workload in charts.workloads(cmp):
+    for workload in chartdata.workloads(cmp):
         texts: dict[str, JSONObject] = {}
         for c in cmp.configs:
             for rec in by_config.get(c.key, []):
@@ -556,7 +557,7 @@ def format_html_report(
     "lat"), by default :func:`metrics.default_headline` of its options.
     ``generated_at`` is shown as given (the caller owns the clock).
     """
-    by_config = charts.records_by_config(cmp, records)
+    by_config = chartdata.records_by_config(cmp, records)
     heads = dict(headlines_of(records))
     heads.update(headlines or {})
     figs = Figures()

@@ -20,7 +20,7 @@ from storbench.jsontypes import JSONMapping, JSONObject
 from ..compare import Comparison, metric_label
 from ..metrics import headlines_of
 from ..record import ResultRecord
-from . import html_charts as charts
+from . import chartdata
 from .compare import LEADER_BEST_MEAN, LEADER_SIGNIFICANT
 from .html import (
     configuration_facts,
@@ -74,7 +74,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
     """IOPS, bandwidth and mean latency side by side: bars per configuration, error bars = standard error."""
     from matplotlib.figure import Figure
 
-    panels = [(m, charts.rows_of(cmp, workload, m)) for m in charts.chart_metrics(cmp, workload)]
+    panels = [(m, chartdata.rows_of(cmp, workload, m)) for m in chartdata.chart_metrics(cmp, workload)]
     panels = [(m, rows) for m, rows in panels if any(c is not None for r in rows for c in r.cells)]
     if not panels:
         return None
@@ -84,7 +84,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
     fig = Figure(figsize=(4.2 * len(panels), 1.4 + 0.42 * n_bars), layout="constrained")
     for pi, (metric, rows) in enumerate(panels):
         ax = fig.add_subplot(1, len(panels), pi + 1)
-        div, unit = charts.scale_for(metric, max(c.summary.mean for r in rows for c in r.cells if c is not None))
+        div, unit = chartdata.scale_for(metric, max(c.summary.mean for r in rows for c in r.cells if c is not None))
         labels: list[str] = []
         labelled: set[str] = set()
         height = 0.8 / max(1, len(rows))
@@ -99,7 +99,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
                 y = ci + (di - (len(rows) - 1) / 2) * height
                 first = row.direction not in labelled
                 labelled.add(row.direction)
-                ax.barh(y, s.mean / div, height=height, xerr=(s.stderr or 0.0) / div, color=charts.color(di),
+                ax.barh(y, s.mean / div, height=height, xerr=(s.stderr or 0.0) / div, color=chartdata.color(di),
                         capsize=3, label=row.direction if first else None)  # fmt: skip
         ax.set_yticks(range(len(cmp.configs)))
         ax.set_yticklabels(labels if pi == 0 else [""] * len(labels), fontsize=8)
@@ -123,26 +123,26 @@ def percentile_chart_png(cmp: Comparison, by_config: Mapping[str, Sequence[Resul
     curves = []
     for ci, c in enumerate(cmp.configs):
         recs = [r for r in by_config.get(c.key, ()) if r.workload == workload]
-        for direction, curve in charts.percentile_curves(recs).items():
+        for direction, curve in chartdata.percentile_curves(recs).items():
             curves.append((ci, c, direction, curve))
     if not curves:
         return None
-    div, unit = charts.scale_for("lat_mean_ns", max(p[1] for *_, cv in curves for p in cv.points))
+    div, unit = chartdata.scale_for("lat_mean_ns", max(p[1] for *_, cv in curves for p in cv.points))
     fig = Figure(figsize=(8, 3.6), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     styles = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-."}
     for ci, c, direction, curve in curves:
         ax.plot(
-            [charts.nines(p[0]) for p in curve.points],
+            [chartdata.nines(p[0]) for p in curve.points],
             [p[1] / div for p in curve.points],
-            styles[charts.DASH.get(direction, "solid")],
+            styles[chartdata.DASH.get(direction, "solid")],
             marker=".",
-            color=charts.color(ci),
+            color=chartdata.color(ci),
             label=f"{_mpl(c.name)} {direction} (n={curve.n})",
         )
     ax.set_yscale("log")
-    ax.set_xticks([charts.nines(p) for p in charts.PCT_TICKS])
-    ax.set_xticklabels([f"p{p:g}" for p in charts.PCT_TICKS], fontsize=8)
+    ax.set_xticks([chartdata.nines(p) for p in chartdata.PCT_TICKS])
+    ax.set_xticklabels([f"p{p:g}" for p in chartdata.PCT_TICKS], fontsize=8)
     ax.set_ylabel(unit, fontsize=8)
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(alpha=0.3, which="both")
@@ -160,12 +160,12 @@ def series_chart_panels(
     points scaled to the panel's unit; ``None`` where no record has a series."""
     from .png import Panel, Series
 
-    drawn = {c.key for c in charts.charted_configs(cmp, workload)}
+    drawn = {c.key for c in chartdata.charted_configs(cmp, workload)}
     groups: dict[tuple[int, str], int] = {}
     found: dict[str, list[tuple[tuple[int, str], str, Sequence[Sequence[float]]]]] = {}
     for kind in ("iops", "bw_bytes"):
         found[kind] = [((ci, direction), f"{c.name} {direction}", points)
-                       for ci, c, _rep, direction, points in charts.per_second_series(cmp, by_config, workload, kind, drawn)]  # fmt: skip
+                       for ci, c, _rep, direction, points in chartdata.per_second_series(cmp, by_config, workload, kind, drawn)]  # fmt: skip
     for rows in found.values():  # a colour per configuration and direction, in the order they are met
         for group, _name, _points in rows:
             groups.setdefault(group, len(groups))
@@ -173,11 +173,11 @@ def series_chart_panels(
     for kind, rows in found.items():
         if not rows:
             continue
-        div, unit = charts.scale_for(kind, max(p[1] for *_, pts in rows for p in pts))
+        div, unit = chartdata.scale_for(kind, max(p[1] for *_, pts in rows for p in pts))
         named: set[tuple[int, str]] = set()
         series = []
         for group, name, pts in rows:
-            series.append(Series(name, [p[0] for p in pts], [p[1] / div for p in pts], charts.color(groups[group]),
+            series.append(Series(name, [p[0] for p in pts], [p[1] / div for p in pts], chartdata.color(groups[group]),
                                  in_legend=group not in named))  # fmt: skip
             named.add(group)
         title = "IOPS per second" if kind == "iops" else "bandwidth per second"
@@ -214,11 +214,11 @@ def _cell_text(cell: JSONObject | None) -> str:
 
 
 def _workload_table(cmp: Comparison, workload: str) -> list[str]:
-    columns = charts.table_metrics(cmp, workload)
+    columns = chartdata.table_metrics(cmp, workload)
     cols = ["configuration", "dir", "n", *(metric_label(m) for m in columns)]
     lines = ["| " + " | ".join(cols) + " |", "|---|---|--:|" + "--:|" * len(columns)]
-    rows = charts.rows_of(cmp, workload)
-    for direction in charts.TABLE_DIRECTIONS:
+    rows = chartdata.rows_of(cmp, workload)
+    for direction in chartdata.TABLE_DIRECTIONS:
         metrics = {r.metric: r for r in rows if r.direction == direction}
         if not metrics:
             continue
@@ -249,7 +249,7 @@ def format_markdown_report(
     for beside it); the links and the returned names are ``chart_dir/<chart_stem>_chartN.png``
     in POSIX form.  ``None`` makes a text-only report (no charts, empty dict).
     """
-    by_config = charts.records_by_config(cmp, records)
+    by_config = chartdata.records_by_config(cmp, records)
     heads = dict(headlines_of(records))
     heads.update(headlines or {})
     pngs: dict[str, bytes] = {}
@@ -292,7 +292,7 @@ def format_markdown_report(
                 "“within noise” means the runs cannot tell the configurations apart._"]  # fmt: skip
     out += [""]
 
-    for workload in charts.workloads(cmp):
+    for workload in chartdata.workloads(cmp):
         out += [f"## {md(workload)}", ""]
         out += chart(bar_chart_png(cmp, workload), f"{workload}: IOPS, bandwidth and latency per configuration")
         out += _workload_table(cmp, workload)

@@ -191,6 +191,7 @@ def workload_charts(records: Sequence[ResultRecord], info: RunInfo, headlines: M
     the report's chart builders (:mod:`storbench.render.html_charts`) over the results the
     report compares (a multi-host run's hosts side by side, or beyond a few its aggregate)."""
     from ..compare import comparable
+    from ..render import chartdata
     from ..render import html_charts as charts
     from ..render.report import comparison_of
 
@@ -198,14 +199,14 @@ def workload_charts(records: Sequence[ResultRecord], info: RunInfo, headlines: M
     if not shown:
         return []
     cmp = comparison_of(shown, {info.run_id: info})
-    by_config = charts.records_by_config(cmp, shown)
+    by_config = chartdata.records_by_config(cmp, shown)
     out = []
-    for workload in charts.workloads(cmp)[:CHARTED_WORKLOADS]:
+    for workload in chartdata.workloads(cmp)[:CHARTED_WORKLOADS]:
         mine = [r for r in shown if r.workload == workload]
         kind = "bw_bytes" if headlines.get(workload) == "bw" else "iops"
         figures = [per_second_figure(mine, kind), charts.percentile_figure(cmp, by_config, workload)]
-        if len(cmp.configs) <= charts.ACTIVITY_CHARTS_MAX:
-            peak = charts.activity_peak(mine)
+        if len(cmp.configs) <= chartdata.ACTIVITY_CHARTS_MAX:
+            peak = chartdata.activity_peak(mine)
             figures.extend(charts.activity_figure(c, [r for r in by_config[c.key] if r.workload == workload], peak) for c in cmp.configs)
         drawn = [f for f in figures if f is not None]
         if drawn:
@@ -217,7 +218,7 @@ def per_second_figure(records: Sequence[ResultRecord], kind: str = "iops") -> JS
     """One workload's rate per second (fio's interval logs; ``kind`` ``iops`` or ``bw_bytes``):
     a line per repetition, place (target, host) and direction, each repetition of each place in
     its own colour (repetitions side by side, never joined); None without two seconds of any."""
-    from ..render.html_charts import color, downsample, scale_for
+    from ..render.chartdata import color, downsample, scale_for
 
     def place(r: ResultRecord) -> tuple[str, str]:
         return (r.target or "", r.host or "")
@@ -258,14 +259,15 @@ def compare_sections(cmp: Comparison, headlines: Mapping[str, str], verdicts: Se
     configuration of the figure the workload is judged by, with its standard error (the report's
     :func:`~storbench.render.html_charts.bar_figure`), and beside it the verdict lines that speak
     of that workload (the ones ``compare`` prints)."""
+    from ..render import chartdata
     from ..render import html_charts as charts
 
     out = []
-    for workload in charts.workloads(cmp)[:COMPARED_WORKLOADS]:
-        metrics = charts.chart_metrics(cmp, workload)
+    for workload in chartdata.workloads(cmp)[:COMPARED_WORKLOADS]:
+        metrics = chartdata.chart_metrics(cmp, workload)
         wanted = _HEADLINE_METRIC.get(headlines.get(workload, "iops"), "iops")
-        metric = wanted if wanted in metrics and charts.rows_of(cmp, workload, wanted) else next(
-            (m for m in metrics if charts.rows_of(cmp, workload, m)), None)
+        metric = wanted if wanted in metrics and chartdata.rows_of(cmp, workload, wanted) else next(
+            (m for m in metrics if chartdata.rows_of(cmp, workload, m)), None)
         figure = charts.bar_figure(cmp, workload, metric) if metric is not None else None
         said = [v for v in verdicts if v.startswith(workload + " ") or v.startswith(workload + ":")]
         out.append({"workload": workload, "metric": metric, "figure": figure, "verdicts": said})
@@ -296,7 +298,7 @@ def trend_points(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo], h
 
 def scale_unit(metric: str, values: Sequence[float]) -> tuple[float, str]:
     """(divisor, unit) for an axis of ``metric`` values: ``IOPS``, ``MiB/s``, ``ms`` ... (the report's choice)."""
-    from ..render.html_charts import scale_for
+    from ..render.chartdata import scale_for
 
     return scale_for(metric, max(values, default=0.0))
 
