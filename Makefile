@@ -33,19 +33,22 @@ check: install
 	@$(BIN)/python -m pytest -q -n $(JOBS) -m "$(FAST) and not serial"
 	@$(BIN)/python -m pytest -q -m "$(FAST) and serial"
 
-# everything, as CI runs it: the tests that need no server, device or browser on every core, then
-# the real servers, loop devices, Chromium and the rate-capped runs one test at a time (each server
-# once per session)
-# (the second session runs even when the first fails, so that one red test does not hide the rest;
+# everything, as CI runs it: the tests that need no server, device or browser on every core; then
+# the real servers, loop devices and Chromium on two workers, each test grouped with whatever it
+# shares (a machine-wide daemon, a module's server: tests/conftest.py), so that every server starts
+# once; then the rate-capped runs alone, one at a time (docs/testing.md)
+# (every session runs even when one before it failed, so that one red test does not hide the rest;
 # make still fails with the first failing session's status)
+SERVER_JOBS ?= 2
 test: install
 	@bash tests/setup-system.sh
-	@first=0; second=0; \
+	@first=0; second=0; third=0; \
 	$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root and not serial" || first=$$?; \
-	$(BIN)/python -m pytest -q -m "not soak and (backend or browser or root or serial)" || second=$$?; \
-	if [ $$first -ne 0 ] || [ $$second -ne 0 ]; then \
-	  echo "make test: the parallel session exited $$first, the servers/browser/root/serial session $$second" >&2; \
-	  if [ $$first -ne 0 ]; then exit $$first; else exit $$second; fi; \
+	$(BIN)/python -m pytest -q -n $(SERVER_JOBS) --dist loadgroup -m "not soak and (backend or browser or root) and not serial" || second=$$?; \
+	$(BIN)/python -m pytest -q -m "not soak and serial" || third=$$?; \
+	if [ $$first -ne 0 ] || [ $$second -ne 0 ] || [ $$third -ne 0 ]; then \
+	  echo "make test: the parallel session exited $$first, the servers/browser/root session $$second, the serial one $$third" >&2; \
+	  if [ $$first -ne 0 ]; then exit $$first; elif [ $$second -ne 0 ]; then exit $$second; else exit $$third; fi; \
 	fi
 
 soak: install

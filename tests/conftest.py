@@ -201,3 +201,55 @@ def pytest_collection_modifyitems(config, items):
         needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         if needs_root_mark or names & ROOT_FIXTURES or "loop_mount(" in source:
             item.add_marker(pytest.mark.root)
+    _group_by_what_they_share(items)
+
+
+# --------------------------------------------------------------------------- the servers' session on two workers
+
+#: what a test may share with another that runs at the same moment on the other worker: a daemon
+#: one per machine (zfs-fuse; glusterd's /var/run/glusterd.socket; rpcbind's /run/rpcbind.sock under
+#: nfs-ganesha; sshd's /run/sshd; tgtd and smbd beside the ZFS studies that use them), a server or
+#: data made once per session or module (PostgreSQL, the Ceph cluster, the serve and report
+#: histories). Each is found by a fixture's name or by the words that start it in the module.
+SHARED_BY_FIXTURE = {"zfs": "zfs", "zfs_daemon": "zfs", "pg_server": "postgresql", "pg_url": "postgresql", "ceph": "ceph",
+                     "serve_history": "serve-history", "report_runs": "report-runs"}  # fmt: skip
+SHARED_BY_SOURCE = {"Sshfs(": "sshd", "Samba(": "smbd", "Gluster(": "glusterd", "Tgt(": "tgtd", "Ganesha(": "rpcbind",
+                    "Cluster(": "ceph", "zfsfuse": "zfs"}  # fmt: skip
+
+
+def _group_by_what_they_share(items) -> None:
+    """``make test``'s servers session runs on two workers (``-n 2 --dist loadgroup``): each test
+    gets the group of everything it shares, so that a module's tests (its module-scoped servers)
+    and every test of one machine-wide daemon run on one worker, each server started once, while
+    tests that share nothing run beside each other (docs/testing.md). The groups are the connected
+    parts of a graph of modules and what they share (a union-find)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: str, b: str) -> None:
+        parent[find(a)] = find(b)
+
+    sources: dict[str, str] = {}
+    for item in items:
+        path = str(getattr(item, "fspath", ""))
+        module = f"module:{Path(path).stem}"
+        find(module)
+        if path not in sources:
+            try:
+                sources[path] = Path(path).read_text(encoding="utf-8")
+            except OSError:
+                sources[path] = ""
+        for words, what in SHARED_BY_SOURCE.items():
+            if words in sources[path]:
+                union(module, f"shared:{what}")
+        for name in set(getattr(item, "fixturenames", ())) & set(SHARED_BY_FIXTURE):
+            union(module, f"shared:{SHARED_BY_FIXTURE[name]}")
+    for item in items:
+        group = find(f"module:{Path(str(getattr(item, 'fspath', ''))).stem}")
+        item.add_marker(pytest.mark.xdist_group(group.split(":", 1)[1]))
