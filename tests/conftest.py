@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -201,28 +203,28 @@ def pytest_collection_modifyitems(config, items):
         needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         if needs_root_mark or names & ROOT_FIXTURES or "loop_mount(" in source:
             item.add_marker(pytest.mark.root)
-    _group_by_what_they_share(items)
 
 
 # --------------------------------------------------------------------------- the servers' session on two workers
 
-#: what a test may share with another that runs at the same moment on the other worker: a daemon
+#: what a test module may share with one that runs at the same moment on the other worker: a daemon
 #: one per machine (zfs-fuse; glusterd's /var/run/glusterd.socket; rpcbind's /run/rpcbind.sock under
 #: nfs-ganesha; sshd's /run/sshd; tgtd and smbd beside the ZFS studies that use them), a server or
 #: data made once per session or module (PostgreSQL, the Ceph cluster, the serve and report
-#: histories). Each is found by a fixture's name or by the words that start it in the module.
+#: histories). Each is found by the words that start it in the module, or by a fixture's name among
+#: the parameters of the module's functions.
+SHARED_BY_SOURCE = {"Sshfs(": "sshd", "Samba(": "smbd", "Gluster(": "glusterd", "Tgt(": "tgtd", "Ganesha(": "rpcbind",
+                    "Cluster(": "ceph", "zfsfuse": "zfs", "from test_serve import": "serve-history"}  # fmt: skip
 SHARED_BY_FIXTURE = {"zfs": "zfs", "zfs_daemon": "zfs", "pg_server": "postgresql", "pg_url": "postgresql", "ceph": "ceph",
                      "serve_history": "serve-history", "report_runs": "report-runs"}  # fmt: skip
-SHARED_BY_SOURCE = {"Sshfs(": "sshd", "Samba(": "smbd", "Gluster(": "glusterd", "Tgt(": "tgtd", "Ganesha(": "rpcbind",
-                    "Cluster(": "ceph", "zfsfuse": "zfs"}  # fmt: skip
+_PARAMETERS = re.compile(r"^\s*def \w+\(([^)]*)\)", re.M)
 
 
-def _group_by_what_they_share(items) -> None:
-    """``make test``'s servers session runs on two workers (``-n 2 --dist loadgroup``): each test
-    gets the group of everything it shares, so that a module's tests (its module-scoped servers)
-    and every test of one machine-wide daemon run on one worker, each server started once, while
-    tests that share nothing run beside each other (docs/testing.md). The groups are the connected
-    parts of a graph of modules and what they share (a union-find)."""
+@functools.cache
+def shared_groups() -> dict[str, str]:
+    """Each test module's group (its path relative to the project -> a name): the connected parts
+    of the graph of modules and what they share (a union-find), so that a module's tests (its
+    module-scoped servers) and every module of one machine-wide daemon run on one worker."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -232,24 +234,55 @@ def _group_by_what_they_share(items) -> None:
             x = parent[x]
         return x
 
-    def union(a: str, b: str) -> None:
-        parent[find(a)] = find(b)
-
-    sources: dict[str, str] = {}
-    for item in items:
-        path = str(getattr(item, "fspath", ""))
-        module = f"module:{Path(path).stem}"
+    modules = sorted(TESTS.rglob("test_*.py"))
+    for path in modules:
+        source = path.read_text(encoding="utf-8")
+        module = f"module:{path.stem}"
         find(module)
-        if path not in sources:
-            try:
-                sources[path] = Path(path).read_text(encoding="utf-8")
-            except OSError:
-                sources[path] = ""
-        for words, what in SHARED_BY_SOURCE.items():
-            if words in sources[path]:
-                union(module, f"shared:{what}")
-        for name in set(getattr(item, "fixturenames", ())) & set(SHARED_BY_FIXTURE):
-            union(module, f"shared:{SHARED_BY_FIXTURE[name]}")
-    for item in items:
-        group = find(f"module:{Path(str(getattr(item, 'fspath', ''))).stem}")
-        item.add_marker(pytest.mark.xdist_group(group.split(":", 1)[1]))
+        shared = {what for words, what in SHARED_BY_SOURCE.items() if words in source}
+        for params in _PARAMETERS.findall(source):
+            shared |= {SHARED_BY_FIXTURE[p] for p in re.findall(r"\w+", params) if p in SHARED_BY_FIXTURE}
+        for what in shared:
+            parent[find(module)] = find(f"shared:{what}")
+    root = TESTS.parent
+    return {str(path.relative_to(root)): find(f"module:{path.stem}").split(":", 1)[1] for path in modules}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``make test``'s servers session (``-n 2 --dist loadgroup``): each test module goes to a worker
+    with the modules it shares something with (:func:`shared_groups`), each group whole, so that every
+    server starts once while modules that share nothing run beside each other. (pytest-xdist's own
+    ``xdist_group`` marks cannot do it with pytest 9.2, whose node ids are no longer the attribute
+    pytest-xdist appends the group to.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups = shared_groups()
+
+    def scope(nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return groups.get(path, path)
+
+    def first(nodeid: str) -> int:
+        name = scope(nodeid)
+        return HEAVY_GROUPS.index(name) if name in HEAVY_GROUPS else len(HEAVY_GROUPS)
+
+    class SharedScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope(nodeid)
+
+        def schedule(self) -> None:
+            if self.collection is None:  # the longest groups first, each in collection order
+                config.option.loadscopereorder = False
+                for collection in self.registered_collections.values():
+                    collection[:] = sorted(collection, key=first)
+            super().schedule()
+
+    return SharedScheduling(config, log)
+
+
+#: the groups that take longest (docs/testing.md's durations), started first so that the two
+#: workers end together: the ZFS studies with their shares (the group of sshd, smbd, tgtd,
+#: rpcbind and zfs-fuse), the Ceph cluster, the many-hosts runs, serve's history and PostgreSQL
+HEAVY_GROUPS = ("sshd", "ceph", "test_many_hosts", "test_multihost", "serve-history", "glusterd")

@@ -12,9 +12,10 @@ could depend on how fast the machine is.  They run in one pytest session (``pyte
 each test ``--count`` times in a row; servers start once), one test at a time, every tier
 (the back-ends', root and browser tests too, where this machine has them).
 
-The wider net (``--all``): every test, as ``make test`` runs them (its two sessions: the
-parallel one with ``-n JOBS``, then the back-ends', browser, root and serial tests one at a
-time), ``--count`` times each (default 1) under the hog.  It finds what the selection above
+The wider net (``--all``): every test, as ``make test`` runs them (its three sessions: the
+parallel one with ``-n JOBS``, the back-ends', browser and root tests on two workers grouped by
+what they share, then the serial tests one at a time), ``--count`` times each (default 1) under
+the hog.  It finds what the selection above
 cannot see: a test asserting on a figure the machine decides (which load step does most IOPS,
 whether fio measured 1 s or 1.1 s).
 
@@ -127,10 +128,11 @@ def stop_hog(hog: subprocess.Popen | None) -> None:
             continue
 
 
-#: ``make test``'s two sessions: (pytest -m, run in parallel)
-MAKE_TEST_SESSIONS = (
-    ("not backend and not browser and not root and not serial", True),
-    ("backend or browser or root or serial", False),
+#: ``make test``'s three sessions: (pytest -m, its pytest-xdist options)
+MAKE_TEST_SESSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("not backend and not browser and not root and not serial", ("-n", "JOBS")),
+    ("(backend or browser or root) and not serial", ("-n", "2", "--dist", "loadgroup")),
+    ("serial", ()),
 )
 
 
@@ -153,19 +155,18 @@ def hogs(args: argparse.Namespace) -> Iterator[None]:
 
 
 def whole_suite(args: argparse.Namespace) -> int:
-    """Every test under the hogs, in ``make test``'s two sessions; pytest's first failing status
-    (the second session runs even when the first fails)."""
+    """Every test under the hogs, in ``make test``'s three sessions; pytest's first failing status
+    (every session runs even when one before it failed)."""
     count = str(args.count or 1)
     jobs = "2" if args.jobs == "0" else args.jobs
     status = 0
     with hogs(args):
-        for marks, parallel in MAKE_TEST_SESSIONS:
+        for marks, xdist in MAKE_TEST_SESSIONS:
             argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations", "20",
                     "-m", f"({args.m}) and ({marks})"]  # fmt: skip
             if count != "1":
                 argv += ["-p", "repeat", "--count", count, "--repeat-scope", "function"]
-            if parallel:
-                argv += ["-n", jobs]
+            argv += [jobs if word == "JOBS" else word for word in xdist]
             if args.k:
                 argv += ["-k", args.k]
             status = status or subprocess.call(argv, cwd=ROOT)
