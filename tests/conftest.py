@@ -244,8 +244,14 @@ def shared_groups() -> dict[str, str]:
             shared |= {SHARED_BY_FIXTURE[p] for p in re.findall(r"\w+", params) if p in SHARED_BY_FIXTURE}
         for what in shared:
             parent[find(module)] = find(f"shared:{what}")
+    # a group is named by what its modules share ("rpcbind+smbd+sshd+tgtd+zfs"), else by its module
+    names: dict[str, set[str]] = {}
+    for node in list(parent):
+        if node.startswith("shared:"):
+            names.setdefault(find(node), set()).add(node.split(":", 1)[1])
     root = TESTS.parent
-    return {str(path.relative_to(root)): find(f"module:{path.stem}").split(":", 1)[1] for path in modules}
+    return {str(path.relative_to(root)): "+".join(sorted(names.get(find(f"module:{path.stem}"), ()))) or path.stem
+            for path in modules}  # fmt: skip
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -285,4 +291,4 @@ def pytest_xdist_make_scheduler(config, log):
 #: the groups that take longest (docs/testing.md's durations), started first so that the two
 #: workers end together: the ZFS studies with their shares (the group of sshd, smbd, tgtd,
 #: rpcbind and zfs-fuse), the Ceph cluster, the many-hosts runs, serve's history and PostgreSQL
-HEAVY_GROUPS = ("sshd", "ceph", "test_many_hosts", "test_multihost", "serve-history", "glusterd")
+HEAVY_GROUPS = ("rpcbind+smbd+sshd+tgtd+zfs", "ceph", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")

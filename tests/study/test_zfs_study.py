@@ -153,6 +153,11 @@ image = { format = "qcow2", size = "96m" }
 """
 
 
+#: alone (make test's serial session): its dbench runs in a guest ext4 on a loop device over a FUSE export
+#: of an image on a zfs-fuse dataset, and zfs-fuse calls sync(), which waits for that guest's journal,
+#: whose commit waits for zfs-fuse: a deadlock seen once with the servers session's other worker busy
+#: beside it (jbd2/loopN in D state, zfs-fuse in jbd2_log_wait_commit under ksys_sync), never alone
+@pytest.mark.serial
 @pytest.mark.skipif(not os.path.exists("/usr/bin/dbench") or shutil.which("qemu-storage-daemon") is None,
                     reason="dbench and qemu-system-common are installed by tests/setup-system.sh")  # fmt: skip
 def test_seed_002_raw_and_qcow2_images_on_datasets_of_recordsize_8k_and_64k(zfs, cli, tmp_path: Path):

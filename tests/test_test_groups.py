@@ -1,0 +1,26 @@
+"""make test's servers session on two workers: which test modules go together (tests/conftest.py).
+
+Pure: read from the test modules' own text, as the scheduler reads them."""
+
+from __future__ import annotations
+
+from conftest import HEAVY_GROUPS, shared_groups
+
+
+def test_every_daemon_one_per_machine_keeps_its_modules_on_one_worker():
+    groups = shared_groups()
+    zfs = groups["tests/targets/test_zfs.py"]
+    # zfs-fuse, and the share servers the ZFS studies start on it: one group
+    for module in ("tests/study/test_zfs_study.py", "tests/study/test_seed003.py", "tests/targets/test_nfs.py",
+                   "tests/targets/test_iscsi.py", "tests/targets/test_protocol_faults.py", "tests/targets/test_share_faults.py"):
+        assert groups[module] == zfs, module
+    assert set(zfs.split("+")) == {"rpcbind", "smbd", "sshd", "tgtd", "zfs"}
+    # the session's PostgreSQL and serve's history: the modules that use them together
+    assert groups["tests/serve/test_serve.py"] == groups["tests/store/test_store_postgres.py"] == groups["tests/serve/test_serve_browser.py"]
+    # a module that shares nothing is a group of its own
+    assert groups["tests/run/test_trust.py"] == "test_trust"
+    assert groups["tests/targets/test_ceph.py"] == "ceph"
+
+
+def test_the_heavy_groups_first_are_groups_there_are():
+    assert set(HEAVY_GROUPS) <= set(shared_groups().values())
