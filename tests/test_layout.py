@@ -64,6 +64,21 @@ def _is_type_checking(node: ast.AST) -> bool:
     )
 
 
+def _named(node: ast.AST, package: str) -> list[str]:
+    """The modules an import statement names (``from . import records`` imports the module
+    records; ``from .records import X`` records), as written: storbench's and others'."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+        module = ".".join(base) + (f".{node.module}" if node.module else "")
+    else:
+        module = node.module or ""
+    return [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
+
+
 def _imports(mod: Module) -> tuple[set[str], set[str]]:
     """(module-level imports, every import) of ``mod``: storbench modules it names."""
     package = mod.name if mod.is_package else mod.name.rpartition(".")[0]
@@ -75,18 +90,7 @@ def _imports(mod: Module) -> tuple[set[str], set[str]]:
             if _is_type_checking(child):
                 continue
             inner_top = at_top and not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-            names: list[str] = []
-            if isinstance(child, ast.Import):
-                names = [a.name for a in child.names]
-            elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
-                    module = ".".join(base) + (f".{child.module}" if child.module else "")
-                else:
-                    module = child.module or ""
-                # ``from . import records`` imports the module records; ``from .records import X`` records
-                names = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in child.names]
-            for name in names:
+            for name in _named(child, package):
                 target = _resolve(name) if name.startswith("storbench") else None
                 if target and target != mod.name:
                     every.add(target)
@@ -115,17 +119,8 @@ def _every_import(mod: Module) -> set[str]:
             for a in node.names:
                 bound[a.asname or a.name] = f"{base}.{node.module}.{a.name}" if node.module else f"{base}.{a.name}"
     for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                module = ".".join(base) + (f".{node.module}" if node.module else "")
-            else:
-                module = node.module or ""
-            names = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+        names = _named(node, package)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
               and node.args and isinstance(node.args[0], ast.JoinedStr)):  # fmt: skip
             head = node.args[0].values[0] if node.args[0].values else None
             value = head.value if isinstance(head, ast.FormattedValue) else None
