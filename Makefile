@@ -37,7 +37,8 @@ check: install
 # the real servers, loop devices and Chromium on two workers, each test grouped with whatever it
 # shares (a machine-wide daemon, a module's server: tests/conftest.py), so that every server starts
 # once (a short --basetemp: a worker's directory adds popen-gwN/ to paths that hold unix sockets,
-# 107 bytes at most); then the rate-capped runs alone, one at a time (docs/testing.md)
+# 107 bytes at most); then, one at a time, the ZFS studies with the share daemons on them and the
+# rate-capped runs, which need the machine to themselves (docs/testing.md)
 # (every session runs even when one before it failed, so that one red test does not hide the rest;
 # make still fails with the first failing session's status)
 SERVER_JOBS ?= 2
@@ -45,11 +46,11 @@ test: install
 	@bash tests/setup-system.sh
 	@first=0; second=0; third=0; base=$$(mktemp -d /tmp/sbt-XXXXXX); \
 	$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root and not serial" || first=$$?; \
-	$(BIN)/python -m pytest -q -n $(SERVER_JOBS) --dist loadgroup --basetemp $$base -m "not soak and (backend or browser or root) and not serial" || second=$$?; \
+	$(BIN)/python -m pytest -q -n $(SERVER_JOBS) --dist loadgroup --basetemp $$base -m "not soak and (backend or browser or root) and not serial and not daemons" || second=$$?; \
 	rm -rf --one-file-system $$base; \
-	$(BIN)/python -m pytest -q -m "not soak and serial" || third=$$?; \
+	$(BIN)/python -m pytest -q -m "not soak and (daemons or serial)" || third=$$?; \
 	if [ $$first -ne 0 ] || [ $$second -ne 0 ] || [ $$third -ne 0 ]; then \
-	  echo "make test: the parallel session exited $$first, the servers/browser/root session $$second, the serial one $$third" >&2; \
+	  echo "make test: the parallel session exited $$first, the servers/browser/root session $$second, the one-at-a-time one $$third" >&2; \
 	  if [ $$first -ne 0 ]; then exit $$first; elif [ $$second -ne 0 ]; then exit $$second; else exit $$third; fi; \
 	fi
 

@@ -203,6 +203,15 @@ def pytest_collection_modifyitems(config, items):
         needs_root_mark = any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         if needs_root_mark or names & ROOT_FIXTURES or "loop_mount(" in source:
             item.add_marker(pytest.mark.root)
+        if shared_groups().get(_project_path(item)) in ALONE_GROUPS:
+            item.add_marker(pytest.mark.daemons)
+
+
+def _project_path(item) -> str:
+    try:
+        return str(Path(str(item.fspath)).relative_to(TESTS.parent))
+    except ValueError:
+        return ""
 
 
 # --------------------------------------------------------------------------- the servers' session on two workers
@@ -288,7 +297,12 @@ def pytest_xdist_make_scheduler(config, log):
     return SharedScheduling(config, log)
 
 
+#: the groups whose daemons do not bear another worker beside them: ``daemons``-marked, run in a
+#: session of their own, one test at a time (docs/testing.md: beside the other worker, zfs-fuse
+#: deadlocked under a guest filesystem, a second rpcbind appeared, a pool's mountpoint stayed busy)
+ALONE_GROUPS = frozenset({"rpcbind+smbd+sshd+tgtd+zfs"})
+
 #: the groups that take longest (docs/testing.md's durations), started first so that the two
 #: workers end together: the ZFS studies with their shares (the group of sshd, smbd, tgtd,
 #: rpcbind and zfs-fuse), the Ceph cluster, the many-hosts runs, serve's history and PostgreSQL
-HEAVY_GROUPS = ("rpcbind+smbd+sshd+tgtd+zfs", "ceph", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")
+HEAVY_GROUPS = ("ceph", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")

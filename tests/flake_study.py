@@ -14,7 +14,7 @@ each test ``--count`` times in a row; servers start once), one test at a time, e
 
 The wider net (``--all``): every test, as ``make test`` runs them (its three sessions: the
 parallel one with ``-n JOBS``, the back-ends', browser and root tests on two workers grouped by
-what they share, then the serial tests one at a time), ``--count`` times each (default 1) under
+what they share, then the ZFS studies' daemons and the serial tests one at a time), ``--count`` times each (default 1) under
 the hog.  It finds what the selection above
 cannot see: a test asserting on a figure the machine decides (which load step does most IOPS,
 whether fio measured 1 s or 1.1 s).
@@ -131,8 +131,8 @@ def stop_hog(hog: subprocess.Popen | None) -> None:
 #: ``make test``'s three sessions: (pytest -m, its pytest-xdist options)
 MAKE_TEST_SESSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("not backend and not browser and not root and not serial", ("-n", "JOBS")),
-    ("(backend or browser or root) and not serial", ("-n", "2", "--dist", "loadgroup")),
-    ("serial", ()),
+    ("(backend or browser or root) and not serial and not daemons", ("-n", "2", "--dist", "loadgroup")),
+    ("daemons or serial", ()),
 )
 
 

@@ -4,7 +4,7 @@ Pure: read from the test modules' own text, as the scheduler reads them."""
 
 from __future__ import annotations
 
-from conftest import HEAVY_GROUPS, shared_groups
+from conftest import ALONE_GROUPS, HEAVY_GROUPS, shared_groups
 
 
 def test_every_daemon_one_per_machine_keeps_its_modules_on_one_worker():
@@ -22,5 +22,6 @@ def test_every_daemon_one_per_machine_keeps_its_modules_on_one_worker():
     assert groups["tests/targets/test_ceph.py"] == "ceph"
 
 
-def test_the_heavy_groups_first_are_groups_there_are():
-    assert set(HEAVY_GROUPS) <= set(shared_groups().values())
+def test_the_heavy_groups_first_and_those_alone_are_groups_there_are():
+    assert set(HEAVY_GROUPS) | ALONE_GROUPS <= set(shared_groups().values())
+    assert not set(HEAVY_GROUPS) & ALONE_GROUPS  # a group alone is not on the two workers
