@@ -251,6 +251,8 @@ def shared_groups() -> dict[str, str]:
         shared = {what for words, what in SHARED_BY_SOURCE.items() if words in source}
         for params in _PARAMETERS.findall(source):
             shared |= {SHARED_BY_FIXTURE[p] for p in re.findall(r"\w+", params) if p in SHARED_BY_FIXTURE}
+        if "zfs" in shared:  # the ZFS studies run one at a time (ALONE_GROUPS): beside nothing, sharing nothing
+            shared = {"zfs"}
         for what in shared:
             parent[find(module)] = find(f"shared:{what}")
     # a group is named by what its modules share ("rpcbind+smbd+sshd+tgtd+zfs"), else by its module
@@ -297,12 +299,13 @@ def pytest_xdist_make_scheduler(config, log):
     return SharedScheduling(config, log)
 
 
-#: the groups whose daemons do not bear another worker beside them: ``daemons``-marked, run in a
-#: session of their own, one test at a time (docs/testing.md: beside the other worker, zfs-fuse
-#: deadlocked under a guest filesystem, a second rpcbind appeared, a pool's mountpoint stayed busy)
-ALONE_GROUPS = frozenset({"rpcbind+smbd+sshd+tgtd+zfs"})
+#: the groups that do not bear another worker beside them: ``daemons``-marked, run in a session of
+#: their own, one test at a time (docs/testing.md: the ZFS studies, with the share daemons they
+#: start on zfs-fuse; beside the other worker, zfs-fuse deadlocked under a guest filesystem, a
+#: second rpcbind appeared, a pool's mountpoint stayed busy)
+ALONE_GROUPS = frozenset({"zfs"})
 
 #: the groups that take longest (docs/testing.md's durations), started first so that the two
 #: workers end together: the ZFS studies with their shares (the group of sshd, smbd, tgtd,
 #: rpcbind and zfs-fuse), the Ceph cluster, the many-hosts runs, serve's history and PostgreSQL
-HEAVY_GROUPS = ("ceph", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")
+HEAVY_GROUPS = ("ceph", "rpcbind+tgtd", "smbd+sshd", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")
