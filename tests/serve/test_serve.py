@@ -333,6 +333,66 @@ def test_other_addresses_need_the_token(history, tmp_path):
         assert get(base + "/api/runs", {"Cookie": "storbench_token=an-old-token"})[0] == 401
 
 
+#: asks a server on 127.0.0.1:PORT with each Host given, without and with the token: {host: [code, code]}
+_HOST_CLIENT = """
+import json, sys, time, urllib.error, urllib.request
+port, token, hosts = sys.argv[1], sys.argv[2], sys.argv[3:]
+def ask(host, bearer):
+    headers = {"Host": host, **({"Authorization": "Bearer " + bearer} if bearer else {})}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/api/runs", headers=headers), timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+deadline = time.monotonic() + 30
+while True:
+    try:
+        ask("127.0.0.1", token)
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.1)
+print(json.dumps({h: [ask(h, None), ask(h, token)] for h in hosts}))
+"""
+
+
+@needs_root
+def test_a_wildcard_bind_answers_to_the_machines_own_addresses_and_names(history, tmp_path):
+    """docs/serve.md's team set-up, --bind 0.0.0.0 with a token, in a network namespace of the test's
+    own (its loopback and a veth pair with 10.213.7.1): the namespace's addresses, the machine's
+    host name, localhost and loopback are answered (401 without the token, 200 with it); another
+    name gets 421 either way. Only the namespace's own addresses are ever reached."""
+    ns = f"sbtest-serve-{os.getpid()}"
+    token = "team-token-1"
+    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+    try:
+        for argv in (["link", "set", "lo", "up"], ["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+                     ["addr", "add", "10.213.7.1/24", "dev", "v0"], ["link", "set", "v0", "up"], ["link", "set", "v1", "up"]):
+            subprocess.run(["ip", "-n", ns, *argv], check=True, capture_output=True)  # fmt: skip
+        port = str(free_port())
+        server = subprocess.Popen(["ip", "netns", "exec", ns, *STORBENCH, "serve", "--db", str(history), "--bind", "0.0.0.0",
+                                   "--port", port, "--token", token], env=_env(history), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            name = socket.gethostname()
+            hosts = [name, f"{name}:{port}", f"10.213.7.1:{port}", "127.0.0.1", "localhost", "[::1]", "evil.example", "10.213.7.9"]
+            done = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", _HOST_CLIENT, port, token, *hosts],
+                                  capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            codes = json.loads(done.stdout)
+        finally:
+            server.terminate()
+            _out, err = server.communicate(timeout=15)
+        for own in hosts[:6]:
+            assert codes[own] == [401, 200], (own, codes)
+        assert codes["evil.example"] == [421, 421] and codes["10.213.7.9"] == [421, 421]
+        said = next(line for line in err.splitlines() if "answers to" in line)
+        assert "10.213.7.1" in said and name.lower() in said and "localhost" in said and "evil" not in said
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 #: hostile values for every parameter and path id: huge, negative, Unicode digits, dates that are no
 #: day, NUL, markup, SQL, path tricks, over-long text
 HOSTILE = ("99999999999999999999999999", "-1", "0", "²", "١٢", "1e3", "0x10", " 1", "%00", "<script>", "' OR 1=1 --",

@@ -64,13 +64,35 @@ def serve(app: App, db, port, bind, token, allow_hosts):
 
     store = app.open_store()
     try:
-        from ..serve.guard import allowed_hosts
+        from ..serve.guard import WILDCARDS, allowed_hosts
 
-        asgi = create_app(store, token=token, hosts=allowed_hosts(bind, allow_hosts))
+        own = _own_names() if bind in WILDCARDS else ()
+        hosts = allowed_hosts(bind, allow_hosts, own)
+        asgi = create_app(store, token=token, hosts=hosts)
         host = f"[{bind}]" if ":" in bind else bind
         app.err(f"storbench serve: http://{host}:{port}/ showing {store.display} (read only); Ctrl-C stops it")
+        if bind in WILDCARDS:
+            app.err(f"storbench serve: answers to {', '.join(sorted(hosts))} (others: 421; more with --allow-host NAME)")
         config = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", access_log=False, lifespan="off",
                                 server_header=False, timeout_graceful_shutdown=2)  # fmt: skip
         uvicorn.Server(config).run()
     finally:
         store.close()
+
+
+def _own_names() -> tuple[str, ...]:
+    """This machine's addresses (its network namespace's: ``/proc/net``) and host name, for a
+    wildcard bind's Host allow-list; what cannot be read is left out."""
+    import socket
+
+    from ..serve.guard import local_addresses
+
+    def read(path: str) -> str:
+        try:
+            with open(path, encoding="ascii", errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return ""
+
+    name = socket.gethostname()
+    return (*local_addresses(read("/proc/net/fib_trie"), read("/proc/net/if_inet6")), name, name.split(".", 1)[0])

@@ -2,7 +2,8 @@
 
 * **Host allow-list.**  A request whose ``Host`` is not the address the server is bound to,
   ``localhost`` or a name given with ``--allow-host`` (a reverse proxy's) gets 421 and nothing
-  else: a page on another site that makes the browser resolve its own name to 127.0.0.1 (DNS
+  else (bound to every address, ``0.0.0.0`` or ``::``, the server answers to the machine's own
+  addresses and host name, found when it starts, and to the loopback names): a page on another site that makes the browser resolve its own name to 127.0.0.1 (DNS
   rebinding) would otherwise read the loopback server's data.
 * **The token** (``storbench serve --token``): ``Authorization: Bearer T`` (the scheme in any
   case), ``?token=T`` (a cookie then keeps it for the browser) or that cookie; any one of them
@@ -42,13 +43,40 @@ def host_name(header: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
-    """The bound address, the loopback names when it is a loopback one, and ``extra`` (``--allow-host``)."""
+#: the binds that listen on every address of the machine
+WILDCARDS = ("0.0.0.0", "::")
+
+
+def allowed_hosts(bind: str, extra: Iterable[str] = (), own: Iterable[str] = ()) -> frozenset[str]:
+    """The bound address, the loopback names when it is a loopback one, and ``extra`` (``--allow-host``);
+    bound to every address (:data:`WILDCARDS`), the loopback names and ``own`` too (the machine's own
+    addresses and names: :func:`local_addresses`, its host name)."""
     names = {host_name(bind if not (":" in bind and not bind.startswith("[")) else f"[{bind}]")}
     if names & set(LOOPBACK_NAMES) or bind in ("localhost",):
         names |= set(LOOPBACK_NAMES)
+    if bind in WILDCARDS:
+        names |= set(LOOPBACK_NAMES) | {host_name(f"[{o}]" if ":" in o else o) for o in own}
     names |= {host_name(e) for e in extra}
     return frozenset(n for n in names if n)
+
+
+def local_addresses(fib_trie: str, if_inet6: str) -> tuple[str, ...]:
+    """The machine's own addresses (its network namespace's), from ``/proc/net/fib_trie`` (each
+    address followed by a ``/32 host LOCAL`` line) and ``/proc/net/if_inet6`` (32 hex digits a
+    line), IPv4 first, each once. Pure."""
+    import ipaddress
+
+    lines = fib_trie.splitlines()
+    v4 = [lines[i - 1].split("-- ", 1)[-1].strip() for i, line in enumerate(lines) if i and "/32 host LOCAL" in line]
+    v6 = []
+    for line in if_inet6.splitlines():
+        word = line.split()[0] if line.split() else ""
+        if len(word) == 32:
+            try:
+                v6.append(str(ipaddress.IPv6Address(int(word, 16))))
+            except ValueError:
+                continue
+    return tuple(dict.fromkeys(a for a in v4 + v6 if a))
 
 
 def given_tokens(headers: dict[str, str], query: dict[str, str], cookies: dict[str, str]) -> list[str]:
