@@ -218,7 +218,7 @@ def _project_path(item) -> str:
 
 #: what a test module may share with one that runs at the same moment on the other worker: a daemon
 #: one per machine (zfs-fuse; glusterd's /var/run/glusterd.socket; rpcbind's /run/rpcbind.sock under
-#: nfs-ganesha; sshd's /run/sshd; tgtd and smbd beside the ZFS studies that use them), a server or
+#: nfs-ganesha; sshd's /run/sshd; tgtd; smbd), a server or
 #: data made once per session or module (PostgreSQL, the Ceph cluster, the serve and report
 #: histories). Each is found by the words that start it in the module, or by a fixture's name among
 #: the parameters of the module's functions.
@@ -255,7 +255,7 @@ def shared_groups() -> dict[str, str]:
             shared = {"zfs"}
         for what in shared:
             parent[find(module)] = find(f"shared:{what}")
-    # a group is named by what its modules share ("rpcbind+smbd+sshd+tgtd+zfs"), else by its module
+    # a group is named by what its modules share ("rpcbind+tgtd"), else by its module
     names: dict[str, set[str]] = {}
     for node in list(parent):
         if node.startswith("shared:"):
