@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import sqlite3
 import statistics
@@ -317,6 +318,21 @@ def test_stragglers_named_against_the_median() -> None:
     # latency headline: the slow host has the HIGHER latency
     lat = straggler_findings("w", "lat", [("h1", ra), ("h2", rb)])
     assert lat == []
+
+
+def test_a_straggler_finding_at_256_hosts_names_the_five_worst_and_counts_the_rest() -> None:
+    result = parse_fio_json(recorded("two_hosts")[0])
+    (_a, ra), _b, _ = per_host_results(result)
+    # 198 hosts at the median, 58 below it: h200 at 30 %, h201 at 31 %, ... h257 at 87 % is not slow
+    hosts = [(f"h{i}", ra) for i in range(2, 200)] + [(f"h{i}", _scaled(ra, 0.30 + (i - 200) * 0.01)) for i in range(200, 258)]
+    [finding] = straggler_findings("w", "iops", hosts)
+    slow = [name for name, r in hosts if r.jobs[0].directions["read"].iops < 0.8 * ra.jobs[0].directions["read"].iops]
+    assert len(slow) == 50
+    named = re.findall(r"\b(h\d+) \((\d+)% of the median\)", finding.message)
+    assert [n for n, _ in named] == ["h200", "h201", "h202", "h203", "h204"]  # the worst five, worst first
+    assert [int(p) for _, p in named] == [30, 31, 32, 33, 34]
+    assert f"and {len(slow) - 5} more of {len(slow)} hosts" in finding.message and "median of 256 hosts" in finding.message
+    assert len(finding.message) < 400  # one readable line, not 50 names
 
 
 # --------------------------------------------------------------------------- the runner with recorded client output

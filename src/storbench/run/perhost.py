@@ -21,6 +21,8 @@ from ..model import EACH_HOST_UP_TO, Finding, FioResult, versions
 from ..record import ResultRecord
 from .inventory import Host
 
+#: a straggler finding names this many hosts, the worst first, and counts the others
+STRAGGLERS_NAMED = 5
 #: a host whose headline metric is below this share of the hosts' median is a straggler
 STRAGGLER_RATIO = 0.8
 
@@ -233,7 +235,10 @@ def straggler_findings(workload: str, headline: str, per_host: Sequence[tuple[st
     if not slow:
         return []
     metric = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency"}[headline_metric(headline)]
-    parts = ", ".join(f"{n} ({s:.0%} of the median)" for n, s in slow)
+    slow.sort(key=lambda ns: (-ns[1] if lower_is_better else ns[1], host_sort_key(ns[0])))  # the worst first
+    parts = ", ".join(f"{n} ({s:.0%} of the median)" for n, s in slow[:STRAGGLERS_NAMED])
+    if len(slow) > STRAGGLERS_NAMED:
+        parts += f" and {len(slow) - STRAGGLERS_NAMED} more of {len(slow)} hosts (storbench show RUN --hosts lists each)"
     return [
         Finding(
             check="straggler",
