@@ -342,6 +342,7 @@ class Replay:
     """A remote FioExecutor that answers with a recorded client/server output."""
 
     remote = True
+    shares_files = False
 
     def __init__(self, hosts, stdout: str, stderr: str = "", returncode: int = 0) -> None:
         self.hosts, self.stdout, self.stderr, self.returncode = hosts, stdout, stderr, returncode

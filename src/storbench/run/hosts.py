@@ -84,6 +84,15 @@ class ClientFio:
         self._version: str | None = version
 
     @property
+    def shares_files(self) -> bool:
+        """Whether two hosts may reach one test file: their job files name the same path (no
+        target of their own, or the same one), which on a directory they share (an NFS export, a
+        cluster filesystem) is one file; storbench cannot tell a shared directory from alike local
+        ones, so alike paths are taken as shared."""
+        targets = [h.target for h in self.hosts]
+        return len(targets) > 1 and (None in targets or len(set(targets)) < len(targets))
+
+    @property
     def host_names(self) -> dict[tuple[str, int], str]:
         return {h.fio_key: h.display for h in self.hosts}
 

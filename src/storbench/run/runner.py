@@ -148,8 +148,9 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
     broken: dict[str, str] = {}
     #: --hosts-required was not met: no further workload runs
     stop_now = False
-    #: client/server: the spec index whose last repetition removes its test file on every host
-    last_use = _last_uses(specs) if executor.remote and not keep_files and repeat.until_rse_pct is None else set()
+    #: client/server: the spec index whose last repetition removes its test file on every host (only
+    #: where no two hosts reach one file: else one host's unlink would pull it from under the others)
+    last_use = _last_uses(specs) if executor.remote and not executor.shares_files and not keep_files and repeat.until_rse_pct is None else set()
     try:
         with signals.as_interrupt():
             for index, spec in enumerate(specs):

@@ -137,9 +137,15 @@ def check_free_space(specs: Sequence[JobSpec]) -> None:
     # every test file of a run stays until the end: those on one filesystem add up
     by_fs: dict[int, list[str]] = {}
     for path in need:
-        by_fs.setdefault(os.stat(os.path.dirname(path)).st_dev, []).append(path)
+        try:
+            by_fs.setdefault(os.stat(os.path.dirname(path)).st_dev, []).append(path)
+        except OSError:
+            continue  # the directory does not answer now: fio will say what it meets there, in one line
     for paths in by_fs.values():
-        fs = os.statvfs(os.path.dirname(paths[0]))
+        try:
+            fs = os.statvfs(os.path.dirname(paths[0]))
+        except OSError:
+            continue
         if fs.f_blocks == 0:
             continue  # no size reported (ramfs, some FUSE): nothing to judge by
         free = fs.f_bavail * fs.f_frsize
