@@ -391,6 +391,30 @@ def test_runner_stores_each_host_and_the_aggregate(tmp_path, monkeypatch) -> Non
     assert (tmp_path / "storbench.testfile").read_text() == "a local file of the same name"
 
 
+def test_hosts_that_may_share_a_test_file_never_remove_it_before_all_are_done(tmp_path, monkeypatch) -> None:
+    """Issue 54: 256 fio servers sharing one directory, each host's last job ended with unlink=1,
+    so the first host done removed the file the others were still to open (59-62 of 256 hosts
+    failed with ENOENT here; with this rule 256 of 256 were stored, nothing left in the directory)."""
+    from storbench.run.hosts import ClientFio
+
+    monkeypatch.chdir(tmp_path)
+    same = ClientFio([H1, H2])  # one path on both: a directory they may share
+    own = ClientFio([dataclasses.replace(H1, target="/srv/a"), dataclasses.replace(H2, target="/srv/b")])
+    assert same.shares_files and not own.shares_files and not ClientFio([H1]).shares_files
+    assert ClientFio([dataclasses.replace(H1, target="/srv/a"), dataclasses.replace(H2, target="/srv/a")]).shares_files
+
+    class Recording(Replay):
+        def run(self, job_text, on_status):
+            self.jobs.append(job_text)
+            return super().run(job_text, on_status)
+
+    for shares, unlinks in ((True, False), (False, True)):
+        executor = Recording([H1, H2], recorded("two_hosts")[0])
+        executor.shares_files, executor.jobs = shares, []
+        _execute(executor)
+        assert len(executor.jobs) == 1 and ("\nunlink=1\n" in executor.jobs[0]) is unlinks
+
+
 def test_runner_killed_host_is_a_per_host_failure_and_the_other_is_stored(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     out, err = recorded("one_killed")
