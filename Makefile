@@ -37,7 +37,7 @@ check: install
 # the real servers, loop devices and Chromium on two workers, each test grouped with whatever it
 # shares (a machine-wide daemon, a module's server: tests/conftest.py), so that every server starts
 # once (a short --basetemp: a worker's directory adds popen-gwN/ to paths that hold unix sockets,
-# 107 bytes at most); then, one at a time, the ZFS studies (they start share daemons on zfs-fuse)
+# 107 bytes at most); then, one at a time, the ZFS studies (they start share daemons on zfs-fuse), the SMB/sshfs shares
 # and the rate-capped runs, which need the machine to themselves (docs/testing.md)
 # (every session runs even when one before it failed, so that one red test does not hide the rest;
 # make still fails with the first failing session's status)

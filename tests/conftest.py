@@ -302,10 +302,11 @@ def pytest_xdist_make_scheduler(config, log):
 #: the groups that do not bear another worker beside them: ``daemons``-marked, run in a session of
 #: their own, one test at a time (docs/testing.md: the ZFS studies, with the share daemons they
 #: start on zfs-fuse; beside the other worker, zfs-fuse deadlocked under a guest filesystem, a
-#: second rpcbind appeared, a pool's mountpoint stayed busy)
-ALONE_GROUPS = frozenset({"zfs"})
+#: second rpcbind appeared, a pool's mountpoint stayed busy; and the SMB and sshfs shares, whose
+#: smbnetfs gave a run an error it never gave alone)
+ALONE_GROUPS = frozenset({"zfs", "smbd+sshd"})
 
 #: the groups that take longest (docs/testing.md's durations), started first so that the two
 #: workers end together: the ZFS studies with their shares (the group of sshd, smbd, tgtd,
 #: rpcbind and zfs-fuse), the Ceph cluster, the many-hosts runs, serve's history and PostgreSQL
-HEAVY_GROUPS = ("ceph", "rpcbind+tgtd", "smbd+sshd", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")
+HEAVY_GROUPS = ("ceph", "rpcbind+tgtd", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")
