@@ -308,15 +308,19 @@ def test_until_rse_repeats_a_load_on_its_first_figure(cli, tmp_path: Path, load_
               "--min-runs", "2", "--max-runs", "3", "--json", "--no-report")  # fmt: skip
     assert res.code == 0, res.err
     records = json.loads(res.out)
-    assert [r["repetition"] for r in records] == [0, 1, 2]
     mbs = [next(m["value"] for m in r["measures"] if m["unit"] == "MB/s") for r in records]
     from storbench.stats.core import _pct_pair, summarize
 
     rse = summarize(mbs).rse
-    assert rse is not None and rse > 0.001
-    said = f"t-db: gave up: rse {_pct_pair(rse, 0.001)[0]}% still above 0.001% after 3 runs (max-runs)"
-    assert said in res.err, res.err
-    assert [f["check"] for f in records[-1]["findings"] if f["check"] == "repeat-not-converged"] == ["repeat-not-converged"]
+    assert rse is not None
+    if len(records) == 2:  # two dbench runs that did meet 0.001 % (seen once in a clean run): the rule, on what they recorded
+        assert rse <= 0.001 and "t-db: rse " in res.err and "<= 0.001% after 2 runs" in res.err, (mbs, res.err)
+    else:
+        assert [r["repetition"] for r in records] == [0, 1, 2]
+        assert rse > 0.001
+        said = f"t-db: gave up: rse {_pct_pair(rse, 0.001)[0]}% still above 0.001% after 3 runs (max-runs)"
+        assert said in res.err, res.err
+        assert [f["check"] for f in records[-1]["findings"] if f["check"] == "repeat-not-converged"] == ["repeat-not-converged"]
     _assert_clean(load_target)
     res = cli("run", "--suite-file", str(suite), "--workload", "t-db", "--target", str(load_target), "--until-rse", "1000",
               "--min-runs", "2", "--max-runs", "5", "--json", "--no-report")  # fmt: skip
