@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
 	@$(BIN)/python -m pip install -q -e '.[dev]'
-	@# fio's own libiscsi and nfs engines, for iscsi://...?client=fio (storbench works without them)
-	@bash tools/fio-engines.sh $(VENV)/lib/storbench/fio-engines || echo "note: fio's libiscsi/nfs engines were not built; iscsi:// targets use the qemu-nbd bridge"
+	@# fio's own libiscsi, nfs and http engines, for iscsi:// and nfs:// ...?client=fio and s3:// (storbench works without them)
+	@bash tools/fio-engines.sh $(VENV)/lib/storbench/fio-engines || echo "note: fio's libiscsi/nfs/http engines were not built; iscsi:// targets use the qemu-nbd bridge, s3:// targets cannot run"
 	@touch $(STAMP)
 
 run: install

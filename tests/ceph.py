@@ -181,3 +181,96 @@ osd memory target = 939524096
                 stop_pid(proc.pid, timeout_s=15)
                 proc.wait()
         shutil.rmtree(self.dir / "osd", ignore_errors=True)  # the 2 GiB BlueStore file
+
+
+class Gateway:
+    """``with Gateway(cluster) as gw``: Ceph's S3 gateway, radosgw (beast frontend on 127.0.0.1 at a
+    free port), on the cluster, with the S3 user ``bench`` (fixed keys) and the usage log on; run in
+    the foreground as a child of the test process, stopped by its PID.  ``nodelay=False`` leaves
+    out ``tcp_nodelay=1`` (every small GET then waits ~40 ms: Nagle and delayed ACKs).  About 8 s
+    here (radosgw makes its six pools on its first start).  Recipe: ../shared/backends/rgw.sh."""
+
+    NAME = "client.rgw.a"
+    KEY, SECRET = "benchkey", "benchsecret"
+
+    def __init__(self, cluster: Cluster, *, nodelay: bool = True) -> None:
+        from servers import free_port
+
+        self.cluster, self.nodelay = cluster, nodelay
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of a storbench that uses this gateway: its keys, nothing of the user's AWS files."""
+        return {**os.environ, "AWS_ACCESS_KEY_ID": self.KEY, "AWS_SECRET_ACCESS_KEY": self.SECRET,
+                "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}  # fmt: skip
+
+    @property
+    def asok(self) -> Path:
+        return self.cluster.dir / "run" / f"{self.NAME}.asok"
+
+    def s3(self):
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1", aws_access_key_id=self.KEY,
+                            aws_secret_access_key=self.SECRET, config=Config(s3={"addressing_style": "path"}))  # fmt: skip
+
+    def counters(self) -> dict[str, int]:
+        """radosgw's own request counters (``perf dump``, section ``rgw``): req, failed_req, get, put, ..."""
+        out = subprocess.run(["ceph", "--admin-daemon", str(self.asok), "perf", "dump"], capture_output=True, text=True,
+                             check=True, timeout=30).stdout  # fmt: skip
+        return {k: v for k, v in json.loads(out)["rgw"].items() if isinstance(v, int)}
+
+    def __enter__(self) -> Gateway:
+        c = self.cluster
+        (c.dir / "rgw").mkdir(exist_ok=True)
+        for key, value in (("osd_pool_default_pg_num", "8"), ("osd_pool_default_pgp_num", "8")):
+            c.cli("ceph", "config", "set", "global", key, value)
+        c.cli("ceph", "auth", "get-or-create", self.NAME, "mon", "allow rw", "osd", "allow rwx", "mgr", "allow rw",
+              "-o", str(c.dir / "rgw" / "keyring"))  # fmt: skip
+        frontend = f"beast endpoint=127.0.0.1:{self.port}" + (" tcp_nodelay=1" if self.nodelay else "")
+        argv = ["radosgw", "--conf", str(c.conf), "-n", self.NAME, "-f", "--keyring", str(c.dir / "rgw" / "keyring"),
+                "--rgw-data", str(c.dir / "rgw"), "--ms-mon-client-mode", "crc secure", "--rgw-frontends", frontend,
+                "--rgw-enable-usage-log", "true", "--rgw-usage-log-flush-threshold", "1", "--rgw-usage-log-tick-interval", "1",
+                "--client-mount-timeout", "30"]  # fmt: skip
+        log = open(c.dir / "log" / "rgw.stdout", "wb")
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=c.env, start_new_session=True)
+        log.close()
+        try:
+            import urllib.error
+            import urllib.request
+
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(self.endpoint + "/", timeout=2):
+                        break
+                except urllib.error.HTTPError:
+                    break  # answering
+                except OSError:
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"radosgw did not answer on {self.endpoint}: {(c.dir / 'log' / 'rgw.stdout').read_text()[-500:]}") from None
+                    time.sleep(0.25)
+            subprocess.run(["radosgw-admin", "--conf", str(c.conf), "-n", self.NAME, "--keyring", str(c.dir / "rgw" / "keyring"),
+                            "user", "create", "--uid=bench", "--display-name=bench", f"--access-key={self.KEY}",
+                            f"--secret={self.SECRET}"], check=True, capture_output=True, env=c.env, timeout=60)  # fmt: skip
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            stop_pid(self.proc.pid, timeout_s=15)
+            self.proc.wait()

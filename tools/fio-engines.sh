@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Build fio's own "libiscsi" and "nfs" (libnfs) engines as external engines for the fio that is
-# installed, from that very version's Debian source package (Debian 12's fio 3.33 is built without
-# them), into OUTDIR: fio-libiscsi.so and fio-nfs.so, loaded by /usr/bin/fio with
-# ioengine=external:OUTDIR/fio-libiscsi.so.  storbench's iscsi://...?client=fio targets use them
-# (docs/network-storage.md).  Debian's fio is linked with -rdynamic (it exports register_ioengine,
+# Build fio's own "libiscsi", "nfs" (libnfs) and "http" (libcurl: S3, Swift, WebDAV) engines as
+# external engines for the fio that is installed, from that very version's Debian source package
+# (Debian 12's fio 3.33 is built without them), into OUTDIR: fio-libiscsi.so, fio-nfs.so and
+# fio-http.so, loaded by /usr/bin/fio with ioengine=external:OUTDIR/fio-libiscsi.so.  storbench's
+# iscsi://...?client=fio and nfs://...?client=fio targets use the first two
+# (docs/network-storage.md), s3:// targets the third (docs/object-storage.md).  Debian's fio is linked with -rdynamic (it exports register_ioengine,
 # log_err, ...), and the engines are compiled with fio's own flags against its own headers, so the
 # structures agree; CONFIG_DYNAMIC_ENGINES only makes the engine's symbol visible to dlopen.
 #
@@ -19,11 +20,12 @@ command -v fio >/dev/null || fail "fio is not installed"
 ver=$(dpkg-query -W -f='${Version}' fio 2>/dev/null) || fail "fio is not a Debian package here"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-if [ "$(cat "$out/fio-version" 2>/dev/null)" = "$ver" ] && [ -s "$out/fio-libiscsi.so" ] && [ -s "$out/fio-nfs.so" ]; then
+if [ "$(cat "$out/fio-version" 2>/dev/null)" = "$ver" ] && [ -s "$out/fio-libiscsi.so" ] && [ -s "$out/fio-nfs.so" ] \
+   && [ -s "$out/fio-http.so" ]; then
   exit 0
 fi
 need=()
-for p in libiscsi-dev libnfs-dev libaio-dev dpkg-dev gcc pkg-config; do
+for p in libiscsi-dev libnfs-dev libcurl4-openssl-dev libssl-dev libaio-dev dpkg-dev gcc pkg-config; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
 done
 if ((${#need[@]})); then
@@ -49,6 +51,7 @@ timeout 300 apt-get "${apt[@]}" update >/dev/null 2>&1 || fail "apt-get update o
 cd "$build/fio"
 ./configure --disable-native --enable-libiscsi --enable-libnfs >configure.log 2>&1 || fail "fio's configure failed"
 grep -q CONFIG_LIBISCSI config-host.h && grep -q CONFIG_LIBNFS config-host.h || fail "fio's configure found no libiscsi or libnfs"
+grep -q '^#define CONFIG_HTTP' config-host.h || fail "fio's configure found no libcurl/openssl (its http engine is off)"
 flags=(-DFIO_VERSION="\"fio-${ver%-*}\"" -std=gnu99 -g -O2 -fPIC -D_GNU_SOURCE -include config-host.h -I.
        -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64 -DFIO_INTERNAL -DFIO_INC_DEBUG -DBITS_PER_LONG=64
        -DCONFIG_DYNAMIC_ENGINES)
@@ -58,5 +61,8 @@ gcc "${flags[@]}" -shared -rdynamic -o "$build/fio-libiscsi.so" engines/libiscsi
 # shellcheck disable=SC2046
 gcc "${flags[@]}" -shared -rdynamic -o "$build/fio-nfs.so" engines/nfs.c $(pkg-config --cflags --libs libnfs) \
   || fail "compiling fio's nfs engine failed"
-install -m 0755 "$build/fio-libiscsi.so" "$build/fio-nfs.so" "$out/"
+gcc "${flags[@]}" -shared -rdynamic -o "$build/fio-http.so" engines/http.c -lcurl -lssl -lcrypto \
+  || fail "compiling fio's http engine failed"
+fio --enghelp="$build/fio-http.so" 2>/dev/null | grep -q http_s3_keyid || fail "the installed fio does not load the built http engine"
+install -m 0755 "$build/fio-libiscsi.so" "$build/fio-nfs.so" "$build/fio-http.so" "$out/"
 echo "$ver" > "$out/fio-version"

@@ -60,7 +60,7 @@ FAMILIES = tuple(
     importlib.import_module(f"{__name__}.{name}")
     for name in (
         "cache", "direct", "compression", "sparse", "writecache", "duration", "latency", "fsync", "variation",
-        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "hardware", "loads",
+        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "objects", "hardware", "loads",
     )
 )  # fmt: skip
 #: The families that judge an application load's result (its options are not fio's): its own

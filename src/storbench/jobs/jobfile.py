@@ -89,6 +89,10 @@ _ENGINE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: fio's own ``$`` keywords, substituted in any option value.
 FIO_KEYWORDS: tuple[str, ...] = ("$ncpus", "$mb_memory", "$pagesize")
+#: what storbench itself writes with a ``$``: an S3 target's per-clone key base (``filename_format``,
+#: a where-option no workload may set) and its credentials, which fio reads from its environment so
+#: that no job file holds them (:mod:`storbench.targets.s3`)
+STORBENCH_KEYWORDS: tuple[str, ...] = ("$jobname", "$jobnum", "${STORBENCH_SECRET_S3_KEYID}", "${STORBENCH_SECRET_S3_KEY}")
 
 
 def unsafe_text_reason(text: str) -> str | None:
@@ -102,7 +106,7 @@ def unsafe_text_reason(text: str) -> str | None:
     if ";" in text or "#" in text:
         return "contains ';' or '#', which start a comment in a fio job file (fio would drop the rest)"
     stripped = text
-    for keyword in FIO_KEYWORDS:
+    for keyword in (*STORBENCH_KEYWORDS, *FIO_KEYWORDS):
         stripped = stripped.replace(keyword, "")
     if "$" in stripped:
         return "contains '$', which fio expands (environment variables); write the value literally"

@@ -302,4 +302,27 @@ def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], 
         return executor.run(spec.job_text, on_status, **extra)
     if executor.remote:  # the FioExecutor protocol: client mode passes no environment
         raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
-    return executor.run(spec.job_text, on_status, env=dict(spec.env), **extra)
+    inv = executor.run(spec.job_text, on_status, env=dict(spec.env), **extra)
+    return masked(inv, [v for k, v in spec.env if k.startswith(SECRET_ENV_PREFIX) and v])
+
+
+#: environment variables whose values are secrets (an S3 target's keys): fio prints the options it
+#: expanded them into, so its output has them masked before anything parses, shows or keeps it
+SECRET_ENV_PREFIX = "STORBENCH_SECRET_"
+MASK = "<masked>"
+
+
+def masked(inv: FioInvocation, secrets: Sequence[str]) -> FioInvocation:
+    """``inv`` with every one of ``secrets`` in its output, stderr, stdout and logs replaced by :data:`MASK`."""
+    if not secrets:
+        return inv
+
+    def hide(text: str) -> str:
+        for secret in sorted(secrets, key=len, reverse=True):
+            text = text.replace(secret, MASK)
+        return text
+
+    import dataclasses
+
+    return dataclasses.replace(inv, output_text=hide(inv.output_text), stderr_text=hide(inv.stderr_text),
+                               stdout_text=hide(inv.stdout_text), logs={k: hide(v) for k, v in inv.logs.items()})  # fmt: skip

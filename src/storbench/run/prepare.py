@@ -115,6 +115,75 @@ def lay_out_where_fio_cannot(specs: Sequence[JobSpec], target: Target, storage: 
     return dataclasses.replace(storage, notes=tuple(storage.notes) + tuple(notes)) if notes and storage is not None else storage
 
 
+#: what a seeding job leaves out of the reading job it seeds: it writes the whole area once
+_NOT_SEEDED = frozenset({"rw", "readwrite", "time_based", "runtime", "timeout", "ramp_time", "rate", "rate_iops", "rate_min",
+                         "rate_iops_min", "io_size", "io_limit", "number_ios", "rwmixread", "rwmixwrite", "percentage_random",
+                         "loops", "startdelay", "thinktime"})  # fmt: skip
+
+
+def _rw(spec: JobSpec) -> str:
+    opts = dict(spec.options)
+    return opts.get("rw") or opts.get("readwrite") or "read"
+
+
+def deletes_objects(spec: JobSpec) -> bool:
+    """A workload that deletes what it was given (an S3 target's trim is a DELETE): each
+    repetition needs its objects written anew."""
+    from ..targets import kind_of
+
+    return kind_of(spec.target).reads_need_objects and _rw(spec) in ("trim", "randtrim")
+
+
+def seed_objects(spec: JobSpec, executor: FioExecutor) -> tuple[int, int]:
+    """Write every object ``spec`` will read or delete (same job name, block size, size and
+    clones; sequential writes); (objects, bytes).  One-line :class:`TargetError` when it fails."""
+    from ..fio.json import parse_fio_json
+    from ..targets import kind_of
+
+    kind = kind_of(spec.target)
+    options = tuple((k, v) for k, v in spec.options if k not in _NOT_SEEDED and k not in kind.own_options
+                    and k != "filename_format") + (("rw", "write"),)  # fmt: skip
+    seed = Workload(name=spec.workload.name, description="storbench: the objects a reading workload asks for, written first",
+                    options=options, origin="storbench")  # fmt: skip
+    inv = run_fio(executor, build_job(seed, spec.target, Overrides()), lambda status: None)
+    result = None
+    with contextlib.suppress(FioParseError):
+        result = parse_fio_json(inv.output_text)
+    reason = fio_failure_reason(inv, result)
+    if reason is not None or result is None:
+        raise TargetError(f"writing the objects workload {spec.workload.name!r} reads on {spec.target.display} failed: {reason}")
+    writes = [j.directions["write"] for j in result.jobs if "write" in j.directions and not j.is_aggregate]
+    return sum(d.total_ios or 0 for d in writes), sum(d.io_bytes for d in writes)
+
+
+def write_objects_first(specs: Sequence[JobSpec], target: Target, storage: StorageInfo | None, executor: FioExecutor,
+                        reporter: Reporter) -> StorageInfo | None:  # fmt: skip
+    """On a target whose reads fetch objects a write made (S3: one object per block and clone,
+    :attr:`~storbench.targets.base.TargetKind.reads_need_objects`), write once, before the
+    workloads, every object each workload that reads or deletes will ask for (:func:`seed_objects`).
+    A GET then never asks for a key that does not exist (fio 3.33's http engine would count that
+    404 as a zero-filled success).  One note per target."""
+    from ..targets import kind_of
+
+    if not kind_of(target).reads_need_objects:
+        return storage
+    from ..units import format_bytes
+
+    started, objects, written = time.monotonic(), 0, 0
+    for spec in specs:
+        if spec.target != target or not spec.workload.is_fio or _rw(spec) in ("write", "randwrite"):
+            continue
+        n, nbytes = seed_objects(spec, executor)
+        objects, written = objects + n, written + nbytes
+    if not objects:
+        return storage
+    note = (f"wrote {objects} objects ({format_bytes(written)}) before the workloads that read or delete them, "
+            f"in {time.monotonic() - started:.1f} s: every GET asks for an object that exists"
+            + ("; a DELETE workload's objects are written anew before each of its repetitions" if any(deletes_objects(s) for s in specs if s.target == target) else ""))  # fmt: skip
+    reporter.note(note)
+    return dataclasses.replace(storage, notes=tuple(storage.notes) + (note,)) if storage is not None else storage
+
+
 #: Removes a test file storbench cannot unlink itself (in a GlusterFS volume): fio reads 4 KiB and unlinks it.
 CLEANUP_WORKLOAD = Workload(
     name="cleanup",

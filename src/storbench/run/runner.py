@@ -31,10 +31,13 @@ from .outcome import Failure, Reporter, ResultSink, RunOutcome, RunPlan, SilentR
 from .prepare import (
     PREFILL_WORKLOAD,
     PROBE_RUNTIME,
+    deletes_objects,
     lay_out_where_fio_cannot,
     prefill_target,
     probe_rate,
     remove_remote_test_files,
+    seed_objects,
+    write_objects_first,
 )
 from .repeat import ONCE, next_step, not_converged, repetitions, settled, with_finding
 from .serverwatch import ServerWatch
@@ -169,6 +172,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                         storage_by_target[key] = lay_out_where_fio_cannot(specs, spec.target, storage_by_target[key], reporter)
                     if prefill:
                         storage_by_target[key] = prefill_target(specs, spec.target, storage_by_target[key], executor, reporter)
+                    storage_by_target[key] = write_objects_first(specs, spec.target, storage_by_target[key], executor, reporter)
                 storage = storage_by_target[key]
                 records: list[ResultRecord] = list(previous.get((spec.workload.name, spec.target.display), ()))
                 if records and settled(repeat, records, spec.workload.headline):
@@ -188,6 +192,8 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                         outcome = Failure(spec.workload.name, spec.target.display, gone)
                     else:
                         run_spec = spec
+                        if repetition > 0 and deletes_objects(spec):  # the repetition before deleted them
+                            seed_objects(spec, executor)
                         if index in last_use and repetition == repeat.count - 1:  # its hosts remove the file at its end
                             run_spec = dataclasses.replace(spec, job_text=spec.job_text.rstrip("\n") + "\nunlink=1\n")
                         outcome = measure_once(

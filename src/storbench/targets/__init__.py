@@ -15,6 +15,8 @@
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
 ``rbd``                 ``rbd``: an RBD image through fio's rbd engine (``rbd:POOL/IMAGE``), writes guarded
 ``rados``               ``rados``: a RADOS pool through fio's rados engine (``rados:POOL``), writes guarded
+``s3``                  ``s3``: objects under a prefix of the run's own in an S3 bucket, through fio's http engine
+                        (``s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT``); a bucket made only when named
 ``ceph``                what the two Ceph kinds share: ``--ceph-conf``, ``--ceph-client``, the cluster's description
 ======================  ======================================================================
 
@@ -44,9 +46,10 @@ from .nbd import NBD
 from .nfs import NFS, NFS_FIO
 from .rados import RADOS
 from .rbd import RBD
+from .s3 import S3
 
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
-KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, ISCSI_FIO, NFS, NFS_FIO, GLUSTER, RBD, RADOS, DIR, FILE, BLOCK)
+KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, ISCSI_FIO, NFS, NFS_FIO, GLUSTER, RBD, RADOS, S3, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
 
 

@@ -104,6 +104,9 @@ class TargetKind:
     remote_test_file: bool = False
     #: files fio's engine writes outside the job's directory, removed when the run made them
     artifacts: tuple[str, ...] = ()
+    #: a read fetches objects a write made, one per block (S3): storbench writes them before a
+    #: workload that reads them runs (:func:`storbench.run.prepare.write_objects_first`)
+    reads_need_objects: bool = False
     #: options the kind's client cannot carry out, dropped from a job with a note saying why
     dropped_options: Mapping[str, str] = {}
 

@@ -1,0 +1,140 @@
+"""Object storage (an ``s3://`` target, fio's http engine): what a figure of requests means.
+
+Checks (ids):
+
+* ``object-request-bound`` (info) -- small objects (at most 64 KiB): the figure is the request
+  rate, each request's fixed cost (HTTP, signing, the gateway, the object's metadata) outweighs its
+  bytes; the latency floor (the fastest request) is quoted.
+* ``object-request-delay`` (warning) -- small objects whose fastest request took 30 ms or more:
+  Nagle's algorithm and delayed ACKs on the gateway or the client (radosgw's beast frontend without
+  ``tcp_nodelay=1``: 43.7 ms per 4 KiB GET here, 0.88 ms with it).
+* ``object-overwrite`` (info) -- a time-based PUT loop issued more PUTs than its jobs have keys:
+  the rest rewrote objects that existed, which a gateway handles otherwise than new ones.
+* ``object-client-cpu`` (warning) -- fio's client at 85 % of a CPU or more (it signs each PUT's
+  payload with SHA-256): the client set the pace, not the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from storbench.model import Finding
+
+from ._common import CheckInfo, finding, flag, integer, size, text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import CheckContext
+
+#: at most this object size, a request's fixed cost is the figure
+SMALL_OBJECT_BYTES = 64 * 1024
+#: a fastest small request this slow is the ~40 ms of Nagle plus a delayed ACK, not the server's work
+DELAY_FLOOR_NS = 30_000_000
+CLIENT_CPU_PCT = 85.0
+
+INFO = {
+    "object-request-bound": CheckInfo(
+        title="Small objects: a request rate",
+        explanation="Each S3 request has a fixed cost (HTTP, SHA-256 signing, the gateway's work and the object's metadata) that outweighs a small object's bytes: the figure is requests per second, bounded by the request latency floor, not the storage's bandwidth.",
+        evidence="An s3:// target with objects (bs) of at most 64 KiB; the fastest request's latency is quoted.",
+        fix="Compare small-object figures as objects per second with other gateways; for bandwidth, use 1 MiB or larger objects.",
+        severities=("info",),
+    ),
+    "object-request-delay": CheckInfo(
+        title="Small requests wait for a delayed ACK",
+        explanation="Every small request took at least 30 ms: Nagle's algorithm on one side waits for the other's delayed ACK (about 40 ms on Linux). radosgw's beast frontend without tcp_nodelay=1 did this here: 4 KiB GETs took 43.7 ms each (23/s) instead of 0.88 ms (about 1,100/s).",
+        evidence="An s3:// target, objects of at most 64 KiB, and the fastest request of a direction at 30 ms or more.",
+        fix="Set tcp_nodelay=1 on the gateway (radosgw: rgw frontends = beast ... tcp_nodelay=1), and on any proxy in front of it.",
+        severities=("warning",),
+    ),
+    "object-overwrite": CheckInfo(
+        title="PUTs that overwrite",
+        explanation="fio's http engine names an object after its job and offset, so a time-based PUT loop that gets round its size PUTs the same keys again: those PUTs replace objects rather than make new ones, which gateways handle otherwise (old data to remove, index entries to update).",
+        evidence="An s3:// target, a time-based write job, and more PUTs than its jobs have keys (size / bs per job).",
+        fix="Give the PUT workload a size of at least its PUT rate times its runtime to measure new objects only, or read the figure as overwrites.",
+        severities=("info",),
+    ),
+    "object-client-cpu": CheckInfo(
+        title="The client set the pace",
+        explanation="fio's client used 85 % of a CPU or more: it signs each PUT's payload with SHA-256 and copies every object, so the figure is the client's limit, not the gateway's.",
+        evidence="An s3:// target and a job's user plus system CPU at 85 % or more.",
+        fix="Run more clients (numjobs, or --host on other machines) until the figure stops growing, and compare on equal client machines.",
+        severities=("warning",),
+    ),
+}
+
+
+def _object_bytes(ctx: CheckContext) -> int | None:
+    return size(ctx.options, "bs", "blocksize")
+
+
+def _fastest_ns(ctx: CheckContext) -> dict[str, float]:
+    """Per direction, the fastest request over every repetition and job."""
+    out: dict[str, float] = {}
+    for result in ctx.results:
+        for job in result.jobs:
+            if job.is_aggregate:
+                continue
+            for name, d in job.directions.items():
+                lat = d.lat_ns or d.clat_ns
+                if lat is not None and d.total_ios and lat.min_ns > 0:
+                    out[name] = min(out.get(name, lat.min_ns), lat.min_ns)
+    return out
+
+
+def _request_bound(ctx: CheckContext, obj: int, fastest: dict[str, float]) -> Finding | None:
+    if obj > SMALL_OBJECT_BYTES or not fastest:
+        return None
+    floors = ", ".join(f"{name} {ns / 1e6:.2f} ms" for name, ns in sorted(fastest.items()))
+    return finding("object-request-bound", "info",
+                   f"objects of {obj // 1024} KiB: the figure is a request rate, each request's fixed cost outweighing its "
+                   f"bytes (the fastest request: {floors})",
+                   "compare it as objects per second; for bandwidth, use objects of 1 MiB or more")  # fmt: skip
+
+
+def _delay(obj: int, fastest: dict[str, float]) -> Finding | None:
+    slow = {n: ns for n, ns in fastest.items() if ns >= DELAY_FLOOR_NS}
+    if obj > SMALL_OBJECT_BYTES or not slow:
+        return None
+    said = ", ".join(f"{n} {ns / 1e6:.1f} ms" for n, ns in sorted(slow.items()))
+    return finding("object-request-delay", "warning",
+                   f"even the fastest {obj // 1024} KiB request took {said}: Nagle's algorithm waiting for a delayed ACK "
+                   "(about 40 ms), not the gateway's work",
+                   "set tcp_nodelay=1 on the gateway (radosgw: rgw frontends = beast ... tcp_nodelay=1) and any proxy before it")  # fmt: skip
+
+
+def _overwrite(ctx: CheckContext, obj: int) -> Finding | None:
+    rw = text(ctx.options, "rw", "readwrite") or "read"
+    area = size(ctx.options, "size")
+    if rw not in ("write", "randwrite") or not flag(ctx.options, "time_based") or not area or area < obj:
+        return None
+    keys = (area // obj) * (integer(ctx.options, "numjobs", default=1) or 1)
+    puts = max((sum(d.total_ios or 0 for j in r.jobs if not j.is_aggregate for n, d in j.directions.items() if n == "write")
+                for r in ctx.results), default=0)  # fmt: skip
+    if puts <= keys:
+        return None
+    return finding("object-overwrite", "info",
+                   f"{puts} PUTs over {keys} keys in one repetition: {puts - keys} of them ({100 * (puts - keys) / puts:.0f} %) "
+                   "replaced objects the loop had made; the figure is partly overwrites",
+                   f"give the workload a size of at least {puts * obj // (integer(ctx.options, 'numjobs', default=1) or 1) // 1024 // 1024 + 1} MiB "
+                   "to PUT new objects only, or read the figure as overwrites")  # fmt: skip
+
+
+def _client_cpu(ctx: CheckContext) -> Finding | None:
+    busiest = max((j.usr_cpu_pct + j.sys_cpu_pct for r in ctx.results for j in r.jobs
+                   if not j.is_aggregate and j.usr_cpu_pct is not None and j.sys_cpu_pct is not None), default=None)  # fmt: skip
+    if busiest is None or busiest < CLIENT_CPU_PCT:
+        return None
+    return finding("object-client-cpu", "warning",
+                   f"a fio job used {busiest:.0f} % of a CPU (user + system; it signs each PUT's payload with SHA-256): the client set the pace",
+                   "add clients (numjobs, or --host on other machines) until the figure stops growing")  # fmt: skip
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    if ctx.storage is None or ctx.storage.target_kind != "s3":
+        return []
+    obj = _object_bytes(ctx)
+    if not obj:
+        return []
+    fastest = _fastest_ns(ctx)
+    found = [_request_bound(ctx, obj, fastest), _delay(obj, fastest), _overwrite(ctx, obj), _client_cpu(ctx)]
+    return [f for f in found if f is not None]

@@ -1,0 +1,378 @@
+"""S3 buckets (Ceph radosgw, Swift's s3api, any S3 server), through fio's own http engine.
+
+``--target s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]``.  fio's ``http`` engine
+in S3 mode (``http_mode=s3``; Debian builds fio without it, ``make install`` builds it from this
+fio's Debian source as an external engine, :func:`.base.external_engine`) PUTs a write, GETs a
+read and DELETEs a trim, one object per block: the key is ``<filename>_<offset>_<length>``.
+
+Where the objects go: under ``PREFIX/storbench-HOST-PID-TIME/`` (:func:`run_prefix`), a prefix of
+the run's own, one key base per job and clone (``filename_format=/BUCKET/.../$jobname.$jobnum``:
+with one ``filename`` every clone of ``numjobs`` would PUT and GET the same keys).  Nothing
+storbench did not write is read, overwritten or deleted; after the run the prefix is emptied
+(:meth:`S3Kind.remove_remote`), and a prefix a killed run of this host left is emptied by the next
+run on the same bucket (said).  A bucket that does not exist is made, and removed afterwards,
+only when ``--destroy-data s3://BUCKET`` names it.
+
+fio 3.33's engine counts a GET of an object that does not exist (HTTP 404) as a success and
+returns zeros.  So every job writes its objects with a pattern (``verify=pattern``) and a reading
+job checks it: a 404 is fio's error ("verify failed"), never a zero-filled success; and storbench
+PUTs the objects a reading workload reads before it runs (:func:`storbench.run.prepare.write_objects_first`).
+
+Credentials: ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` or the AWS files the user already
+has (``~/.aws/credentials``, ``AWS_PROFILE``), through botocore.  They reach fio through its
+environment (``${STORBENCH_SECRET_S3_KEYID}`` in the job), never a job file or the store: fio's
+output has them masked before it is parsed or kept (:func:`storbench.run.fioexec.run_fio`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+from storbench.errors import TargetError
+from storbench.model import Target
+
+from .base import Options, Placement, ResolveContext, TargetKind, external_engine
+
+if TYPE_CHECKING:
+    from storbench.storage import StorageInfo
+
+PREFIX = "s3://"
+#: the environment fio reads the credentials from (run_fio masks every STORBENCH_SECRET_* value in its output)
+KEYID_ENV = "STORBENCH_SECRET_S3_KEYID"
+SECRET_ENV = "STORBENCH_SECRET_S3_KEY"
+#: what every object storbench PUTs holds, checked by every GET (a 404's zeros fail the check)
+PATTERN = "0x73626e63"
+#: the start of every run's own prefix
+OWN = "storbench-"
+TIMEOUT_S = 15.0
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_KEY_RE = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+_REGION_RE = re.compile(r"^[a-z0-9-]{1,40}$")
+#: the options storbench sets on an S3 target (a workload setting one is refused)
+OWN_OPTIONS = frozenset({"http_mode", "http_host", "http_user", "http_pass", "http_s3_key", "http_s3_keyid",
+                         "http_s3_region", "https", "http_verbose", "filename_format", "verify", "verify_pattern",
+                         "do_verify", "ioengine"})  # fmt: skip
+#: options fio's http engine cannot carry out: it sends each request whole and waits for it
+DROPPED = {
+    "direct": "an S3 request has no page cache to bypass on the client",
+    "end_fsync": "an S3 PUT is durable when the server answers it",
+    "fsync": "an S3 PUT is durable when the server answers it",
+    "fdatasync": "an S3 PUT is durable when the server answers it",
+    "fsync_on_close": "an S3 PUT is durable when the server answers it",
+}
+_READS = {"read", "randread"}
+_DELETES = {"trim", "randtrim"}
+
+
+@dataclass(frozen=True)
+class S3Spec:
+    bucket: str
+    prefix: str  #: "" or "a/b" (no slash at either end)
+    endpoint: str  #: scheme://host:port
+    region: str
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.endpoint).netloc
+
+    @property
+    def https(self) -> bool:
+        return self.endpoint.startswith("https://")
+
+
+def parse_s3_spec(spec: str) -> S3Spec:
+    """``s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]`` -> its parts; one line otherwise."""
+    form = "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=REGION]"
+    if not spec.startswith(PREFIX):
+        raise TargetError(f"S3 target {spec!r} is not {form}")
+    where, _, query = spec[len(PREFIX):].partition("?")
+    bucket, _, prefix = where.partition("/")
+    prefix = prefix.strip("/")
+    if not _BUCKET_RE.match(bucket) or ".." in bucket:
+        raise TargetError(f"S3 target {spec!r}: {bucket!r} is not a bucket name (3-63 lower-case letters, digits, '.' and '-'); the form is {form}")
+    if prefix and not _KEY_RE.match(prefix):
+        raise TargetError(f"S3 target {spec!r}: prefix {prefix!r} may hold letters, digits, '.', '_', '-' and '/' only")
+    params: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key not in ("endpoint", "region") or key in params:
+            raise TargetError(f"S3 target {spec!r}: {key!r} is not an option storbench knows here (endpoint=, region=, once each)")
+        params[key] = value
+    endpoint = params.get("endpoint", "")
+    parts = urlsplit(endpoint)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port is None or parts.path not in ("", "/") or parts.query:
+        raise TargetError(f"S3 target {spec!r}: endpoint {endpoint!r} is not http://HOST:PORT or https://HOST:PORT (the form is {form})")
+    region = params.get("region") or "us-east-1"
+    if not _REGION_RE.match(region):
+        raise TargetError(f"S3 target {spec!r}: region {region!r} is not a region name (lower-case letters, digits and '-')")
+    return S3Spec(bucket=bucket, prefix=prefix, endpoint=f"{parts.scheme}://{parts.netloc}", region=region)
+
+
+def bucket_uri(spec: str) -> str:
+    """What ``--destroy-data`` names to let storbench make (and remove) the bucket: ``s3://BUCKET``."""
+    return PREFIX + parse_s3_spec(spec).bucket
+
+
+def run_prefix(host: str, pid: int, now_s: float) -> str:
+    """The run's own prefix: ``storbench-HOST-PID-TIME`` (a killed run's is found by its host and PID)."""
+    safe = re.sub(r"[^A-Za-z0-9.-]", "-", host) or "host"
+    return f"{OWN}{safe}-{pid}-{int(now_s)}"
+
+
+def stale_prefixes(names: Sequence[str], host: str, alive: Mapping[int, bool]) -> list[str]:
+    """Of the run prefixes ``names`` (``storbench-HOST-PID-TIME``), those this host made whose
+    process is gone (``alive``: pid -> whether it runs now).  Pure."""
+    safe = re.sub(r"[^A-Za-z0-9.-]", "-", host) or "host"
+    out = []
+    for name in names:
+        m = re.fullmatch(rf"{re.escape(OWN + safe)}-(\d+)-(\d+)", name)
+        if m and not alive.get(int(m.group(1)), False):
+            out.append(name)
+    return out
+
+
+def credentials(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(access key, secret) from the environment or the AWS files (botocore's own search); one line when none."""
+    env = os.environ if environ is None else environ
+    key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    if key and secret:
+        return key, secret
+    import botocore.session
+
+    try:
+        found = botocore.session.Session().get_credentials()
+    except Exception as exc:  # a broken AWS config file: its own words
+        raise TargetError(f"cannot read the AWS credentials: {exc}") from None
+    if found is None or not found.access_key or not found.secret_key:
+        raise TargetError("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give them in ~/.aws/credentials (AWS_PROFILE picks a profile)")
+    return found.access_key, found.secret_key
+
+
+def client(s3: S3Spec, key: str, secret: str) -> Any:
+    """A boto3 S3 client for the endpoint: path-style, SigV4, bounded timeouts and no retries
+    (a gateway that does not answer is one line, not minutes)."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(s3={"addressing_style": "path"}, signature_version="s3v4", connect_timeout=TIMEOUT_S,
+                    read_timeout=TIMEOUT_S, retries={"max_attempts": 1, "mode": "standard"})  # fmt: skip
+    return boto3.client("s3", endpoint_url=s3.endpoint, region_name=s3.region, aws_access_key_id=key,
+                        aws_secret_access_key=secret, config=config)  # fmt: skip
+
+
+def error_line(s3: S3Spec, exc: BaseException) -> str:
+    """A client's exception as one line: the server's own code and words where it answered."""
+    from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
+
+    if isinstance(exc, EndpointConnectionError):
+        return f"no S3 server answers at {s3.endpoint} ({exc})"
+    if isinstance(exc, ReadTimeoutError):
+        return f"the S3 server at {s3.endpoint} did not answer within {TIMEOUT_S:g} s"
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code, status = err.get("Code") or "?", exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        meaning = {
+            "InvalidAccessKeyId": "the access key is not known to the server",
+            "SignatureDoesNotMatch": "the secret key is wrong (the signature does not match)",
+            "AccessDenied": "the credentials may not do this",
+            "NoSuchBucket": f"bucket {s3.bucket} does not exist",
+            "AuthorizationHeaderMalformed": f"the server expects another region than {s3.region}",
+            "IllegalLocationConstraintException": f"the server refuses region {s3.region}",
+            "InvalidLocationConstraint": f"the server refuses region {s3.region}",
+            "403": "access denied (wrong key, secret or region)",
+            "404": f"bucket {s3.bucket} does not exist",
+            "400": f"the server refused the request (a wrong region {s3.region}?)",
+            "301": f"the bucket is in another region than {s3.region}",
+        }.get(code, "")
+        said = err.get("Message") or ""
+        return f"the S3 server at {s3.endpoint} answered {status} {code}" + (f": {meaning}" if meaning else "") + (f" ({said})" if said and said != meaning else "")
+    return f"the S3 server at {s3.endpoint}: {type(exc).__name__}: {exc}"
+
+
+def list_keys(api: Any, bucket: str, prefix: str) -> list[str]:
+    keys: list[str] = []
+    for page in api.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys.extend(o["Key"] for o in page.get("Contents", ()))
+    return keys
+
+
+def delete_keys(api: Any, bucket: str, keys: Sequence[str]) -> None:
+    for i in range(0, len(keys), 1000):  # S3's DeleteObjects takes at most 1,000 keys
+        api.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[i:i + 1000]], "Quiet": True})
+
+
+class _NoBucket(Exception):
+    """The bucket is made when the run starts: nothing in it to list yet."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class S3Kind(TargetKind):
+    name = "s3"
+    prefixes = (PREFIX,)
+    own_options = OWN_OPTIONS
+    needs_size = True
+    local_path = False
+    noun = "an S3 bucket"
+    remote_test_file = True
+    reads_need_objects = True
+    dropped_options = DROPPED
+
+    def resolve(self, spec: str, ctx: ResolveContext) -> Target:
+        s3 = parse_s3_spec(spec)
+        engine = external_engine("http")
+        if engine is None:
+            raise TargetError(f"{spec}: fio's http engine (S3) is not built here: run make install (it builds it from this fio's Debian source), "
+                              "or set STORBENCH_FIO_ENGINES to the directory holding fio-http.so")  # fmt: skip
+        key, secret = credentials()
+        api = client(s3, key, secret)
+        created = False
+        try:
+            api.list_objects_v2(Bucket=s3.bucket, MaxKeys=1)  # not HEAD: its error has a body that tells key from secret
+        except Exception as exc:
+            missing = getattr(exc, "response", {}).get("Error", {}).get("Code") in ("404", "NoSuchBucket")
+            if not missing:
+                raise TargetError(f"{spec}: {error_line(s3, exc)}") from None
+            if bucket_uri(spec) not in ctx.destroy:
+                raise TargetError(f"{spec}: bucket {s3.bucket} does not exist at {s3.endpoint}; create it, or pass --destroy-data "
+                                  f"{bucket_uri(spec)} to let storbench make it for the run and remove it afterwards") from None  # fmt: skip
+            created = True  # made when the run starts (serve), not by a --dry-run
+        try:  # what a killed run of this host left under this prefix (its own prefix, never another's)
+            if created:
+                raise _NoBucket
+            base = f"{s3.prefix}/" if s3.prefix else ""
+            pages = api.get_paginator("list_objects_v2").paginate(Bucket=s3.bucket, Prefix=base + OWN, Delimiter="/")
+            runs = [p["Prefix"][len(base):].rstrip("/") for page in pages for p in page.get("CommonPrefixes", ())]
+        except _NoBucket:
+            runs, base = [], ""
+        except Exception as exc:
+            raise TargetError(f"{spec}: listing bucket {s3.bucket}: {error_line(s3, exc)}") from None
+        host = socket.gethostname()
+        pids = {int(m.group(1)) for r in runs if (m := re.search(r"-(\d+)-\d+$", r))}
+        stale = stale_prefixes(runs, host, {pid: _pid_alive(pid) for pid in pids})
+        left = []
+        for name in stale:
+            keys = list_keys(api, s3.bucket, f"{base}{name}/")
+            delete_keys(api, s3.bucket, keys)
+            left.append(f"{name} ({len(keys)} objects)")
+        params: list[tuple[str, str]] = [("run_prefix", run_prefix(host, os.getpid(), time.time())), ("engine", engine)]
+        if created:
+            params.append(("make_bucket", "1"))
+        if left:
+            params.append(("removed_stale", "; ".join(left)))
+        return Target(kind="s3", path=spec, params=tuple(params))
+
+    def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
+        s3 = parse_s3_spec(target.path)
+        for key, _ in options:
+            if key in OWN_OPTIONS - {"ioengine"}:
+                from storbench.errors import SuiteError
+
+                raise SuiteError(f"option {key!r} is set by storbench on an S3 target (it decides where the objects go)")
+        engines = [v for k, v in options if k == "ioengine"]
+        options[:] = [(k, v) for k, v in options if k not in ("ioengine", "iodepth")]
+        rw = next((v for k, v in options if k in ("rw", "readwrite")), "read") or "read"
+        notes = [f"fio's http engine in S3 mode (built from this fio's Debian source, loaded as an external engine): "
+                 f"one request at a time per job, each block one object{'' if not engines else f'; ioengine={engines[-1]} replaced'}"]  # fmt: skip
+        base = "/".join(p for p in (s3.bucket, s3.prefix, target.param("run_prefix") or OWN + "run") if p)
+        verify: list[tuple[str, str | None]] = [("verify", "pattern"), ("verify_pattern", PATTERN)]
+        if rw in _DELETES:
+            verify = []  # a DELETE carries no data; of a missing object it is a success in S3 too
+        elif rw in _READS:
+            notes.append("every GET checks the pattern storbench PUT: a missing object (404) is an error, not zeros")
+        else:
+            verify.append(("do_verify", "0"))
+            if rw not in ("write", "randwrite"):
+                notes.append("a mixed job's GETs are not checked (fio verifies reads of read-only jobs only)")
+        return Placement(
+            options=(("ioengine", f"external:{target.param('engine') or external_engine('http') or 'fio-http.so'}"),
+                     ("http_mode", "s3"), ("http_host", s3.host), *((("https", "on"),) if s3.https else ()),
+                     ("http_s3_region", s3.region), ("http_s3_keyid", "${" + KEYID_ENV + "}"),
+                     ("http_s3_key", "${" + SECRET_ENV + "}"), *verify,
+                     ("filename_format", f"/{base}/$jobname.$jobnum")),
+            notes=tuple(notes),
+            env=self._env(),
+        )
+
+    @staticmethod
+    def _env() -> tuple[tuple[str, str], ...]:
+        try:
+            key, secret = credentials()
+        except TargetError:
+            return ((KEYID_ENV, ""), (SECRET_ENV, ""))  # resolve() said it already; a job built without a run (a plan)
+        return ((KEYID_ENV, key), (SECRET_ENV, secret))
+
+    def remove_remote(self, target: Target, names: Sequence[str]) -> bool:
+        """Empty the run's own prefix (the bucket, when storbench made it, goes when the run ends: :meth:`serve`)."""
+        s3 = parse_s3_spec(target.path)
+        api = client(s3, *credentials())
+        own = "/".join(p for p in (s3.prefix, target.param("run_prefix")) if p) + "/"
+        delete_keys(api, s3.bucket, list_keys(api, s3.bucket, own))
+        return True
+
+    @contextlib.contextmanager
+    def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
+        """For the run: the bucket made when ``--destroy-data s3://BUCKET`` allowed it; afterwards
+        (an interrupted run too) the run's prefix emptied and a bucket storbench made removed."""
+        s3 = parse_s3_spec(target.path)
+        api = client(s3, *credentials())
+        made = False
+        if target.param("make_bucket"):
+            try:
+                api.create_bucket(Bucket=s3.bucket)
+            except Exception as exc:
+                raise TargetError(f"{target.path}: making bucket {s3.bucket}: {error_line(s3, exc)}") from None
+            made = True
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):  # a server that is gone: nothing to remove it from
+                self.remove_remote(target, ())
+                if made:
+                    api.delete_bucket(Bucket=s3.bucket)
+
+    def server(self, target: Target) -> tuple[str, str, int] | None:
+        parts = urlsplit(parse_s3_spec(target.path).endpoint)
+        return (f"the S3 server {parts.netloc}", parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+
+    def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
+        return None
+
+    def describe_path(self, target: Target) -> str | None:
+        return None
+
+    def describe(self, target: Target, fio_version: str | None) -> StorageInfo | None:
+        from storbench.storage import StorageInfo, describe_host
+
+        s3 = parse_s3_spec(target.path)
+        notes = [f"S3 bucket {s3.bucket} at {s3.endpoint} (region {s3.region}, path-style requests), objects under "
+                 f"{'/'.join(p for p in (s3.prefix, target.param('run_prefix')) if p)}/ only, removed after the run",
+                 "fio's http engine (S3 mode): one object per block, PUT payloads SHA-256-signed on the client"]  # fmt: skip
+        if target.param("make_bucket"):
+            notes.append(f"bucket {s3.bucket} made for the run (--destroy-data {bucket_uri(target.path)}), removed after it")
+        if target.param("removed_stale"):
+            notes.append(f"removed what killed runs of this host left: {target.param('removed_stale')}")
+        host = describe_host(fio_version, notes=notes)
+        return StorageInfo(target=target.path, target_kind="s3", filesystem=None, devices=(), host=host, notes=tuple(notes))
+
+
+S3 = S3Kind()
