@@ -350,6 +350,24 @@ class S3Kind(TargetKind):
                 if made:
                     api.delete_bucket(Bucket=s3.bucket)
 
+    def explain_failure(self, target: Target, reason: str) -> str:
+        """fio's http engine says little: a transfer that failed is the server gone or refusing
+        (probed now), a pattern that does not match a GET that found no object (HTTP 404, which
+        fio 3.33 takes for zeros) or one changed under the run."""
+        s3 = parse_s3_spec(target.path)
+        if "verify failed" in reason or "bad pattern" in reason or "got pattern" in reason:
+            return (f"a GET returned other bytes than storbench PUT [object-404]: the object is missing (fio 3.33's http engine "
+                    f"takes the server's 404 for zeros) or was changed under the run ({reason})")  # fmt: skip
+        if "engines/http.c" in reason:
+            parts = urlsplit(s3.endpoint)
+            try:
+                with socket.create_connection((parts.hostname or "", parts.port or 80), timeout=2):
+                    state = "answers connections now"
+            except OSError as exc:
+                state = f"is not answering now ({exc.strerror or exc}); it answered when the run started"
+            return f"a request to the S3 server at {parts.netloc} failed and the server {state} (fio's http engine: {reason.split('error=')[-1]})"
+        return reason
+
     def server(self, target: Target) -> tuple[str, str, int] | None:
         parts = urlsplit(parse_s3_spec(target.path).endpoint)
         return (f"the S3 server {parts.netloc}", parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))

@@ -1,0 +1,199 @@
+"""s3:// targets against a real Ceph radosgw (tests/ceph.py: the one-node cluster, then radosgw's
+beast frontend on 127.0.0.1, the S3 user ``bench``), through fio's own http engine as ``make
+install`` builds it.  One cluster and gateway for the module (about 30 s); the gateway-killed test
+runs last.  Parsing, placement and the findings on records: test_s3_unit.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio, needs_root
+
+pytestmark = [
+    needs_fio,
+    needs_root,
+    pytest.mark.skipif(shutil.which("radosgw") is None or shutil.which("ceph-mon") is None,
+                       reason="needs radosgw and ceph-mon (tests/setup-system.sh installs them)"),
+]
+
+SMALL = ("--size", "256k", "--runtime", "1", "--repeat", "1", "--no-report")
+
+
+@pytest.fixture(scope="module")
+def rgw(tmp_path_factory):
+    from storbench.targets.base import external_engine
+
+    if external_engine("http") is None:
+        pytest.fail("fio's http engine is not built: make install builds it (tools/fio-engines.sh)")
+    from ceph import Cluster, Gateway
+
+    with Cluster(tmp_path_factory.mktemp("ceph")) as cluster, Gateway(cluster) as gw:
+        yield gw
+
+
+@pytest.fixture
+def keys(rgw, monkeypatch):
+    """storbench's environment: the gateway's keys, none of the user's AWS files."""
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.setenv(k, rgw.env[k])
+    return rgw
+
+
+def _target(rgw, bucket: str, prefix: str = "") -> str:
+    return f"s3://{bucket}{'/' + prefix if prefix else ''}?endpoint={rgw.endpoint}"
+
+
+def _records(db: Path, run_id: int):
+    from storbench.store.database import Store
+
+    with Store.open(f"sqlite:///{db}") as store:
+        return store.results(run_id)
+
+
+def _ios(records, workload: str, direction: str) -> int:
+    return sum(d.total_ios or 0 for r in records if r.workload == workload for j in r.fio.jobs if not j.is_aggregate
+               for n, d in j.directions.items() if n == direction)  # fmt: skip
+
+
+def _dead_pid() -> int:
+    pid = 999_999
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+        pid -= 1
+
+
+def test_put_get_delete_on_radosgw_count_as_the_server_counts(cli, keys):
+    """PUT, GET (4 clients) and DELETE into an existing bucket that holds an object of someone else's
+    and what a killed run of this host left: radosgw's own counters equal fio's (every GET served,
+    none failed: no 404 taken for zeros), its PUTs are fio's plus the objects storbench wrote for
+    the GETs and DELETEs first; afterwards the bucket holds the other object only; no key or secret
+    is in the store."""
+    s3 = keys.s3()
+    s3.create_bucket(Bucket="bench")
+    s3.put_object(Bucket="bench", Key="team/keep/me.txt", Body=b"not storbench's")
+    stale = f"team/storbench-{socket.gethostname()}-{_dead_pid()}-1700000000"
+    for k in ("put-4k-t1.0_0_4096", "put-4k-t1.0_4096_4096"):
+        s3.put_object(Bucket="bench", Key=f"{stale}/{k}", Body=b"x" * 4096)
+    before = keys.counters()
+    res = cli("run", "--target", _target(keys, "bench", "team"), "--workload", "put-4k-t1", "--workload", "get-4k-t4",
+              "--workload", "delete-4k-t1", "--label", "s3", *SMALL)  # fmt: skip
+    after = keys.counters()
+    assert res.code == 0, res.err
+    records = _records(cli.db, 1)
+    puts, gets, deletes = _ios(records, "put-4k-t1", "write"), _ios(records, "get-4k-t4", "read"), _ios(records, "delete-4k-t1", "trim")
+    seeded = 4 * 64 + 64  # 256 KiB of 4 KiB objects for each of get's 4 clients and delete's one
+    assert puts > 0 and gets > 0 and deletes == 64
+    assert after["get"] - before["get"] == gets
+    assert after["put"] - before["put"] == puts + seeded
+    assert after["failed_req"] - before["failed_req"] == 0
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="bench").get("Contents", [])] == ["team/keep/me.txt"]
+    notes = " ".join(records[0].storage.notes)
+    assert f"removed what killed runs of this host left: {stale.split('/')[1]} (2 objects)" in notes, notes
+    assert f"wrote {seeded} objects (1.2 MiB) before the workloads that read or delete them" in res.err
+    data = cli.db.read_bytes()
+    assert keys.SECRET.encode() not in data and keys.KEY.encode() not in data
+    assert all("<masked>" in r.raw_output for r in records)  # fio printed the options: storbench masked them
+    found = {f.check for r in records for f in r.findings}
+    assert "object-request-bound" in found  # 4 KiB objects
+
+
+def test_a_bucket_is_made_and_removed_only_when_named(cli, keys):
+    """A bucket that does not exist: one line naming --destroy-data s3://BUCKET, nothing made; with
+    it, the run's bucket is made, used and removed; --dry-run makes none."""
+    s3 = keys.s3()
+    target = _target(keys, "fresh-bucket")
+    res = cli("run", "--target", target, "--workload", "put-4k-t1", *SMALL)
+    assert res.code == 2 and res.err.strip().splitlines() == [
+        f"storbench: error: {target}: bucket fresh-bucket does not exist at {keys.endpoint}; create it, or pass "
+        "--destroy-data s3://fresh-bucket to let storbench make it for the run and remove it afterwards"
+    ], res.err
+    dry = cli("run", "--target", target, "--destroy-data", "s3://fresh-bucket", "--workload", "get-64k-t1", "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "filename_format=/fresh-bucket/storbench-" in dry.out and keys.SECRET not in dry.out + dry.err
+    assert "fresh-bucket" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    res = cli("run", "--target", target, "--destroy-data", "s3://fresh-bucket", "--workload", "get-64k-t1", "--workload", "put-64k-t1", *SMALL)
+    assert res.code == 0, res.err
+    assert "fresh-bucket" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    (get,) = [r for r in _records(cli.db, 1) if r.workload == "get-64k-t1"]
+    assert get.fio.jobs[0].directions["read"].total_ios > 0 and get.fio.jobs[0].error == 0
+
+
+@pytest.mark.parametrize(
+    ("key", "secret", "said"),
+    [
+        ("benchkey", "not-the-secret", "answered 403 SignatureDoesNotMatch: the secret key is wrong (the signature does not match)"),
+        ("nobody", "benchsecret", "answered 403 InvalidAccessKeyId: the access key is not known to the server"),
+    ],
+)
+def test_wrong_credentials_are_one_line(cli, rgw, monkeypatch, key, secret, said):
+    rgw.s3().create_bucket(Bucket="bench")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    res = cli("run", "--target", _target(rgw, "bench"), "--workload", "put-4k-t1", *SMALL)
+    assert res.code == 2 and res.err.strip().splitlines() == [f"storbench: error: {_target(rgw, 'bench')}: the S3 server at {rgw.endpoint} {said}"]
+
+
+def test_no_server_and_no_credentials_are_one_line(cli, rgw, monkeypatch):
+    from servers import free_port
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", rgw.KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", rgw.SECRET)
+    port = free_port()
+    res = cli("run", "--target", f"s3://bench?endpoint=http://127.0.0.1:{port}", "--workload", "put-4k-t1", *SMALL)
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and f"no S3 server answers at http://127.0.0.1:{port}" in res.err
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    res = cli("run", "--target", _target(rgw, "bench"), "--workload", "put-4k-t1", *SMALL)
+    assert res.code == 2 and res.err.strip().splitlines() == [
+        "storbench: error: no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give them in ~/.aws/credentials (AWS_PROFILE picks a profile)"
+    ]
+
+
+def test_gateway_killed_mid_run_is_one_line_and_leaves_nothing_running(tmp_path, keys):
+    """radosgw SIGKILLed while fio GETs: the run ends within a bound with one line naming the
+    server, the workload before it is kept, and no fio is left.  Last: the gateway stays down."""
+    keys.s3().create_bucket(Bucket="bench")
+    env = {**keys.env, "STORBENCH_DB": str(tmp_path / "r.sqlite")}
+    run = subprocess.Popen([sys.executable, "-m", "storbench", "run", "--target", _target(keys, "bench"), "--workload", "put-4k-t1",
+                            "--workload", "get-4k-t1", "--size", "256k", "--runtime", "6", "--repeat", "1", "--no-report"],
+                           env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    lines = []
+    try:
+        assert run.stderr is not None
+        for line in run.stderr:
+            lines.append(line)
+            if line.startswith("[2/2] get-4k-t1"):
+                time.sleep(2)
+                keys.kill()
+                break
+        started = time.monotonic()
+        _out, err = run.communicate(timeout=120)
+        elapsed = time.monotonic() - started
+    finally:
+        if run.poll() is None:
+            run.kill()
+    err = "".join(lines) + err
+    assert run.returncode == 1, err
+    assert elapsed < 60, elapsed
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("storbench: error:")]
+    assert f"workload 'get-4k-t1' on {_target(keys, 'bench')}: a request to the S3 server at 127.0.0.1:{keys.port} failed and the server is not answering now" in line, line
+    assert subprocess.run(["pgrep", "-f", f"storbench-fio-{run.pid}-"], capture_output=True).returncode == 1
+    shown = json.loads(subprocess.run([sys.executable, "-m", "storbench", "show", "1", "--json"], env=env, capture_output=True,
+                                      text=True, check=True).stdout)  # fmt: skip
+    assert [r["workload"] for r in shown] == ["put-4k-t1"]
