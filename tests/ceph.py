@@ -257,9 +257,10 @@ class Gateway:
                     if self.proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError(f"radosgw did not answer on {self.endpoint}: {(c.dir / 'log' / 'rgw.stdout').read_text()[-500:]}") from None
                     time.sleep(0.25)
-            subprocess.run(["radosgw-admin", "--conf", str(c.conf), "-n", self.NAME, "--keyring", str(c.dir / "rgw" / "keyring"),
-                            "user", "create", "--uid=bench", "--display-name=bench", f"--access-key={self.KEY}",
-                            f"--secret={self.SECRET}"], check=True, capture_output=True, env=c.env, timeout=60)  # fmt: skip
+            admin = ["radosgw-admin", "--conf", str(c.conf), "-n", self.NAME, "--keyring", str(c.dir / "rgw" / "keyring")]
+            if subprocess.run([*admin, "user", "info", "--uid=bench"], capture_output=True, env=c.env, timeout=60).returncode != 0:
+                subprocess.run([*admin, "user", "create", "--uid=bench", "--display-name=bench", f"--access-key={self.KEY}",
+                                f"--secret={self.SECRET}"], check=True, capture_output=True, env=c.env, timeout=60)  # fmt: skip
         except BaseException:
             self.__exit__()
             raise

@@ -197,3 +197,31 @@ def test_gateway_killed_mid_run_is_one_line_and_leaves_nothing_running(tmp_path,
     shown = json.loads(subprocess.run([sys.executable, "-m", "storbench", "show", "1", "--json"], env=env, capture_output=True,
                                       text=True, check=True).stdout)  # fmt: skip
     assert [r["workload"] for r in shown] == ["put-4k-t1"]
+
+
+def test_a_gateway_without_tcp_nodelay_is_named_and_compares_worse(tmp_path, keys, cli):
+    """The same radosgw started again without tcp_nodelay=1 (after the test above killed it): every
+    small GET waits for a delayed ACK; object-request-delay fires there and not on the gateway with
+    it, and compare puts the two configurations in one table with a Welch verdict: worse."""
+    from ceph import Gateway
+
+    with Gateway(keys.cluster) as on:
+        on.s3().create_bucket(Bucket="delay")
+        a = cli("run", "--target", _target(on, "delay"), "--workload", "get-4k-t1", "--size", "64k", "--runtime", "1",
+                "--repeat", "3", "--label", "nodelay", "--no-report")  # fmt: skip
+    assert a.code == 0, a.err
+    with Gateway(keys.cluster, nodelay=False) as off:
+        b = cli("run", "--target", _target(off, "delay"), "--workload", "get-4k-t1", "--size", "64k", "--runtime", "1",
+                "--repeat", "3", "--label", "no-nodelay", "--no-report")  # fmt: skip
+    assert b.code == 0, b.err
+    on_found = {f.check for r in _records(cli.db, 1) for f in r.findings}
+    off_records = _records(cli.db, 2)
+    delays = [f for r in off_records for f in r.findings if f.check == "object-request-delay"]
+    assert "object-request-delay" not in on_found and "object-request-bound" in on_found
+    assert delays and all(f.message.startswith("the median 4 KiB request took read ") and "delayed-ACK timer" in f.message for f in delays)
+    res = cli("compare", "1", "2", "--json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    (row,) = [r for r in data["rows"] if r["workload"] == "get-4k-t1" and r["metric"] == "iops"]
+    off_key = data["configs"][1]["key"]
+    assert row["versus"][off_key]["verdict"] == "worse" and row["versus"][off_key]["p_value"] < 0.05, row
