@@ -46,6 +46,8 @@ command -v ceph-mon >/dev/null 2>&1 || lean_need+=(ceph-mon)
 command -v ceph-mgr >/dev/null 2>&1 || lean_need+=(ceph-mgr)
 command -v ceph-osd >/dev/null 2>&1 || lean_need+=(ceph-osd)
 command -v rbd >/dev/null 2>&1 || lean_need+=(ceph-common)
+# Ceph's S3 gateway on that cluster (tests/ceph.py's Gateway; s3:// targets, tests/targets/test_s3.py)
+command -v radosgw >/dev/null 2>&1 || lean_need+=(radosgw)
 # an image's guest filesystem for the loads (storbench.study.guest): qemu-storage-daemon's FUSE
 # export; without recommends (they pull in graphics and sound libraries)
 command -v qemu-storage-daemon >/dev/null 2>&1 || lean_need+=(qemu-system-common)

@@ -584,9 +584,35 @@ CASES: dict[str, Case] = {
     "load-short-run": Case(_load_short, "info", ("wrote for 60 s, less than checkpoint_timeout (300 s)",), "checkpoint_timeout"),
     "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
     "bridge-cpu-bound": Case(lambda: _busy_bridge(), "warning", ("used 96% of a CPU while fio ran (2.40 s of CPU in 2.50 s)",), "?client=fio"),
+    "object-request-bound": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4"), "info",
+                                 ("objects of 4 KiB: the figure is a request rate", "the fastest request: read "), "objects per second"),
+    "object-request-delay": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", p10_p50=(43_778_048.0, 43_778_048.0)),
+                                 "warning", ("the median 4 KiB request took read 43.8 ms (nine in ten at 43.8 ms or more)",), "tcp_nodelay=1"),
+    "object-overwrite": Case(lambda: _s3("s3_put_4k_radosgw.json", rw="write", bs="4k", numjobs="1"), "info",
+                             ("PUTs over 512 keys in one repetition",), "to PUT new objects only"),
+    "object-client-cpu": Case(lambda: _s3("s3_get_1m_radosgw.json", rw="randread", bs="1m", numjobs="1", cpu=(70.0, 25.0)), "warning",
+                              ("a fio job used 95 % of a CPU",), "add clients"),
     "share-mount-limits": Case(lambda: _soft_small_nfs(), "warning", ("nfs4 share of /export/bench from nas01.example.lan at /mnt/bench", "it is mounted soft",
                                                                         "rsize=32.0 KiB is smaller than the workload's bs=1.0 MiB: each I/O is 32 requests"), "mount with hard"),
 }
+
+
+def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, float] | None = None,
+        cpu: tuple[float, float] | None = None) -> CheckContext:
+    """A run recorded on radosgw (fio's http engine; tests/data/fio-json/s3_*.json), 2 s time-based on 2 MiB a job."""
+    r = load(name)
+    jobs = []
+    for j in r.jobs:
+        if p10_p50 is not None:
+            j = dataclasses.replace(j, directions={n: dataclasses.replace(d, clat_ns=dataclasses.replace(
+                d.clat_ns, percentiles={**d.clat_ns.percentiles, "10.0": p10_p50[0], "50.0": p10_p50[1]})) for n, d in j.directions.items()})  # fmt: skip
+        if cpu is not None:
+            j = dataclasses.replace(j, usr_cpu_pct=cpu[0], sys_cpu_pct=cpu[1])
+        jobs.append(j)
+    r = dataclasses.replace(r, jobs=tuple(jobs))
+    st = StorageInfo(target="s3://bench?endpoint=http://127.0.0.1:7480", target_kind="s3", filesystem=None, devices=())
+    options = {"rw": rw, "bs": bs, "numjobs": numjobs, "size": "2m", "time_based": None, "runtime": "2", "randrepeat": "0", "ramp_time": "1"}
+    return clean(options=options, results=(r,), storage=st, activity=(), files_before=(), files_after=(), fs_used_before=None, fs_used_after=None)
 
 
 def _soft_small_nfs() -> CheckContext:

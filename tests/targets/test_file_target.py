@@ -53,6 +53,8 @@ def test_every_read_workload_leaves_the_file_as_it_was(cli, tmp_path, suite_name
     suite = load_builtin(suite_name)
     # an application load needs a directory and is refused on a file (tests/loads/test_load_runs.py)
     reads = [w.name for w in suite.workloads if w.is_fio and not workload_writes(w.options)]
+    if suite_name == "objects":  # its 16 MiB objects do not fit the 2 MiB file: the 4 KiB to 1 MiB ones
+        reads = [name for name in reads if "-16m-" not in name]
     if not reads:
         pytest.skip(f"suite {suite_name} has no read-only workload")
     target = _precious(tmp_path)

@@ -101,7 +101,8 @@ def _quantiles_ns(ctx: CheckContext) -> dict[str, tuple[float, float]]:
     for result in ctx.results:
         for job in result.jobs:
             for name, d in job.directions.items():
-                pct = (d.clat_ns or d.lat_ns).percentiles if (d.clat_ns or d.lat_ns) is not None else {}
+                stats = d.clat_ns or d.lat_ns
+                pct = stats.percentiles if stats is not None else {}
                 p10, p50 = pct.get("10.0"), pct.get("50.0")
                 if not job.is_aggregate and p10 is not None and p50 is not None:
                     seen.setdefault(name, []).append((p10, p50))

@@ -344,11 +344,25 @@ class S3Kind(TargetKind):
             made = True
         try:
             yield
-        finally:
-            with contextlib.suppress(Exception):  # a server that is gone: nothing to remove it from
-                self.remove_remote(target, ())
-                if made:
-                    api.delete_bucket(Bucket=s3.bucket)
+        except BaseException:
+            self._clean_up(target, api, made)  # the run's own error (Ctrl-C, a failure) is what is said
+            raise
+        problem = self._clean_up(target, api, made)
+        if problem:
+            raise TargetError(problem)
+
+    def _clean_up(self, target: Target, api: Any, made: bool) -> str | None:
+        """Empty the run's prefix and remove a bucket storbench made; what could not be done, in a line."""
+        s3 = parse_s3_spec(target.path)
+        own = "/".join(p for p in (s3.prefix, target.param("run_prefix")) if p) + "/"
+        try:
+            delete_keys(api, s3.bucket, list_keys(api, s3.bucket, own))
+            if made:
+                api.delete_bucket(Bucket=s3.bucket)
+        except Exception as exc:
+            return (f"the results are stored, but the run's objects under s3://{s3.bucket}/{own} could not be removed "
+                    f"({error_line(s3, exc)}); the next run on {target.path} removes them")  # fmt: skip
+        return None
 
     def explain_failure(self, target: Target, reason: str) -> str:
         """fio's http engine says little: a transfer that failed is the server gone or refusing
