@@ -106,3 +106,18 @@ def test_real_fio_stopped_by_its_watch_leaves_no_process(tmp_path: Path):
     assert elapsed < 60  # stopped, not waited for: the job alone runs 60 s
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
     assert [pid for pid in left if int(pid) != os.getpid()] == []
+
+
+def test_a_deadline_stops_a_job_whose_requests_never_come_back():
+    """A server that answers connections but not the requests in flight (radosgw on a nearly full
+    pool): the watch gives its reason once the limit has passed, and the server's own word first."""
+    from storbench.run.serverwatch import with_deadline
+
+    now = [100.0]
+    watch = with_deadline(None, 65.0, "stuck", clock=lambda: now[0])
+    now[0] = 165.0
+    assert watch() is None
+    now[0] = 165.1
+    assert watch() == "stuck"
+    first = with_deadline(lambda: "gone", 65.0, "stuck", clock=lambda: now[0])
+    assert first() == "gone"

@@ -52,7 +52,7 @@ INFO = {
     ),
     "object-overwrite": CheckInfo(
         title="PUTs that overwrite",
-        explanation="fio's http engine names an object after its job and offset, so a time-based PUT loop that gets round its size PUTs the same keys again: those PUTs replace objects rather than make new ones, which gateways handle otherwise (old data to remove, index entries to update).",
+        explanation="fio's http engine names an object after its job and offset, so a time-based PUT loop that gets round its size PUTs the same keys again: those PUTs replace objects rather than make new ones, which gateways handle otherwise (old data to remove, index entries to update). radosgw keeps a replaced object's data in the pool until its garbage collector runs (rgw_gc_obj_min_wait, 2 hours by default): here a 2 GiB OSD filled from 5 s loops of 16 MiB PUTs over 32 MiB of keys, and radosgw stopped serving.",
         evidence="An s3:// target, a time-based write job, and more PUTs than its jobs have keys (size / bs per job).",
         fix="Give the PUT workload a size of at least its PUT rate times its runtime to measure new objects only, or read the figure as overwrites.",
         severities=("info",),
@@ -137,7 +137,8 @@ def _overwrite(ctx: CheckContext, obj: int) -> Finding | None:
         return None
     return finding("object-overwrite", "info",
                    f"{puts} PUTs over {keys} keys in one repetition: {puts - keys} of them ({100 * (puts - keys) / puts:.0f} %) "
-                   "replaced objects the loop had made; the figure is partly overwrites",
+                   "replaced objects the loop had made; the figure is partly overwrites (whose old data a gateway such as "
+                   "radosgw keeps in the pool until its garbage collector runs)",
                    f"give the workload a size of at least {puts * obj // (integer(ctx.options, 'numjobs', default=1) or 1) // 1024 // 1024 + 1} MiB "
                    "to PUT new objects only, or read the figure as overwrites")  # fmt: skip
 

@@ -200,7 +200,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                             run_id, run_spec, repetition, records, storage,
                             executor=executor, telemetry=telemetry, label=label, clock=clock,
                             fio_version=fio_version, on_status=reporter.status, on_devices=reporter.devices_now,
-                            watch=server.check if server is not None else None,
+                            watch=_watch(spec, server),
                         )
                         if local and not isinstance(outcome, Failure) and target_identity(spec.target) != expected:
                             outcome = Failure(spec.workload.name, spec.target.display, _target_changed(spec.target, "while fio ran; its result is not kept"))
@@ -255,6 +255,25 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
             remove_remote_test_files(specs, executor)
         remove_artifacts(artifacts_before)
     return RunOutcome(run_id=run_id if isinstance(run_id, int) else run_id(), stored=tuple(stored), failures=tuple(failures))
+
+
+def _watch(spec: JobSpec, server: ServerWatch | None) -> Callable[[], str | None] | None:
+    """What stops fio early: its server gone (:class:`ServerWatch`), or, where the kind says its
+    requests can hang (:attr:`~storbench.targets.base.TargetKind.request_stall_s`), a time-based
+    job still running that long past its planned end."""
+    from ..jobs import plan
+    from ..targets import kind_of
+
+    check = server.check if server is not None else None
+    stall = kind_of(spec.target).request_stall_s
+    planned = plan.estimate(spec.workload.name, spec.target.display, dict(spec.options), 1).seconds if stall is not None else None
+    if stall is None or planned is None:
+        return check
+    from .serverwatch import with_deadline
+
+    return with_deadline(check, planned + stall, f"fio's requests to {spec.target.display} had not come back {stall:g} s after "
+                                                 f"the workload's planned {planned:.0f} s (the server answers connections but "
+                                                 "not them: a full pool?); fio was stopped, its figures are not kept")  # fmt: skip
 
 
 def _server_watch(target: Target) -> ServerWatch | None:

@@ -105,3 +105,19 @@ class ServerWatch:
             return None
         return (f"{self.where} stopped answering during the workload ({self._missed[-1]}, "
                 f"{len(self._missed)} tries {self._interval_s:g} s apart); fio was stopped, its figures are not kept")  # fmt: skip
+
+
+def with_deadline(check: Callable[[], str | None] | None, limit_s: float, reason: str,
+                  clock: Callable[[], float] = time.monotonic) -> Callable[[], str | None]:
+    """``check`` (a server's watch, or None) that also gives ``reason`` once ``limit_s`` have passed
+    since it was made: for a server that keeps its port open and answers new requests but leaves
+    fio's own waiting for ever (radosgw on a nearly full pool: a 5 s PUT workload still waiting
+    after minutes, fio's http engine has no timeout)."""
+    start = clock()
+
+    def watch() -> str | None:
+        if check is not None and (said := check()) is not None:
+            return said
+        return reason if clock() - start > limit_s else None
+
+    return watch

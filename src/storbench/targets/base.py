@@ -107,6 +107,9 @@ class TargetKind:
     #: a read fetches objects a write made, one per block (S3): storbench writes them before a
     #: workload that reads them runs (:func:`storbench.run.prepare.write_objects_first`)
     reads_need_objects: bool = False
+    #: seconds past a time-based job's planned end after which its requests count as stuck and fio
+    #: is stopped (a server that answers new connections but not the requests in flight); None: never
+    request_stall_s: float | None = None
     #: options the kind's client cannot carry out, dropped from a job with a note saying why
     dropped_options: Mapping[str, str] = {}
 

@@ -235,6 +235,8 @@ class S3Kind(TargetKind):
     noun = "an S3 bucket"
     remote_test_file = True
     reads_need_objects = True
+    #: fio's http engine waits for a request without end (no curl timeout): stuck a minute past its end
+    request_stall_s = 60.0
     dropped_options = DROPPED
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
