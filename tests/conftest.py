@@ -205,6 +205,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.root)
         if shared_groups().get(_project_path(item)) in ALONE_GROUPS:
             item.add_marker(pytest.mark.daemons)
+    _heavy_first(config, items)
 
 
 def _project_path(item) -> str:
@@ -281,22 +282,35 @@ def pytest_xdist_make_scheduler(config, log):
         path = nodeid.split("::", 1)[0]
         return groups.get(path, path)
 
-    def first(nodeid: str) -> int:
-        name = scope(nodeid)
-        return HEAVY_GROUPS.index(name) if name in HEAVY_GROUPS else len(HEAVY_GROUPS)
-
     class SharedScheduling(LoadScopeScheduling):
+        """Scopes in collection order, which the workers' collection put the longest groups first
+        (:func:`_heavy_first`): the controller must never reorder its copy of a worker's collection,
+        as the indexes it sends are read against the worker's own (a reordered copy once sent the
+        Ceph modules to both workers at once, two clusters on one port)."""
+
         def _split_scope(self, nodeid: str) -> str:
             return scope(nodeid)
 
         def schedule(self) -> None:
-            if self.collection is None:  # the longest groups first, each in collection order
-                config.option.loadscopereorder = False
-                for collection in self.registered_collections.values():
-                    collection[:] = sorted(collection, key=first)
+            config.option.loadscopereorder = False
             super().schedule()
 
     return SharedScheduling(config, log)
+
+
+def _heavy_first(config, items) -> None:
+    """The servers' session (``--dist loadgroup``): the longest groups' tests first, each group in
+    its collection order, sorted where the collection is made (each worker the same way; xdist
+    tells its workers ``option.loadgroup``, their ``dist`` being "no")."""
+    if not getattr(config.option, "loadgroup", False) and config.getvalue("dist") != "loadgroup":
+        return
+    groups = shared_groups()
+
+    def first(item) -> int:
+        name = groups.get(_project_path(item), "")
+        return HEAVY_GROUPS.index(name) if name in HEAVY_GROUPS else len(HEAVY_GROUPS)
+
+    items[:] = sorted(items, key=first)
 
 
 #: the groups that do not bear another worker beside them: ``daemons``-marked, run in a session of
