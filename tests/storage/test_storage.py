@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -775,6 +776,9 @@ def physical_kname_of(path: Path) -> str | None:
 @pytest.fixture(scope="module", autouse=True)
 def no_loop_left_behind() -> Iterator[None]:
     yield
+    deadline = time.monotonic() + 10  # a detach waits for the last opener to close (autoclear)
+    while any(attached_loops(img) for img in _IMAGES) and time.monotonic() < deadline:
+        time.sleep(0.1)
     leftovers = {str(img): attached_loops(img) for img in _IMAGES}
     leftovers = {k: v for k, v in leftovers.items() if v}
     for loops in leftovers.values():
@@ -820,6 +824,11 @@ def loop_image(tmp_path: Path) -> Iterator[Callable[..., str]]:
             subprocess.run(["losetup", "-d", dev], capture_output=True)
             for left in attached_loops(image):  # in case the device name was reused or autoclear raced
                 subprocess.run(["losetup", "-d", left], capture_output=True)
+        # a device another process holds open (udev's probe, a device scan of the other worker) is
+        # detached when it closes it (losetup -d sets autoclear): wait for that, a bounded while
+        deadline = time.monotonic() + 10
+        while any(attached_loops(image) for _dev, image in attached) and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert not any(attached_loops(image) for _dev, image in attached), "a loop device is still attached"
 
 

@@ -193,7 +193,9 @@ CLEANUP_WORKLOAD = Workload(
 )
 
 
-def remove_remote_test_files(specs: Sequence[JobSpec], executor: FioExecutor) -> None:
+def remove_remote_test_files(specs: Sequence[JobSpec], executor: FioExecutor, reporter: Reporter | None = None) -> None:
+    """Remove what storbench left where only its kind's client reaches (a GlusterFS volume's test
+    file, an S3 prefix); what could not be removed is a note (``reporter``), never the run's failure."""
     from ..targets import kind_of
 
     done: set[str] = set()
@@ -203,9 +205,14 @@ def remove_remote_test_files(specs: Sequence[JobSpec], executor: FioExecutor) ->
         done.add(spec.target.path)
         names = sorted({os.path.basename(f) for s in specs if s.target == spec.target for f in s.test_files} or {test_file_name(spec)})
         with signals.held():
-            with contextlib.suppress(Exception):  # a server that is gone: nothing to remove it from
+            try:
                 if not kind_of(spec.target).remove_remote(spec.target, names):
                     run_fio(executor, build_job(CLEANUP_WORKLOAD, spec.target, Overrides(size="4k")), lambda status: None)
+            except TargetError as exc:  # the kind's own words: said
+                if reporter is not None:
+                    reporter.note(str(exc))
+            except Exception:  # a server that is gone: nothing to remove it from
+                pass
 
 
 #: the probe of a size-based job's speed (plan.py): this much of the area, this long

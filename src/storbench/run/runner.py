@@ -252,7 +252,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
     finally:
         if not keep_files and not executor.remote:  # remote files: see ClientFio
             remove_test_files(specs)
-            remove_remote_test_files(specs, executor)
+            remove_remote_test_files(specs, executor, reporter)
         remove_artifacts(artifacts_before)
     return RunOutcome(run_id=run_id if isinstance(run_id, int) else run_id(), stored=tuple(stored), failures=tuple(failures))
 

@@ -324,11 +324,12 @@ class S3Kind(TargetKind):
         return ((KEYID_ENV, key), (SECRET_ENV, secret))
 
     def remove_remote(self, target: Target, names: Sequence[str]) -> bool:
-        """Empty the run's own prefix (the bucket, when storbench made it, goes when the run ends: :meth:`serve`)."""
+        """Empty the run's own prefix (the bucket, when storbench made it, goes when the run ends:
+        :meth:`serve`); one-line :class:`TargetError` when the server does not let it."""
         s3 = parse_s3_spec(target.path)
-        api = client(s3, *credentials())
-        own = "/".join(p for p in (s3.prefix, target.param("run_prefix")) if p) + "/"
-        delete_keys(api, s3.bucket, list_keys(api, s3.bucket, own))
+        problem = self._clean_up(target, client(s3, *credentials()), made=False)
+        if problem:
+            raise TargetError(problem)
         return True
 
     @contextlib.contextmanager
@@ -346,12 +347,8 @@ class S3Kind(TargetKind):
             made = True
         try:
             yield
-        except BaseException:
-            self._clean_up(target, api, made)  # the run's own error (Ctrl-C, a failure) is what is said
-            raise
-        problem = self._clean_up(target, api, made)
-        if problem:
-            raise TargetError(problem)
+        finally:  # again, quietly: after Ctrl-C the runner's own removal may not have run
+            self._clean_up(target, api, made)
 
     def _clean_up(self, target: Target, api: Any, made: bool) -> str | None:
         """Empty the run's prefix and remove a bucket storbench made; what could not be done, in a line."""
@@ -362,7 +359,7 @@ class S3Kind(TargetKind):
             if made:
                 api.delete_bucket(Bucket=s3.bucket)
         except Exception as exc:
-            return (f"the results are stored, but the run's objects under s3://{s3.bucket}/{own} could not be removed "
+            return (f"the run's objects under s3://{s3.bucket}/{own} could not be removed "
                     f"({error_line(s3, exc)}); the next run on {target.path} removes them")  # fmt: skip
         return None
 
@@ -386,7 +383,7 @@ class S3Kind(TargetKind):
 
     def server(self, target: Target) -> tuple[str, str, int] | None:
         parts = urlsplit(parse_s3_spec(target.path).endpoint)
-        return (f"the S3 server {parts.netloc}", parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+        return ("the S3 server", parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
 
     def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
         return None
