@@ -45,3 +45,28 @@ def test_free_space_of_a_directory_that_does_not_answer_is_left_to_fio(tmp_path,
 
     monkeypatch.setattr(space.os, "statvfs", gone)
     space.check_free_space([spec])  # not judged: fio will meet the directory and say so
+
+
+def test_a_probe_a_share_refuses_to_unlink_once_is_removed_on_a_later_try(tmp_path, monkeypatch):
+    """smbnetfs beside other load refused the truncate probe's unlink once and the probe stayed on
+    the share (a clean run's seed 003): the unlink is tried again, a bounded number of times."""
+    import os
+
+    from storbench.run import layout
+
+    probe = tmp_path / layout.PROBE_NAME
+    probe.write_bytes(b"x")
+    real, calls = os.unlink, []
+
+    def flaky(path, *a, **kw):
+        calls.append(path)
+        if len(calls) < 3:
+            raise OSError(5, "Input/output error")
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(layout.os, "unlink", flaky)
+    assert layout.remove_probe(str(probe), pause_s=0) and not probe.exists() and len(calls) == 3
+    probe.write_bytes(b"x")
+    calls.clear()
+    monkeypatch.setattr(layout.os, "unlink", lambda path, *a, **kw: (_ for _ in ()).throw(OSError(2, "No such file or directory")))
+    assert not layout.remove_probe(str(probe), tries=4, pause_s=0) and probe.exists()  # a false ENOENT is not believed

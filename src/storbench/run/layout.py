@@ -12,7 +12,6 @@ over a zfs-fuse dataset here), so the write is retried for a while.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import random
@@ -39,8 +38,24 @@ def grows_by_truncate(directory: str) -> tuple[bool, str | None]:
         return False, os.strerror(exc.errno) if exc.errno else str(exc)
     finally:
         os.close(fd)
-        with contextlib.suppress(OSError):
+        remove_probe(path)
+
+
+def remove_probe(path: str, tries: int = 10, pause_s: float = 0.2) -> bool:
+    """Unlink ``path``, again a few times when a struggling FUSE share (smbnetfs beside other load)
+    refuses it once (seen: the probe left on the share); whether it is gone."""
+    import time
+
+    for attempt in range(tries):
+        try:
             os.unlink(path)
+            return True
+        except OSError:  # ENOENT too: through smbnetfs it is not always true
+            if not os.path.lexists(path):
+                return True
+            if attempt + 1 < tries:
+                time.sleep(pause_s)
+    return False
 
 
 def write_file(path: str, size_bytes: int, *, seed: int = 0) -> int:
