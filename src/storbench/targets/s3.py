@@ -273,8 +273,11 @@ class S3Kind(TargetKind):
         stale = stale_prefixes(runs, host, {pid: _pid_alive(pid) for pid in pids})
         left = []
         for name in stale:
-            keys = list_keys(api, s3.bucket, f"{base}{name}/")
-            delete_keys(api, s3.bucket, keys)
+            try:
+                keys = list_keys(api, s3.bucket, f"{base}{name}/")
+                delete_keys(api, s3.bucket, keys)
+            except Exception as exc:
+                raise TargetError(f"{spec}: removing what a killed run of this host left ({name}): {error_line(s3, exc)}") from None
             left.append(f"{name} ({len(keys)} objects)")
         params: list[tuple[str, str]] = [("run_prefix", run_prefix(host, os.getpid(), time.time())), ("engine", engine)]
         if created:
