@@ -96,7 +96,8 @@ def test_put_get_delete_on_radosgw_count_as_the_server_counts(cli, keys):
     records = _records(cli.db, 1)
     puts, gets, deletes = _ios(records, "put-4k-t1", "write"), _ios(records, "get-4k-t4", "read"), _ios(records, "delete-4k-t1", "trim")
     seeded = 4 * 64 + 64  # 256 KiB of 4 KiB objects for each of get's 4 clients and delete's one
-    assert puts > 0 and gets > 0 and deletes == 64
+    # the DELETE pass is size-based under --runtime 1: a busy machine ends it before its 64 objects
+    assert puts > 0 and gets > 0 and 0 < deletes <= 64
     assert after["get"] - before["get"] == gets
     assert after["put"] - before["put"] == puts + seeded
     assert after["failed_req"] - before["failed_req"] == 0
