@@ -23,7 +23,8 @@ sampler) is the runner's; :meth:`FileState.from_stat` and :meth:`FsSpace.from_st
 only convert what it read.
 
 May import: the records (:mod:`storbench.model`, :mod:`storbench.activity`), storage, stats, loads,
-metrics (the figures a result is judged by, one meaning everywhere), units and errors: pure,
+metrics (the figures a result is judged by, one meaning everywhere), trace (a replay's fidelity),
+units and errors: pure,
 no edge; never run, store, render or commands.
 """
 
@@ -60,7 +61,7 @@ FAMILIES = tuple(
     importlib.import_module(f"{__name__}.{name}")
     for name in (
         "cache", "direct", "compression", "sparse", "writecache", "duration", "latency", "fsync", "variation",
-        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "objects", "hardware", "loads",
+        "cliff", "cpu", "queue", "randrepeat", "impossible", "pool", "share", "objects", "replay", "hardware", "loads",
     )
 )  # fmt: skip
 #: The families that judge an application load's result (its options are not fio's): its own

@@ -82,6 +82,9 @@ class CheckContext:
     #: ``"fio"``, or the application load that ran (``"pgbench"``): its options are the load's, its
     #: figures measures, and only :data:`LOAD_FAMILIES` judge it
     tool: str = "fio"
+    #: a replay of a stored trace: the trace's reference figures and the replay's mode
+    #: (:func:`storbench.trace.fidelity.replay_reference`); None for every other workload
+    replay: JSONMapping | None = None
 
     def __post_init__(self) -> None:
         for name in ("results", "activity", "files_before", "files_after", "series"):

@@ -95,6 +95,9 @@ class Workload:
     headline: str = "iops"  # one of "iops", "bw", "lat"; a load's: its first figure's unit
     origin: str = "built-in"  # "built-in" or the suite file's path
     tool: str = "fio"
+    #: a replay of a stored trace (``storbench run --replay``): its reference figures and mode
+    #: (:func:`storbench.trace.fidelity.replay_reference`), which the fidelity checks read
+    replay: JSONMapping | None = None
 
     @property
     def is_fio(self) -> bool:
@@ -115,6 +118,8 @@ def workload_to_meta(w: Workload) -> JSONObject:
     out = {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
     if not w.is_fio:  # written only for a load, so that an older storbench's runs read the same
         out["tool"] = w.tool
+    if w.replay is not None:
+        out["replay"] = dict(w.replay)
     return out
 
 
@@ -122,6 +127,7 @@ def workload_from_meta(d: JSONMapping) -> Workload:
     return Workload(
         name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
         headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"), tool=d.get("tool", "fio"),
+        replay=d.get("replay") if isinstance(d.get("replay"), dict) else None,
     )  # fmt: skip
 
 

@@ -54,6 +54,18 @@ LIVE = 2
 #:   1  2026-11-30  the first form
 STUDY = 1
 
+#: A block trace's description (``traces.meta_json``; :mod:`storbench.trace.codec`).
+#:   1  2026-12-06  the first form
+TRACE = 1
+
+#: A block trace's events (``traces.events``, a blob; :mod:`storbench.trace.codec`).
+#:   1  2026-12-06  the first form: delta-encoded, byte-shuffled int64 columns and the op bytes, zlib
+TRACE_EVENTS = 1
+
+#: The figures of a trace (``traces.figures_json``; :mod:`storbench.trace.figures`).
+#:   1  2026-12-06  the first form
+TRACE_FIGURES = 1
+
 #: The database's schema: Alembic revisions (``store/migrations/versions``); a database at an older
 #: one is backed up and upgraded, a newer one refused.
 #:   0001  runs and results
@@ -62,4 +74,5 @@ STUDY = 1
 #:   0004  what the storage back-end reported during each result
 #:   0005  the live state of runs in progress
 #:   0006  what the runs page filters on, one row per run (targets, hosts, finding checks)
-SCHEMA = "0006"
+#:   0007  block traces (storbench capture, imported traces)
+SCHEMA = "0007"

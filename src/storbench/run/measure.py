@@ -269,6 +269,7 @@ def findings_for(
         tool=spec.workload.tool,
         backend=record.backend,
         series=tuple(r.series for r in previous) + (record.series,),
+        replay=spec.workload.replay,
     )
     return tuple(run_checks(ctx)) + _share_ceiling(record, telemetry)
 

@@ -4,7 +4,8 @@
   rooms: :mod:`.base` (the connection, write transactions and their retries, reads),
   :mod:`.run_rows` (runs: create, finish, metadata, the history's query and index),
   :mod:`.result_rows` (results, committed one by one or an import's all at once),
-  :mod:`.live_rows` (a running run's live state, the network ceilings), :mod:`.opening` (what
+  :mod:`.live_rows` (a running run's live state, the network ceilings), :mod:`.trace_rows` (block
+  traces), :mod:`.opening` (what
   opening a database checks, configures, backs up and migrates).
 * :mod:`.reader` - :func:`open_reader`: the reads ``show`` and ``list`` make, straight through
   the DB-API driver (sqlite3, psycopg) when the database is at this storbench's schema; no
@@ -15,7 +16,7 @@
 The names below load their module on first use (PEP 562), so that ``from storbench.store
 import Store`` keeps working and importing the package costs nothing.
 
-May import: model, serialize, activity, backend and storage records, net, context and errors;
+May import: model, serialize, activity, backend and storage records, net, trace, context and errors;
 never run, study, render or commands.
 """
 

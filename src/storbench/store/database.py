@@ -28,7 +28,7 @@ that processes opening a new database at the same moment do not both create the
 schema, and free text is stored with NUL (which PostgreSQL text cannot hold)
 escaped reversibly as U+F8FF ``0`` (U+F8FF itself doubled).
 
-May import: model, serialize, activity, backend and storage records, net, context and errors;
+May import: model, serialize, activity, backend and storage records, net, trace, context and errors;
 never run, study, render or commands.
 """
 
@@ -50,6 +50,7 @@ from .live_rows import LiveRows
 from .opening import check_sqlite_file, configure_sqlite, migrate
 from .result_rows import ResultRows
 from .run_rows import RUN_SORTS, RunRows
+from .trace_rows import TraceRows
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS_DIR", "RUN_SORTS", "Store", "default_db_url"]
 
@@ -57,11 +58,11 @@ __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS_DIR", "RUN_SORTS", "Store", "default_d
 MIGRATIONS_DIR: Path = Path(__file__).resolve().parent / "migrations"
 
 
-class Store(RunRows, ResultRows, LiveRows):
+class Store(RunRows, ResultRows, LiveRows, TraceRows):
     """An open results database.  Use :meth:`open`; close with :meth:`close` or ``with``.
 
     Its rooms: :mod:`.base` (connection, transactions, retries), :mod:`.run_rows`,
-    :mod:`.result_rows`, :mod:`.live_rows` (live states, network ceilings), :mod:`.opening`
+    :mod:`.result_rows`, :mod:`.live_rows` (live states, network ceilings), :mod:`.trace_rows` (block traces), :mod:`.opening`
     (what opening a database checks, configures and migrates)."""
 
     @classmethod

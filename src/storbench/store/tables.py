@@ -27,6 +27,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -143,4 +144,24 @@ net_ceilings = Table(
     Column("raw_json", Text, nullable=False),
     CheckConstraint("direction IN ('to-server', 'from-server')", name="direction"),
     Index("ix_net_ceilings_server", "server"),
+)
+
+#: 0007: block traces (``storbench capture``, imported traces; issue 51).  ``meta_json`` is
+#: :func:`storbench.trace.codec.meta_to_dict`, ``figures_json`` :func:`storbench.trace.figures.trace_figures`,
+#: ``events`` the compressed events (:func:`storbench.trace.codec.encode_events`); ``events_count``
+#: and ``span_s`` are denormalised for listing.
+traces = Table(
+    "traces",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("label", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("device", Text, nullable=True),
+    Column("events_count", Integer, nullable=False),
+    Column("span_s", Float, nullable=False),
+    Column("meta_json", Text, nullable=False),
+    Column("figures_json", Text, nullable=False),
+    Column("events", LargeBinary, nullable=False),
+    Index("ix_traces_label", "label"),
 )
