@@ -584,6 +584,13 @@ CASES: dict[str, Case] = {
     "load-short-run": Case(_load_short, "info", ("wrote for 60 s, less than checkpoint_timeout (300 s)",), "checkpoint_timeout"),
     "raid-battery": Case(_raid_battery_failed, "warning", ("the battery of Smart Array P400 in Slot 1 is Failed (Replace Batteries/Capacitors)",), "replace a failed battery"),
     "bridge-cpu-bound": Case(lambda: _busy_bridge(), "warning", ("used 96% of a CPU while fio ran (2.40 s of CPU in 2.50 s)",), "?client=fio"),
+    "replay-fidelity": Case(lambda: _replay(), "info", ("timed replay of trace 'syn' (200 requests over 0.40 s): took 0.40 s", "read 100/100, write 100/100", "queue depth 4, 4 the deepest"), "as a replay of this trace"),
+    "replay-drift": Case(lambda: _replay(span_s=0.3), "warning", ("took 0.40 s for a trace of 0.30 s (+34.3 %)",), "headroom"),
+    "replay-incomplete": Case(lambda: _replay(ops={"read": 150}), "invalid", ("fio replayed 100 read operations of the trace's 150",), "extent"),
+    "replay-fio-version": Case(lambda: _replay(), "info", ("fio 3.33 inflates the completion latency of a timed replay at queue depth 4 (fixed in 3.36",), "3.36 or later"),
+    "trace-dropped-events": Case(lambda: _replay(lost=12), "warning", ("the capture lost 12 events",), "--buffer-kb"),
+    "trace-cache-blind": Case(lambda: _replay(), "info", ("page-cache hits are not in it",), "same amount of memory"),
+    "trace-open-loop": Case(lambda: _replay(), "info", ("issues each request at its recorded time",), "latency and drift"),
     "object-request-bound": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4"), "info",
                                  ("objects of 4 KiB: the figure is a request rate", "the fastest request: read "), "objects per second"),
     "object-request-delay": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", p10_p50=(43_778_048.0, 43_778_048.0)),
@@ -613,6 +620,28 @@ def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, floa
     st = StorageInfo(target="s3://bench?endpoint=http://127.0.0.1:7480", target_kind="s3", filesystem=None, devices=())
     options = {"rw": rw, "bs": bs, "numjobs": numjobs, "size": "2m", "time_based": None, "runtime": "2", "randrepeat": "0", "ramp_time": "1"}
     return clean(options=options, results=(r,), storage=st, activity=(), files_before=(), files_after=(), fs_used_before=None, fs_used_after=None)
+
+
+def _replay(*, mode: str = "timed", iodepth: str = "4", span_s: float | None = None, ops: dict | None = None,
+            lost: int | None = 0, source: str = "tracefs") -> CheckContext:
+    """A real timed replay (fio 3.33, iodepth 4) of tests/data/trace/synthetic-500iops.iolog: 200
+    requests, 100 reads and 100 writes of 4 KiB, one each 2 ms over 398 ms; its reference as
+    ``storbench run --replay`` makes it, changed where a case needs."""
+    from storbench.trace.events import READ, WRITE, TraceMeta
+    from storbench.trace.fidelity import replay_reference
+    from storbench.trace.iolog import read_iolog
+
+    trace = read_iolog(open(DATA.parent / "trace" / "synthetic-500iops.iolog"), TraceMeta(label="syn", source=source))
+    ref = replay_reference(trace, 7, mode, (READ, WRITE), {}, 4)
+    ref["lost_events"] = lost
+    if span_s is not None:
+        ref["span_s"] = span_s
+    if ops is not None:
+        ref["ops"] = {**ref["ops"], **ops}
+    r = load("replay_timed_qd4_fio333.json")
+    options = {"ioengine": "libaio", "direct": "1", "iodepth": iodepth, "rw": "randrw", "read_iolog": "/tmp/x.iolog",
+               "size": "6m", "replay_redirect": "/mnt/bench/storbench.testfile"}
+    return clean(workload="replay-syn-timed", options=options, results=(r,), activity=(), replay=ref, headline="lat")
 
 
 def _soft_small_nfs() -> CheckContext:

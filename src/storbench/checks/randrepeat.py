@@ -30,7 +30,7 @@ INFO = {
 
 
 def _randrepeat(ctx: CheckContext) -> Finding | None:
-    if not is_random(ctx.options):
+    if not is_random(ctx.options) or has(ctx.options, "read_iolog"):  # a replay's offsets are its log's
         return None
     if has(ctx.options, "randrepeat") and not flag(ctx.options, "randrepeat", default=True):
         return None

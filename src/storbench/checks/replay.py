@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from storbench.model import Finding
 from storbench.trace.fidelity import fidelity, missing_share
 
-from ._common import CheckInfo, finding, integer
+from ._common import CheckInfo, finding, fix_of, integer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import CheckContext
@@ -122,7 +122,7 @@ def _fidelity_line(ref: object, fid: dict[str, object]) -> str:
         line += f"; per-second IOPS off by {per['mean']:.1f} % on average, {per['worst']:.1f} % in the worst of {per['seconds']} s"
     depth = fid.get("depth")
     if isinstance(depth, list) and depth[1]:
-        line += f"; queue depth reached {depth[0] or 0} of {depth[1]} recorded"
+        line += f"; replayed at queue depth {depth[0] or 1}, {depth[1]} the deepest recorded"
     return line
 
 
@@ -132,8 +132,9 @@ def check(ctx: CheckContext) -> list[Finding]:
         return []
     result = ctx.results[-1]
     series = ctx.series[-1] if len(ctx.series) == len(ctx.results) else None
-    fid = fidelity(ref, result, series)
-    out = [finding("replay-fidelity", "info", _fidelity_line(ref, fid), "")]
+    depth = integer(ctx.options, "iodepth") or 1
+    fid = fidelity(ref, result, series, depth)
+    out = [finding("replay-fidelity", "info", _fidelity_line(ref, fid), fix_of(INFO["replay-fidelity"]))]
     mode = ref.get("mode")
     drift = fid.get("drift_pct")
     wall, span = fid.get("wall_s"), float(ref.get("span_s") or 0.0)
@@ -152,7 +153,6 @@ def check(ctx: CheckContext) -> list[Finding]:
             "give the replay a target at least as large as the trace's extent and no runtime of its own",
         ))  # fmt: skip
     version = _fio_version(ctx)
-    depth = integer(ctx.options, "iodepth") or 1
     left = ref.get("left_out") or {}
     if version is not None:
         if mode == "timed" and depth > 1 and version < (3, 36):
@@ -163,9 +163,9 @@ def check(ctx: CheckContext) -> list[Finding]:
     if isinstance(lost, int) and lost > 0:
         out.append(finding("trace-dropped-events", "warning", f"the capture lost {_n(lost)} events: the trace holds fewer requests than the application issued", "capture again with a larger --buffer-kb, or for a shorter time"))
     if ref.get("source") in ("tracefs", "blktrace", "msr-cambridge"):
-        out.append(finding("trace-cache-blind", "info", "a block trace holds what reached the device: page-cache hits are not in it, writes are the source kernel's writeback", ""))
+        out.append(finding("trace-cache-blind", "info", "a block trace holds what reached the device: page-cache hits are not in it, writes are the source kernel's writeback", fix_of(INFO["trace-cache-blind"])))
     if mode == "timed":
-        out.append(finding("trace-open-loop", "info", "a timed replay issues each request at its recorded time, whatever the candidate answers: its latency is the candidate's under the recorded load", ""))
+        out.append(finding("trace-open-loop", "info", "a timed replay issues each request at its recorded time, whatever the candidate answers: its latency is the candidate's under the recorded load", fix_of(INFO["trace-open-loop"])))
     if left.get("write") and ref.get("reads_only"):
-        out.append(finding("replay-fidelity", "info", f"reads only: the trace's {_n(int(left['write']))} writes were left out (--reads-only)", ""))
+        out.append(finding("replay-fidelity", "info", f"reads only: the trace's {_n(int(left['write']))} writes were left out (--reads-only)", "drop --reads-only and name the target with --destroy-data to replay them"))
     return out

@@ -16,6 +16,7 @@ never :mod:`storbench.cli`.
 #: each command's own help)
 SUMMARIES: dict[str, str] = {
     "agent": "Run a fio server for 'storbench run --host' until Ctrl-C or SIGTERM.",
+    "capture": "Record a device's block I/O while an application runs (for N seconds, or while COMMAND runs) and store it as a trace.",
     "compare": "Compare runs (ids, labels or 'last') workload by workload, with Welch's t-test.",
     "curve": "Raise the load on a workload step by step: a latency-versus-throughput curve, its knee, and with --sla the most IOPS that keep a latency limit.",
     "doctor": "Describe the storage under a target and run the checks that need no measurement.",
@@ -29,4 +30,5 @@ SUMMARIES: dict[str, str] = {
     "serve": "Browse the stored history in a web browser: runs, run pages, compare, trend, curves, live runs.",
     "show": "Show one run (an id or a label) with every result.",
     "suites": "List the built-in and user suites with every workload and option.",
+    "trace": "List, show, import, export and delete the stored block traces (storbench capture records them; run --replay replays them).",
 }

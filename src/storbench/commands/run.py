@@ -68,8 +68,11 @@ if TYPE_CHECKING:
 @click.option("--report", "report_path", metavar="FILE", help="Where to write the HTML report (default: storbench-run-N.html here).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress bars (default: on a terminal).")
+@click.option("--replay", "replays", metavar="TRACE", multiple=True, help="Replay a stored trace (an id, a label or 'last'; storbench capture, storbench trace import) on the targets, as workloads of their own (repeatable).")
+@click.option("--replay-mode", type=click.Choice(["both", "timed", "fast"]), default="both", show_default=True, help="timed: each request at its recorded time; fast: as fast as the target takes them (the headroom); both: one workload each.")
+@click.option("--reads-only", is_flag=True, help="With --replay: leave the trace's writes and flushes out (nothing is written; said in the result).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, hosts_required, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress):
+def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, hosts_required, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress, replays, replay_mode, reads_only):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -84,9 +87,11 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
 
     if resume is not None and (host_values or hosts_file):
         raise UsageError("--resume takes the hosts of the stored run; do not also give --host or --hosts")
+    if reads_only and not replays:
+        raise UsageError("--reads-only is for --replay: it leaves a trace's writes out")
     if resume is not None:
         given = [
-            name for name in ("suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client", "ceph_timeout")
+            name for name in ("replays", "suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client", "ceph_timeout")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]
         if given:
@@ -101,10 +106,28 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
             if info.status == "running":
                 refuse_resuming_a_live_run(run_id, store.run_owner(run_id))
             request = RunRequest.from_meta(store.run_meta(run_id), info.label, info.suite)
-        _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
+        with _replay_logs(app, request) as request:
+            _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    workloads, suite_label = chosen_workloads(run_catalog(suite_file, suite_name, workload_names), suite_name, workload_names)
+    replayed: tuple = ()
+    if replays:
+        from ..run.fioexec import SubprocessFio
+        from ..run.replay import refuse_the_source, replay_workloads_of
+
+        modes = ("timed", "fast") if replay_mode == "both" else (replay_mode,)
+        with contextlib.closing(app.open_store()) as store:
+            replayed, traces = replay_workloads_of(store, replays, modes, reads_only, SubprocessFio(app.env.fio_path).version())
+        refuse_the_source(traces, targets)
+        if hosts_file or host_values:
+            raise UsageError("--replay runs here: a trace's log is a file of this host; it cannot be used with --host/--hosts")
+        if not targets or all(os.path.isdir(t) for t in targets):
+            prefill = True  # a replay's reads must meet written blocks of storbench's own test file
+    if replays and not (suite_name or workload_names):
+        workloads, suite_label = (), None
+    else:
+        workloads, suite_label = chosen_workloads(run_catalog(suite_file, suite_name, workload_names), suite_name, workload_names)
+    workloads = tuple(workloads) + tuple(replayed)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
@@ -151,15 +174,32 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         raise UsageError("--ceph-conf, --ceph-client and --ceph-timeout are for rbd: and rados: targets reached from here; they cannot be used with --host/--hosts")
     if prefill and hosts:
         raise UsageError("--prefill runs here, before the workloads; it cannot be used with --host/--hosts")
-    if dry_run:
-        for line in dry_run_lines(_session_env(app), request):
-            app.out(line)
+    with _replay_logs(app, request) as request:
+        if dry_run:
+            for line in dry_run_lines(_session_env(app), request):
+                app.out(line)
+            return
+        if show_plan:
+            for line in plan_lines(_session_env(app), request):
+                app.out(line)
+            return
+        _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
+
+
+@contextlib.contextmanager
+def _replay_logs(app: App, request: RunRequest):
+    """The request with its replays' logs written (a directory of the run's own, removed after it)."""
+    if not any(w.replay is not None for w in request.workloads):
+        yield request
         return
-    if show_plan:
-        for line in plan_lines(_session_env(app), request):
-            app.out(line)
-        return
-    _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
+    import tempfile
+
+    from ..run.replay import write_logs
+
+    with tempfile.TemporaryDirectory(prefix="storbench-replay-") as directory:
+        with contextlib.closing(app.open_store()) as store:
+            workloads = write_logs(store, request.workloads, directory)
+        yield dataclasses.replace(request, workloads=workloads)
 
 
 def _hosts_required(value: str | None, hosts: int) -> int | None:

@@ -77,7 +77,10 @@ TARGET_KINDS: tuple[str, ...] = kind_names()
 #: Names of fio's runtime option (``timeout`` is its alias).
 RUNTIME_KEYS: tuple[str, ...] = ("runtime", "timeout")
 #: Options that say where the I/O goes; only this module sets them.
-WHERE_KEYS: frozenset[str] = frozenset({"filename", "directory", "filename_format", "opendir", "name"})
+WHERE_KEYS: frozenset[str] = frozenset({"filename", "directory", "filename_format", "opendir", "name", "replay_redirect"})
+
+#: engines that reach one export or image whatever file a replayed log names (no redirect needed)
+REPLAY_OWN_ENGINES: frozenset[str] = frozenset({"nbd", "rbd"})
 
 _OPTION_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 #: A workload name, optionally with a sweep point suffix (``rnd4k@bs=64k,iodepth=4``, see storbench.suites.sweep)
@@ -251,6 +254,19 @@ def build_job(
 
     placed = kind.place(target, options, test_file_name=test_file_name, export_size=export_size)
     options.extend(placed.options)
+    if _has(options, "read_iolog"):
+        # a replayed trace: every request of the log goes where the job's file is, or, for an engine
+        # that reaches one export or image whatever the file (nbd, rbd), there
+        where = next((v for k, v in placed.options if k == "filename"), None)
+        engine = next((v for k, v in options if k == "ioengine"), None)
+        if where is not None and "\\:" not in where:
+            options.append(("replay_redirect", where))
+        elif engine not in REPLAY_OWN_ENGINES:
+            raise TargetError(
+                f"workload {workload.name!r} replays a trace, which fio sends to one file, device, export or image "
+                f"(replay_redirect): a {target.kind} target is none; replay onto a block device, a file, a directory, "
+                "an NBD export, an iSCSI LUN or an RBD image"
+            )
     notes += placed.notes
     test_files = placed.test_files
 

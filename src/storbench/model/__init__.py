@@ -115,7 +115,7 @@ class Workload:
 
 def workload_to_meta(w: Workload) -> JSONObject:
     """A workload as the run's metadata keeps it (every option, in order)."""
-    out = {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
+    out: JSONObject = {"name": w.name, "description": w.description, "options": [list(o) for o in w.options], "headline": w.headline, "origin": w.origin}
     if not w.is_fio:  # written only for a load, so that an older storbench's runs read the same
         out["tool"] = w.tool
     if w.replay is not None:

@@ -106,7 +106,9 @@ def meta_from_dict(d: JSONMapping) -> TraceMeta:
     version = d.get("version")
     if not isinstance(version, int) or version > versions.TRACE:
         raise StoreError(f"a stored trace's description is of version {version!r}, which this storbench does not read (it reads up to {versions.TRACE}): upgrade storbench")
-    counts = lambda key: tuple((str(k), int(v)) for k, v in (d.get(key) or {}).items() if isinstance(v, int))  # noqa: E731
+    def counts(key: str) -> tuple[tuple[str, int], ...]:
+        return tuple((str(k), int(v)) for k, v in (d.get(key) or {}).items() if isinstance(v, int))
+
     storage = d.get("storage")
     return TraceMeta(
         label=str(d.get("label") or ""), source=str(d.get("source") or ""), device=_opt_str(d, "device"),

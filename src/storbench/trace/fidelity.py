@@ -10,7 +10,8 @@ repetition :func:`fidelity` sets fio's own figures beside it:
 * **per second**: fio's issued IOPS of each whole second against the trace's, the mean and the
   worst relative error over the seconds the trace has requests in (timed replays only: a fast
   replay is not meant to follow the trace's seconds);
-* **depth**: the deepest queue fio reached (its ``iodepth_level``) against the trace's.
+* **depth**: the queue depth fio replayed at (the job's ``iodepth``; fio's own depth levels count
+  what a job may queue, not what a timed replay had in flight) against the deepest the trace recorded.
 """
 
 from __future__ import annotations
@@ -49,12 +50,11 @@ def replay_reference(trace: Trace, trace_id: int, mode: str, kinds: Sequence[int
     }  # fmt: skip
 
 
-def _fio_ops(result: FioResult) -> tuple[dict[str, int], dict[str, int], int, int | None, int]:
+def _fio_ops(result: FioResult) -> tuple[dict[str, int], dict[str, int], int, int | None]:
     ops = {"read": 0, "write": 0, "trim": 0}
     nbytes = {"read": 0, "write": 0, "trim": 0}
     flushes = 0
     runtime_ms: int | None = None
-    depth = 0
     for job in result.jobs:
         if job.is_aggregate:
             continue
@@ -67,11 +67,7 @@ def _fio_ops(result: FioResult) -> tuple[dict[str, int], dict[str, int], int, in
             flushes += int(job.sync.total_ios)
         if job.job_runtime_ms is not None:
             runtime_ms = max(runtime_ms or 0, job.job_runtime_ms)
-        for level, pct in job.iodepth_level_pct.items():
-            digits = level.lstrip(">=")
-            if pct > 0 and digits.isdigit():
-                depth = max(depth, int(digits))
-    return ops, nbytes, flushes, runtime_ms, depth
+    return ops, nbytes, flushes, runtime_ms
 
 
 def _per_second_error(reference: Sequence[int], series: JSONMapping | None) -> tuple[float, float, int] | None:
@@ -95,9 +91,10 @@ def _per_second_error(reference: Sequence[int], series: JSONMapping | None) -> t
     return sum(errors) / len(errors), max(errors), len(errors)
 
 
-def fidelity(reference: JSONMapping, result: FioResult, series: JSONMapping | None) -> JSONObject:
-    """fio's figures of one replay beside its trace's (see the module's description)."""
-    ops, nbytes, flushes, runtime_ms, depth = _fio_ops(result)
+def fidelity(reference: JSONMapping, result: FioResult, series: JSONMapping | None, iodepth: int | None = None) -> JSONObject:
+    """fio's figures of one replay beside its trace's (see the module's description); ``iodepth``:
+    the job's."""
+    ops, nbytes, flushes, runtime_ms = _fio_ops(result)
     span_s = float(reference.get("span_s") or 0.0)
     wall_s = runtime_ms / 1000.0 if runtime_ms is not None else None
     want_ops: Mapping[str, int] = reference.get("ops") or {}
@@ -106,7 +103,7 @@ def fidelity(reference: JSONMapping, result: FioResult, series: JSONMapping | No
         "mode": reference.get("mode"), "span_s": span_s, "wall_s": wall_s,
         "ops": {k: [ops.get(k, 0) if k != "flush" else flushes, int(want_ops.get(k, 0))] for k in ("read", "write", "trim", "flush")},
         "bytes": {k: [nbytes.get(k, 0), int(want_bytes.get(k, 0))] for k in ("read", "write", "trim")},
-        "depth": [depth or None, reference.get("depth_max")],
+        "depth": [iodepth, reference.get("depth_max")],
     }  # fmt: skip
     if wall_s is not None and span_s > 0:
         out["drift_pct"] = (wall_s - span_s) / span_s * 100.0

@@ -61,6 +61,11 @@ class TracefsReader:
     unreadable: int = 0
     seen: dict[str, int] = field(default_factory=dict)
     _open: dict[tuple[int, int, int], deque[int]] = field(default_factory=dict)
+    _devices: set[tuple[int, int]] = field(default_factory=set)
+
+    def devices(self) -> set[tuple[int, int]]:
+        """The devices whose events were read (with no device named, every one's)."""
+        return set(self._devices)
 
     def feed(self, lines: Iterable[str]) -> None:
         for line in lines:
@@ -79,6 +84,7 @@ class TracefsReader:
         if self.device is not None and dev != self.device:
             self.other_device += 1
             return
+        self._devices.add(dev)
         kind = request_kind(m["rwbs"])
         if kind is None:
             return

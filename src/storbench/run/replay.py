@@ -1,0 +1,92 @@
+"""Edge: a replay's traces read from the store, their logs written for fio, the captured device refused.
+
+``storbench run --replay TRACE`` makes the trace's workloads (:func:`storbench.trace.replay.replay_workloads`);
+:func:`write_logs` writes each one's v3 iolog into a directory of the run's own (removed with it)
+and names it in the workload's ``read_iolog``, also for a resumed run, whose logs are written anew
+from the stored trace.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import UsageError
+from ..model import Workload
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from ..trace.events import Trace
+
+
+def replay_workloads_of(store: Store, refs: Sequence[str], modes: Sequence[str], reads_only: bool,
+                        fio_version: str | None) -> tuple[tuple[Workload, ...], list[Trace]]:  # fmt: skip
+    """The workloads of every trace named (an id, a label or ``last``), and the traces."""
+    from ..trace.replay import replay_workloads
+
+    out: list[Workload] = []
+    traces = []
+    for ref in refs:
+        row = store.find_trace(ref)
+        trace = store.load_trace(row.trace_id)
+        traces.append(trace)
+        out += replay_workloads(trace, row.trace_id, modes=modes, reads_only=reads_only, fio_version=fio_version)
+    names = [w.name for w in out]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise UsageError(f"--replay: two traces make the workload {dup!r} (the same label): name them by id, or relabel one")
+    return tuple(out), traces
+
+
+def write_logs(store: Store, workloads: Sequence[Workload], directory: str) -> tuple[Workload, ...]:
+    """``workloads`` with each replay's ``read_iolog`` naming its log, written into ``directory``."""
+    from ..trace.events import OPS
+    from ..trace.iolog import write_iolog_v3
+    from ..trace.replay import IOLOG_OPTION
+
+    loaded: dict[int, Trace] = {}
+    out = []
+    for w in workloads:
+        ref = w.replay
+        if ref is None:
+            out.append(w)
+            continue
+        trace_id = int(ref["trace_id"])
+        if trace_id not in loaded:
+            loaded[trace_id] = store.load_trace(trace_id)
+        kinds = [OPS.index(k) for k in ref.get("kinds", OPS)]
+        path = Path(directory) / f"{w.name}.iolog"
+        with open(path, "w") as f:
+            for chunk in write_iolog_v3(loaded[trace_id], kinds=kinds):
+                f.write(chunk)
+        options = tuple((k, str(path) if k == IOLOG_OPTION else v) for k, v in w.options)
+        out.append(replace(w, options=options))
+    return tuple(out)
+
+
+def refuse_the_source(traces: Sequence[Trace], targets: Sequence[str]) -> None:
+    """A trace never replays onto the device it was captured from (on this host)."""
+    here = socket.gethostname()
+    for trace in traces:
+        device, host = trace.meta.device, trace.meta.host
+        if not device or (host is not None and host != here):
+            continue
+        try:
+            source = os.stat(device)
+        except OSError:
+            continue
+        if not stat.S_ISBLK(source.st_mode):
+            continue
+        for target in targets:
+            try:
+                st = os.stat(target)
+            except OSError:
+                continue
+            same = st.st_rdev == source.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev == source.st_rdev
+            if same:
+                raise UsageError(f"--replay: {target} is on {device}, the device trace {trace.meta.label!r} was captured from; a replay never runs on its source")
