@@ -370,15 +370,15 @@ def test_current_database_is_not_backed_up(db: Path) -> None:
     assert list(db.parent.glob("*.bak-*")) == []
 
 
-HEAD = "0006"
+HEAD = "0007"
 
 MIGRATION_NEXT = '''
 """Test-only: add results.note."""
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
@@ -391,16 +391,16 @@ def upgrade():
 
 
 def _fake_next_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, fail: bool) -> None:
-    """A copy of the real migrations plus a 0007, as a future storbench would ship."""
+    """A copy of the real migrations plus a 0008, as a future storbench would ship."""
     migrations = tmp_path / ("migrations-fail" if fail else "migrations")
     shutil.copytree(store_mod.MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
     body = MIGRATION_NEXT.replace("FAIL", 'raise RuntimeError("disk on fire")' if fail else "")
-    (migrations / "versions" / "0007_note.py").write_text(body)
+    (migrations / "versions" / "0008_note.py").write_text(body)
     monkeypatch.setattr(store_mod, "MIGRATIONS_DIR", migrations)
 
 
 def test_older_schema_is_backed_up_then_upgraded(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with Store.open(url(db)) as store:  # made by "the previous version": schema 0006
+    with Store.open(url(db)) as store:  # made by "the previous version": schema 0007
         run = store.create_run("old", "run", meta={"k": "v"})
         rec = make_record(run)
         rid = store.add_result(rec)
@@ -410,19 +410,19 @@ def test_older_schema_is_backed_up_then_upgraded(db: Path, tmp_path: Path, monke
     with Store.open(url(db)) as store:
         assert store.results(run) == [dataclasses.replace(rec, result_id=rid)]
         assert store.run_meta(run) == {"k": "v"}
-    backup = db.with_name(db.name + ".bak-0006")
+    backup = db.with_name(db.name + ".bak-0007")
     assert backup.exists()
-    assert sql(backup, "SELECT version_num FROM alembic_version") == [("0006",)]
+    assert sql(backup, "SELECT version_num FROM alembic_version") == [("0007",)]
     assert sql(backup, "SELECT * FROM runs") == old_bytes_runs
     assert "note" not in {r[1] for r in sql(backup, "PRAGMA table_info(results)")}
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0007",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [("0008",)]
     assert "note" in {r[1] for r in sql(db, "PRAGMA table_info(results)")}
 
     Store.open(url(db)).close()  # now current: no second backup
     assert sorted(p.name for p in db.parent.glob("*.bak-*")) == [backup.name]
 
-    monkeypatch.undo()  # back to this storbench, which only knows 0006
-    with pytest.raises(StoreError, match=r"newer storbench \(schema 0007\)"):
+    monkeypatch.undo()  # back to this storbench, which only knows 0007
+    with pytest.raises(StoreError, match=r"newer storbench \(schema 0008\)"):
         Store.open(url(db))
 
 
@@ -450,7 +450,7 @@ def test_run_index_is_kept_as_results_arrive_and_filled_by_the_upgrade(db: Path)
         assert found(check="page-cache") == [a] and found(check="page") == []  # a check by its whole name
     # a history made before 0006: the table gone, the revision 0005; opening it upgrades and fills it
     conn = sqlite3.connect(db)
-    conn.executescript("DROP TABLE run_index; UPDATE alembic_version SET version_num = '0005';")
+    conn.executescript("DROP TABLE run_index; DROP TABLE traces; UPDATE alembic_version SET version_num = '0005';")
     conn.close()
     with Store.open(url(db)) as store:
         assert sql(db, "SELECT run_id, targets, hosts, checks FROM run_index ORDER BY run_id") == kept
@@ -461,10 +461,10 @@ def test_failed_migration_rolls_back(db: Path, tmp_path: Path, monkeypatch: pyte
     with Store.open(url(db)) as store:
         store.create_run("old", "run")
     _fake_next_version(tmp_path, monkeypatch, fail=True)
-    with pytest.raises(StoreError, match=r"from schema 0006 to 0007 failed: disk on fire"):
+    with pytest.raises(StoreError, match=r"from schema 0007 to 0008 failed: disk on fire"):
         Store.open(url(db))
     # transactional DDL: the column added before the failure is gone, the revision unchanged
-    assert sql(db, "SELECT version_num FROM alembic_version") == [("0006",)]
+    assert sql(db, "SELECT version_num FROM alembic_version") == [("0007",)]
     assert "note" not in {r[1] for r in sql(db, "PRAGMA table_info(results)")}
     assert sql(db, "SELECT label FROM runs") == [("old",)]
 

@@ -21,6 +21,7 @@ class TracedDevice:
     minor: int
     size_bytes: int | None
     logical_block_bytes: int | None
+    identity: str | None = None
 
     @property
     def tracefs_dev(self) -> int:
@@ -85,8 +86,32 @@ def resolve_device(device: str | None, directory: str | None) -> TracedDevice:
     return TracedDevice(
         path=device if device is not None else f"/dev/{name}", name=name, major=major, minor=minor,
         size_bytes=sectors * 512 if sectors is not None else None,
-        logical_block_bytes=_read_int(queue / "logical_block_size"),
+        logical_block_bytes=_read_int(queue / "logical_block_size"), identity=device_identity(name),
     )  # fmt: skip
+
+
+def device_identity(name: str) -> str | None:
+    """What a block device is beyond its name: a loop device's backing file with its device and
+    inode, a disk's WWID or serial (a partition: its disk's, and its number); None when unknown."""
+    base = SYS_BLOCK / name
+    backing = base / "loop" / "backing_file"
+    if backing.exists():
+        path = backing.read_text().strip()
+        try:
+            st = os.stat(path)
+            return f"loop:{path}:{st.st_dev}:{st.st_ino}"
+        except OSError:
+            return f"loop:{path}"
+    disk = base if (base / "device").exists() else base.resolve().parent
+    part = _read_int(base / "partition")
+    for key in ("wwid", "serial"):
+        try:
+            value = (disk / "device" / key).read_text().strip()
+        except OSError:
+            continue
+        if value:
+            return f"{key}:{value}" + (f":part{part}" if part else "")
+    return None
 
 
 def same_device(path: str, dev: TracedDevice) -> bool:

@@ -220,7 +220,7 @@ def capture(
         lost = _lost_counters(root) - lost_before + reader.lost
     events = len(reader.issue_ns) + sum(reader.seen.values())
     meta = TraceMeta(
-        label=label, source="tracefs", device=dev.path, device_bytes=dev.size_bytes,
+        label=label, source="tracefs", device=dev.path, identity=dev.identity, device_bytes=dev.size_bytes,
         logical_block_bytes=dev.logical_block_bytes, kernel=platform.release(), command=" ".join(command) or None,
         host=socket.gethostname(), created_at=clock() if clock else None, lost_events=max(0, lost),
         completed_kernel=tuple(sorted((k, after[k] - before.get(k, 0)) for k in after)),

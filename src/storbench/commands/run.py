@@ -113,8 +113,9 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
     replayed: tuple = ()
     if replays:
         from ..run.fioexec import SubprocessFio
-        from ..run.replay import refuse_the_source, replay_workloads_of
+        from ..run.replay import refuse_the_source, refuse_unredirectable, replay_workloads_of
 
+        refuse_unredirectable(targets)
         modes = ("timed", "fast") if replay_mode == "both" else (replay_mode,)
         with contextlib.closing(app.open_store()) as store:
             replayed, traces = replay_workloads_of(store, replays, modes, reads_only, SubprocessFio(app.env.fio_path).version())

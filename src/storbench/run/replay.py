@@ -70,23 +70,41 @@ def write_logs(store: Store, workloads: Sequence[Workload], directory: str) -> t
 
 
 def refuse_the_source(traces: Sequence[Trace], targets: Sequence[str]) -> None:
-    """A trace never replays onto the device it was captured from (on this host)."""
+    """A trace never replays onto the device it was captured from (on this host): the device a
+    target is or lies on, known by what it is (a loop device's backing file, a disk's WWID), not
+    by its name, which the kernel gives again."""
+    from ..capture.device import device_identity
+
     here = socket.gethostname()
     for trace in traces:
-        device, host = trace.meta.device, trace.meta.host
-        if not device or (host is not None and host != here):
-            continue
-        try:
-            source = os.stat(device)
-        except OSError:
-            continue
-        if not stat.S_ISBLK(source.st_mode):
+        identity, host = trace.meta.identity, trace.meta.host
+        if not identity or (host is not None and host != here):
             continue
         for target in targets:
             try:
                 st = os.stat(target)
             except OSError:
                 continue
-            same = st.st_rdev == source.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev == source.st_rdev
-            if same:
-                raise UsageError(f"--replay: {target} is on {device}, the device trace {trace.meta.label!r} was captured from; a replay never runs on its source")
+            number = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
+            sysdev = Path("/sys/dev/block") / f"{os.major(number)}:{os.minor(number)}"
+            if sysdev.exists() and device_identity(sysdev.resolve().name) == identity:
+                raise UsageError(f"--replay: {target} is on {trace.meta.device}, the device trace {trace.meta.label!r} was captured from; a replay never runs on its source")
+
+
+#: target kinds a replayed log cannot go to: fio's engine there reads and writes objects, not
+#: offsets of one file, device, export or image (no replay_redirect)
+NOT_REPLAYABLE: frozenset[str] = frozenset({"s3", "rados"})
+
+
+def refuse_unredirectable(targets: Sequence[str]) -> None:
+    """One line for a target a trace cannot be replayed onto, before it is reached."""
+    from ..targets import KINDS
+
+    for target in targets:
+        kind = next((k for k in KINDS if k.claims(target)), None)
+        if kind is not None and kind.name in NOT_REPLAYABLE:
+            raise UsageError(
+                f"--replay: {target} is a {kind.name} target: a trace replays onto one file, device, export or image "
+                "(fio's replay_redirect), which objects are not; replay onto a block device, a file, a directory, "
+                "an NBD export, an iSCSI LUN or an RBD image"
+            )

@@ -83,7 +83,7 @@ def decode_events(blob: bytes, meta: TraceMeta) -> Trace:
 def meta_to_dict(meta: TraceMeta) -> JSONObject:
     return {
         "version": versions.TRACE,
-        "label": meta.label, "source": meta.source, "device": meta.device, "device_bytes": meta.device_bytes,
+        "label": meta.label, "source": meta.source, "device": meta.device, "identity": meta.identity, "device_bytes": meta.device_bytes,
         "logical_block_bytes": meta.logical_block_bytes, "kernel": meta.kernel, "command": meta.command, "host": meta.host,
         "created_at": meta.created_at, "lost_events": meta.lost_events,
         "completed_kernel": dict(meta.completed_kernel), "completed_seen": dict(meta.completed_seen),
@@ -111,7 +111,7 @@ def meta_from_dict(d: JSONMapping) -> TraceMeta:
 
     storage = d.get("storage")
     return TraceMeta(
-        label=str(d.get("label") or ""), source=str(d.get("source") or ""), device=_opt_str(d, "device"),
+        label=str(d.get("label") or ""), source=str(d.get("source") or ""), device=_opt_str(d, "device"), identity=_opt_str(d, "identity"),
         device_bytes=_opt_int(d, "device_bytes"), logical_block_bytes=_opt_int(d, "logical_block_bytes"),
         kernel=_opt_str(d, "kernel"), command=_opt_str(d, "command"), host=_opt_str(d, "host"),
         created_at=_opt_str(d, "created_at"), lost_events=_opt_int(d, "lost_events"),

@@ -37,6 +37,9 @@ class TraceMeta:
     label: str
     source: str
     device: str | None = None
+    #: what the device is beyond its name, which the kernel reuses (a loop device's backing file and
+    #: inode, a disk's WWID or serial): a replay never runs on the device a trace came from
+    identity: str | None = None
     device_bytes: int | None = None
     logical_block_bytes: int | None = None
     kernel: str | None = None

@@ -17,6 +17,7 @@ A trace without completions (an iolog, a CSV without response times) has no late
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,8 +37,10 @@ DIRECTIONS: tuple[int, ...] = (READ, WRITE, TRIM)
 
 def nearest_rank(sorted_values: npt.NDArray[np.int64], pct: float) -> int:
     """The smallest value with at least ``pct`` % of the values at or below it."""
+    from fractions import Fraction
+
     n = len(sorted_values)
-    rank = max(1, int(np.ceil(pct / 100.0 * n)))
+    rank = max(1, min(n, math.ceil(Fraction(repr(float(pct))) * n / 100)))  # 99.9 as the decimal it is written as
     return int(sorted_values[rank - 1])
 
 

@@ -31,6 +31,7 @@ def read_msr(lines: Iterable[str], meta: TraceMeta, *, where: str = "csv", disk:
     offset: list[int] = []
     length: list[int] = []
     volumes: dict[str, int] = {}
+    first_tick: int | None = None
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line:
@@ -50,7 +51,9 @@ def read_msr(lines: Iterable[str], meta: TraceMeta, *, where: str = "csv", disk:
             raise UsageError(f"{where}: line {number} has type {kind_s!r}: MSR Cambridge's are Read and Write")
         if not (ts.isdigit() and off_s.isdigit() and size_s.isdigit() and resp_s.isdigit()):
             raise UsageError(f"{where}: line {number}: timestamp, offset, size and response time must be whole numbers: {line[:80]!r}")
-        t = int(ts) * TICK_NS
+        if first_tick is None:
+            first_tick = int(ts)
+        t = (int(ts) - first_tick) * TICK_NS  # filetimes from 1601: in ns they overflow 64 bits
         issue.append(t)
         complete.append(t + int(resp_s) * TICK_NS)
         op.append(kind)

@@ -8,8 +8,16 @@ A line (kernel 6.x; older kernels print no ``be,0,4`` priority)::
 The request's kind is the first letter of its rwbs flags after a leading ``F`` (a preflush): ``R``
 read, ``W`` write, ``D`` discard (a trim), ``F`` a flush.  A completion is matched to the oldest
 issue of the same device, kind, sector and length (a flush completes at sector 2^64 - 1, so
-flushes match in order); a completion with no issue seen (a request issued before the capture, or
-the zero-length write the kernel completes after a flush) is counted, not an event.  A
+flushes match in order); a completion with no issue seen (a request issued before the capture) is
+counted, not an event.
+
+A write the kernel carries out as a flush sequence (``REQ_PREFLUSH``/``REQ_FUA`` on a device
+without them: a journal's commit block) completes twice: its data (``WSM 32914 + 8``), then the
+request itself with no sectors left (``WSM 32914 + 0``); the kernel's ``stat`` counts it once, so
+the second is not counted.  An empty flush (``fsync``'s) is a ``FF`` request and then a write of
+no sectors at sector 0 completing (``WS 0 + 0``), which ``stat`` counts as a write: counted.  (Measured on
+Linux 6.18 under dbench on ext4: 6,503 data writes, 318 empty flushes, 1,960 second completions;
+the kernel counted 6,821 writes.)  A
 ``CPU:N [LOST K EVENTS]`` line adds K to the lost events.
 """
 
@@ -33,6 +41,8 @@ _KIND = {"R": READ, "W": WRITE, "D": TRIM, "F": FLUSH}
 #: the kernel's names of the directions its ``stat`` file counts (fields 1, 5, 12, 16)
 STAT_NAMES = {READ: "read", WRITE: "write", TRIM: "discard", FLUSH: "flush"}
 SECTOR_BYTES = 512
+#: how many written sectors are remembered for their flush sequence's second completion
+WRITTEN_KEPT = 65536
 
 
 def request_kind(rwbs: str) -> int | None:
@@ -62,6 +72,8 @@ class TracefsReader:
     seen: dict[str, int] = field(default_factory=dict)
     _open: dict[tuple[int, int, int], deque[int]] = field(default_factory=dict)
     _devices: set[tuple[int, int]] = field(default_factory=set)
+    #: sectors whose data write completed, awaiting a flush sequence's second completion (bounded)
+    _written: dict[int, int] = field(default_factory=dict)
 
     def devices(self) -> set[tuple[int, int]]:
         """The devices whose events were read (with no device named, every one's)."""
@@ -107,11 +119,21 @@ class TracefsReader:
         if rest is None:
             self.unreadable += 1
             return
+        sector, nr = int(rest["sector"]), int(rest["nr"])
+        if kind == WRITE:
+            if nr > 0:
+                self._written[sector] = self._written.get(sector, 0) + 1
+                if len(self._written) > WRITTEN_KEPT:
+                    del self._written[next(iter(self._written))]
+            elif sector and self._written.get(sector):  # an empty flush's write has no sector: 0
+                self._written[sector] -= 1  # the second completion of a flush sequence: counted once
+                if not self._written[sector]:
+                    del self._written[sector]
+                return
         name = STAT_NAMES[kind]
         self.seen[name] = self.seen.get(name, 0) + 1
         if int(rest["error"]) != 0:
             self.failed += 1
-        sector, nr = int(rest["sector"]), int(rest["nr"])
         key = (kind, -1 if kind == FLUSH else sector, -1 if kind == FLUSH else nr)
         waiting = self._open.get(key)
         if not waiting:
@@ -125,7 +147,7 @@ class TracefsReader:
         if pending:
             out.append(f"{pending} request(s) issued had not completed when the capture ended: kept without a latency")
         if self.unmatched_complete:
-            out.append(f"{self.unmatched_complete} completion(s) with no issue seen (issued before the capture, or the kernel's own after a flush): counted, not events")
+            out.append(f"{self.unmatched_complete} completion(s) with no issue seen (issued before the capture, or the write of an empty flush): counted, not events")
         if self.failed:
             out.append(f"{self.failed} request(s) completed with an error")
         if self.other_device:
