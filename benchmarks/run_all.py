@@ -4,7 +4,7 @@ Each benchmark runs as its own process (its output streams through) and hands it
 figures back as JSON.  Together they take about 5 minutes on a 2-core machine; the
 longest part is fio-plot charting 5 million log lines.
 
-    .venv/bin/python benchmarks/run_all.py [--only overhead walltime logs history history-pg imports startup loads hosts live] [--json FILE]
+    .venv/bin/python benchmarks/run_all.py [--only overhead walltime logs history history-pg imports startup loads hosts live replay] [--json FILE]
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "loads": ("loads", ()),
     "hosts": ("hosts", ()),
     "live": ("live", ()),
+    "replay": ("replay", ()),
 }
 
 

@@ -83,9 +83,19 @@ def test_a_capture_of_an_application_matches_the_kernels_counters(cli, tmp_path:
 
 
 def test_an_idle_device_stores_nothing_and_says_so(cli, tmp_path: Path):
-    with loop_mount(tmp_path, "ext4", 32) as (_mnt, dev, _):
+    """A loop device nothing uses (no filesystem: nothing writes back behind the test's back),
+    once udev has read it."""
+    image = tmp_path / "idle.img"
+    image.write_bytes(b"")
+    os.truncate(image, 32 * 1024 * 1024)
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        if shutil.which("udevadm"):
+            subprocess.run(["udevadm", "settle", "--timeout=10"], capture_output=True)
         time.sleep(0.5)
         res = cli("capture", "--device", dev, "--label", "idle", "--seconds", "0.3")
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
     assert res.code == 2 and "completed no request while it was traced (time ended it): nothing stored" in res.err
     assert json.loads(cli("trace", "list", "--json").out) == []
 

@@ -9,7 +9,8 @@ someone else are left alone: the capture is refused, in one line.  One capture a
 machine (a lock file): the tracing state is global.
 
 Lost events are counted from each CPU's ``stats`` (``overrun``, ``dropped events``) and from
-``trace_pipe``'s ``[LOST N EVENTS]`` lines.  A stop (Ctrl-C, SIGTERM) ends the recording and keeps
+``trace_pipe``'s ``[LOST N EVENTS]`` lines.  What ``trace_pipe`` gives is spooled unread into a
+temporary file (on another device than the traced one) and read after the recording.  A stop (Ctrl-C, SIGTERM) ends the recording and keeps
 what was read; the events still in the buffer are drained first.
 """
 
@@ -24,6 +25,7 @@ import resource
 import select
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -148,14 +150,20 @@ def capture(
     storage: dict[str, object] | None = None,
     clock: Callable[[], str] | None = None,
     on_start: Callable[[], None] | None = None,
+    spool_dir: str | None = None,
 ) -> Captured:
     """Record ``dev``'s requests for ``seconds``, or while ``command`` runs (whichever ends
-    first), or until a stop.  Raises :class:`CaptureError` where the kernel's tracing cannot be used."""
+    first), or until a stop.  Raises :class:`CaptureError` where the kernel's tracing cannot be used.
+
+    While the application runs, the kernel's text is only copied, unread, into a spool file in
+    ``spool_dir`` (on another device than the traced one: the caller checks), and read into the
+    trace afterwards: the capture takes little CPU from the application it records."""
     if os.geteuid() != 0:
         raise CaptureError("capture: the kernel's block tracing needs root")
     if seconds is None and not command:
         raise UsageError("capture: give --seconds N, a command to run (after --), or both")
     reader = TracefsReader(device=(dev.major, dev.minor))
+    spool = tempfile.TemporaryFile(prefix="storbench-capture-", dir=spool_dir)
     stopped_by = "time"
     status: int | None = None
     with _locked(), tracefs_root() as root, signals.as_interrupt():
@@ -166,10 +174,8 @@ def capture(
                 before = dev.stat_counts()
                 cpu0, t0 = _cpu_s(), time.monotonic()
                 child: subprocess.Popen[bytes] | None = None
-                partial = b""
 
                 def pump(wait_s: float) -> bool:
-                    nonlocal partial
                     ready, _, _ = select.select([fd], [], [], wait_s)
                     if not ready:
                         return False
@@ -179,9 +185,7 @@ def capture(
                         return False
                     if not chunk:
                         return False
-                    lines = (partial + chunk).split(b"\n")
-                    partial = lines.pop()
-                    reader.feed(line.decode("utf-8", "replace") for line in lines)
+                    spool.write(chunk)
                     return True
 
                 try:
@@ -212,12 +216,14 @@ def capture(
                         quiet = 0
                         while quiet < 3:
                             quiet = 0 if pump(0.05) else quiet + 1
-                        if partial:
-                            reader.feed_line(partial.decode("utf-8", "replace"))
                 cpu_s, wall_s = _cpu_s() - cpu0, time.monotonic() - t0
             finally:
                 os.close(fd)
-        lost = _lost_counters(root) - lost_before + reader.lost
+        lost_counted = _lost_counters(root) - lost_before
+    with spool:
+        spool.seek(0)
+        reader.feed(line.decode("utf-8", "replace") for line in spool)
+    lost = lost_counted + reader.lost
     events = len(reader.issue_ns) + sum(reader.seen.values())
     meta = TraceMeta(
         label=label, source="tracefs", device=dev.path, identity=dev.identity, device_bytes=dev.size_bytes,

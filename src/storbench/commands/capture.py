@@ -40,16 +40,27 @@ def capture(app: App, device: str | None, directory: str | None, seconds: float 
         raise UsageError("capture: --label must not be empty")
     dev = resolve_device(device, directory)
     db = app.db_url
-    if db.startswith("sqlite:///") and same_device(db[len("sqlite:///") :], dev):
-        raise UsageError(f"capture: the results store {db[len('sqlite:///'):]} is on the traced device {dev.path}: the capture would record its own writes; use --db on another filesystem")
+    db_path = db[len("sqlite:///") :] if db.startswith("sqlite:///") else None
+    if db_path is not None and same_device(db_path, dev):
+        raise UsageError(f"capture: the results store {db_path} is on the traced device {dev.path}: the capture would record its own writes; use --db on another filesystem")
+    import os
+    import tempfile
+
+    # the kernel's text is spooled while the application runs: never onto the traced device
+    spool_dir = next((d for d in (tempfile.gettempdir(), os.path.dirname(db_path or "") or None, "/var/tmp", "/dev/shm")
+                      if d and os.path.isdir(d) and not same_device(d, dev)), None)  # fmt: skip
+    if spool_dir is None:
+        raise UsageError(f"capture: every place for the capture's spool ({tempfile.gettempdir()}, /var/tmp, /dev/shm) is on the traced device {dev.path}; set TMPDIR to a directory elsewhere")
     store = app.open_store()  # opened (and upgraded) before the capture: no store I/O while recording
     try:
         app.err(f"capture: tracing {dev.path} ({dev.major}:{dev.minor}) through the kernel's tracefs block events" + (f" for {seconds:g} s" if seconds else "") + (f" while {' '.join(command)} runs" if command else "") + "; Ctrl-C ends it")
-        got = record(dev, label=label, seconds=seconds, command=command, buffer_kb=buffer_kb, clock=app.env.clock)
+        got = record(dev, label=label, seconds=seconds, command=command, buffer_kb=buffer_kb, clock=app.env.clock, spool_dir=spool_dir)
         if not len(got.trace):
             raise UsageError(f"capture: {dev.path} completed no request while it was traced ({got.stopped_by} ended it): nothing stored")
+        from ..trace.codec import encode_trace
+
         figures = trace_figures(got.trace)
-        trace_id = store.add_trace(got.trace, figures)
+        trace_id = store.add_trace(encode_trace(got.trace), figures)
         row = store.find_trace(str(trace_id))
     finally:
         store.close()

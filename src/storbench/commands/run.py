@@ -117,9 +117,9 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
 
         refuse_unredirectable(targets)
         modes = ("timed", "fast") if replay_mode == "both" else (replay_mode,)
-        with contextlib.closing(app.open_store()) as store:
-            replayed, traces = replay_workloads_of(store, replays, modes, reads_only, SubprocessFio(app.env.fio_path).version())
-        refuse_the_source(traces, targets)
+        with contextlib.closing(app.open_reader()) as store:
+            replayed, sources = replay_workloads_of(store, replays, modes, reads_only, SubprocessFio(app.env.fio_path).version())
+        refuse_the_source(sources, targets)
         if hosts_file or host_values:
             raise UsageError("--replay runs here: a trace's log is a file of this host; it cannot be used with --host/--hosts")
         if not targets or all(os.path.isdir(t) for t in targets):
@@ -198,7 +198,7 @@ def _replay_logs(app: App, request: RunRequest):
     from ..run.replay import write_logs
 
     with tempfile.TemporaryDirectory(prefix="storbench-replay-") as directory:
-        with contextlib.closing(app.open_store()) as store:
+        with contextlib.closing(app.open_reader()) as store:
             workloads = write_logs(store, request.workloads, directory)
         yield dataclasses.replace(request, workloads=workloads)
 

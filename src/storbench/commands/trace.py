@@ -19,7 +19,7 @@ from ..units import format_bytes
 from .common import App, pass_app, print_json
 
 if TYPE_CHECKING:
-    from ..store.trace_rows import TraceRow
+    from ..store.trace_reads import TraceRow
 
 FORMATS = ("auto", "iolog", "msr", "tracefs")
 
@@ -135,7 +135,7 @@ def _build() -> click.Group:
     @pass_app
     def list_(app: App, as_json: bool) -> None:
         """The stored traces, newest first."""
-        with app.open_store() as store:
+        with app.open_reader() as store:
             rows = store.list_traces()
         if as_json:
             print_json(app, [{"trace_id": r.trace_id, "label": r.label, "created_at": r.created_at, "source": r.source, "device": r.device, "events": r.events, "span_s": r.span_s, "stored_bytes": r.stored_bytes} for r in rows])
@@ -152,7 +152,7 @@ def _build() -> click.Group:
     @pass_app
     def show(app: App, ref: str, as_json: bool) -> None:
         """One stored trace (an id, a label or 'last'): what it holds and its figures."""
-        with app.open_store() as store:
+        with app.open_reader() as store:
             row = store.find_trace(ref)
         if as_json:
             print_json(app, {"trace_id": row.trace_id, "meta": row.meta, "figures": row.figures, "stored_bytes": row.stored_bytes})
@@ -168,11 +168,15 @@ def _build() -> click.Group:
     @pass_app
     def import_(app: App, path: Path, label: str, fmt: str, disk: str | None) -> None:
         """Read a trace made elsewhere (a fio iolog, an MSR Cambridge CSV, a saved trace_pipe) into the store."""
+        from ..trace.codec import encode_trace
         from ..trace.figures import trace_figures
 
         got = _read(path, fmt, label, disk, app.env.clock())
+        figures = trace_figures(got)
+        encoded = encode_trace(got)  # type: ignore[arg-type]
+        del got  # the events are let go before the store is opened: one copy of a large trace at a time
         with app.open_store() as store:
-            trace_id = store.add_trace(got, trace_figures(got))  # type: ignore[arg-type]
+            trace_id = store.add_trace(encoded, figures)
             row = store.find_trace(str(trace_id))
         for line in format_trace(row):
             app.out(line)
@@ -186,7 +190,7 @@ def _build() -> click.Group:
         """Write a stored trace as fio's v3 iolog, or its figures as JSON."""
         import json
 
-        with app.open_store() as store:
+        with app.open_reader() as store:
             row = store.find_trace(ref)
             if fmt == "json":
                 output.write_text(json.dumps({"trace_id": row.trace_id, "meta": row.meta, "figures": row.figures}, indent=2) + "\n")

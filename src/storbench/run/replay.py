@@ -20,30 +20,32 @@ from ..errors import UsageError
 from ..model import Workload
 
 if TYPE_CHECKING:
-    from ..store import Store
-    from ..trace.events import Trace
+    from ..store.trace_reads import TraceReads
+    from ..trace.events import Trace, TraceMeta
 
 
-def replay_workloads_of(store: Store, refs: Sequence[str], modes: Sequence[str], reads_only: bool,
-                        fio_version: str | None) -> tuple[tuple[Workload, ...], list[Trace]]:  # fmt: skip
-    """The workloads of every trace named (an id, a label or ``last``), and the traces."""
+def replay_workloads_of(store: TraceReads, refs: Sequence[str], modes: Sequence[str], reads_only: bool,
+                        fio_version: str | None) -> tuple[tuple[Workload, ...], list[TraceMeta]]:  # fmt: skip
+    """The workloads of every trace named (an id, a label or ``last``), and the traces' meta (each
+    trace's events are let go once its workloads are made: a million requests are not kept)."""
     from ..trace.replay import replay_workloads
 
     out: list[Workload] = []
-    traces = []
+    metas = []
     for ref in refs:
         row = store.find_trace(ref)
         trace = store.load_trace(row.trace_id)
-        traces.append(trace)
+        metas.append(trace.meta)
         out += replay_workloads(trace, row.trace_id, modes=modes, reads_only=reads_only, fio_version=fio_version)
+        del trace
     names = [w.name for w in out]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise UsageError(f"--replay: two traces make the workload {dup!r} (the same label): name them by id, or relabel one")
-    return tuple(out), traces
+    return tuple(out), metas
 
 
-def write_logs(store: Store, workloads: Sequence[Workload], directory: str) -> tuple[Workload, ...]:
+def write_logs(store: TraceReads, workloads: Sequence[Workload], directory: str) -> tuple[Workload, ...]:
     """``workloads`` with each replay's ``read_iolog`` naming its log, written into ``directory``."""
     from ..trace.events import OPS
     from ..trace.iolog import write_iolog_v3
@@ -58,6 +60,7 @@ def write_logs(store: Store, workloads: Sequence[Workload], directory: str) -> t
             continue
         trace_id = int(ref["trace_id"])
         if trace_id not in loaded:
+            loaded.clear()  # one trace's events at a time
             loaded[trace_id] = store.load_trace(trace_id)
         kinds = [OPS.index(k) for k in ref.get("kinds", OPS)]
         path = Path(directory) / f"{w.name}.iolog"
@@ -69,15 +72,15 @@ def write_logs(store: Store, workloads: Sequence[Workload], directory: str) -> t
     return tuple(out)
 
 
-def refuse_the_source(traces: Sequence[Trace], targets: Sequence[str]) -> None:
+def refuse_the_source(traces: Sequence[TraceMeta], targets: Sequence[str]) -> None:
     """A trace never replays onto the device it was captured from (on this host): the device a
     target is or lies on, known by what it is (a loop device's backing file, a disk's WWID), not
     by its name, which the kernel gives again."""
     from ..capture.device import device_identity
 
     here = socket.gethostname()
-    for trace in traces:
-        identity, host = trace.meta.identity, trace.meta.host
+    for meta in traces:
+        identity, host = meta.identity, meta.host
         if not identity or (host is not None and host != here):
             continue
         for target in targets:
@@ -88,7 +91,7 @@ def refuse_the_source(traces: Sequence[Trace], targets: Sequence[str]) -> None:
             number = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
             sysdev = Path("/sys/dev/block") / f"{os.major(number)}:{os.minor(number)}"
             if sysdev.exists() and device_identity(sysdev.resolve().name) == identity:
-                raise UsageError(f"--replay: {target} is on {trace.meta.device}, the device trace {trace.meta.label!r} was captured from; a replay never runs on its source")
+                raise UsageError(f"--replay: {target} is on {meta.device}, the device trace {meta.label!r} was captured from; a replay never runs on its source")
 
 
 #: target kinds a replayed log cannot go to: fio's engine there reads and writes objects, not

@@ -12,7 +12,7 @@ always has.  The SQL is the store's own queries written out (no function that di
 the two databases); rows become records through :mod:`.rows`, as in the store; a test holds
 both to the same answers on SQLite and PostgreSQL.
 
-May import: the store's rows and owner modules, model, errors; never SQLAlchemy.
+May import: the store's rows, owner and trace-read modules, model, errors; never SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from storbench.jsontypes import JSONObject
 from storbench.model import RunInfo
 from storbench.record import ResultRecord
 
+from .trace_reads import TraceReads
 from .rows import max_run_id, nul_escape, nul_unescape, plain_revisions, record_from_row, run_info_from_row, same_text
 
 __all__ = ["Reader", "open_reader"]
@@ -42,9 +43,9 @@ _RUNS = "SELECT runs.*, (SELECT count(*) FROM results WHERE results.run_id = run
 _PLAIN = re.compile(r"[A-Za-z0-9._~-]*")
 
 
-class Reader:
+class Reader(TraceReads):
     """A database at this storbench's schema, opened for reading: the store's methods that
-    ``show`` and ``list`` call, with the same answers and the same errors."""
+    ``show`` and ``list`` call (and the traces' reads), with the same answers and the same errors."""
 
     def __init__(self, conn: Any, display: str, *, postgres: bool) -> None:
         self._conn = conn
@@ -89,6 +90,9 @@ class Reader:
         finally:
             if self._postgres:
                 self._conn.rollback()  # no transaction left open on the server between reads
+
+    def _trace_sql(self, sql: str, *params: Any) -> list[Any]:
+        return self._rows(sql, *params)
 
     def _not_found(self, run_id: int) -> UsageError:
         lo, hi, n = self._rows("SELECT min(id), max(id), count(*) FROM runs")[0]

@@ -10,7 +10,9 @@ event.  :func:`decode_events` refuses a blob of another kind or a newer version 
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 import zlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,35 +28,87 @@ if TYPE_CHECKING:
     from storbench.jsontypes import JSONMapping, JSONObject
 
 MAGIC = b"SBTR"
+
+
+@dataclass(frozen=True)
+class EncodedTrace:
+    """A trace as it is stored: its meta, its count, span and the blob of its events (the events
+    themselves can be let go before the store is opened)."""
+
+    meta: TraceMeta
+    events: int
+    span_s: float
+    blob: bytes
+
+
+def encode_trace(trace: Trace) -> EncodedTrace:
+    return EncodedTrace(meta=trace.meta, events=len(trace), span_s=trace.span_ns / 1e9, blob=encode_events(trace))
 _HEAD = struct.Struct("<4sBQ")
 
 
-def _shuffle(column: npt.NDArray[np.int64]) -> bytes:
-    raw = np.ascontiguousarray(column, dtype="<i8").view(np.uint8).reshape(-1, 8)
-    return raw.T.tobytes()
+#: events a column is shuffled and compressed (or read back) at a time: a million-event trace's
+#: columns are never copied whole
+CHUNK = 1 << 17
 
 
-def _unshuffle(data: bytes, n: int) -> npt.NDArray[np.int64]:
-    raw = np.frombuffer(data, dtype=np.uint8).reshape(8, n)
-    return np.ascontiguousarray(raw.T).view("<i8").reshape(n).astype(np.int64)
+def _shuffled(column: npt.NDArray[np.int64]) -> Iterator[bytes]:
+    """The column's bytes, byte-shuffled (every value's k-th byte together) per chunk."""
+    for start in range(0, len(column), CHUNK):
+        raw = np.ascontiguousarray(column[start : start + CHUNK], dtype="<i8").view(np.uint8).reshape(-1, 8)
+        yield raw.T.tobytes()
+
+
+def _unshuffle_into(out: npt.NDArray[np.int64], take: Callable[[int], bytes]) -> None:
+    """Read a shuffled column, chunk by chunk, into ``out``."""
+    n = len(out)
+    for start in range(0, n, CHUNK):
+        m = min(CHUNK, n - start)
+        raw = np.frombuffer(take(8 * m), dtype=np.uint8).reshape(8, m)
+        out[start : start + m] = np.ascontiguousarray(raw.T).view("<i8").reshape(m)
 
 
 def encode_events(trace: Trace) -> bytes:
-    """The events of ``trace`` as the stored blob."""
+    """The events of ``trace`` as the stored blob (compressed chunk by chunk: a million events
+    never make one uncompressed body, nor a copy of a column)."""
     n = len(trace)
-    gaps = np.diff(trace.issue_ns, prepend=np.int64(0))
-    lat = np.where(trace.complete_ns >= 0, trace.complete_ns - trace.issue_ns, -1)
-    ends = trace.offset_bytes + trace.length_bytes
-    jumps = trace.offset_bytes - np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]]) if n else trace.offset_bytes
-    body = b"".join([
-        _shuffle(gaps), _shuffle(lat), _shuffle(jumps), _shuffle(trace.length_bytes),
-        np.ascontiguousarray(trace.op, dtype=np.uint8).tobytes(),
-    ])  # fmt: skip
-    return _HEAD.pack(MAGIC, versions.TRACE_EVENTS, n) + zlib.compress(body, 6)
+    z = zlib.compressobj(6)
+    parts = [_HEAD.pack(MAGIC, versions.TRACE_EVENTS, n)]
+
+    def column(values: Callable[[int, int], npt.NDArray[np.int64]]) -> None:
+        for start in range(0, n, CHUNK):
+            for chunk in _shuffled(values(start, min(n, start + CHUNK))):
+                parts.append(z.compress(chunk))
+
+    issue, complete, offset, length = trace.issue_ns, trace.complete_ns, trace.offset_bytes, trace.length_bytes
+    def gaps(a: int, b: int) -> npt.NDArray[np.int64]:
+        out = issue[a:b].copy()
+        out[1:] -= issue[a : b - 1]
+        if a:
+            out[0] -= issue[a - 1]
+        return out
+
+    column(gaps)
+    column(lambda a, b: np.where(complete[a:b] >= 0, complete[a:b] - issue[a:b], -1))
+
+    def jumps(a: int, b: int) -> npt.NDArray[np.int64]:
+        out = offset[a:b].copy()
+        prev_end = offset[max(a - 1, 0) : b - 1] + length[max(a - 1, 0) : b - 1]
+        if a == 0:
+            out[1:] -= prev_end
+        else:
+            out -= prev_end
+        return out
+
+    column(jumps)
+    column(lambda a, b: length[a:b])
+    for start in range(0, n, CHUNK):
+        parts.append(z.compress(np.ascontiguousarray(trace.op[start : start + CHUNK], dtype=np.uint8).tobytes()))
+    parts.append(z.flush())
+    return b"".join(parts)
 
 
 def decode_events(blob: bytes, meta: TraceMeta) -> Trace:
-    """The trace a blob of :func:`encode_events` holds."""
+    """The trace a blob of :func:`encode_events` holds (read chunk by chunk into its columns)."""
     if len(blob) < _HEAD.size:
         raise StoreError("a stored trace's events are cut short (fewer bytes than their header)")
     magic, version, n = _HEAD.unpack_from(blob)
@@ -62,21 +116,42 @@ def decode_events(blob: bytes, meta: TraceMeta) -> Trace:
         raise StoreError("a stored trace's events are not storbench's (no SBTR header)")
     if version > versions.TRACE_EVENTS:
         raise StoreError(f"a stored trace's events are of version {version}, newer than this storbench reads ({versions.TRACE_EVENTS}): upgrade storbench")
-    try:
-        body = zlib.decompress(blob[_HEAD.size :])
-    except zlib.error as exc:
-        raise StoreError(f"a stored trace's events cannot be read: {exc}") from exc
-    if len(body) != n * 33:
-        raise StoreError(f"a stored trace's events hold {len(body)} bytes, not the {n * 33} of {n} events")
-    cols = [_unshuffle(body[i * 8 * n : (i + 1) * 8 * n], n) for i in range(4)]
-    gaps, lat, jumps, length = cols
-    op = np.frombuffer(body[32 * n :], dtype=np.uint8).copy()
-    issue = np.cumsum(gaps, dtype=np.int64)
-    complete = np.where(lat >= 0, issue + lat, -1).astype(np.int64)
+    z = zlib.decompressobj()
+    pending = memoryview(blob)[_HEAD.size :]
+
+    def take(size: int) -> bytes:
+        nonlocal pending
+        out = bytearray()
+        try:
+            while len(out) < size:
+                chunk = z.decompress(pending, size - len(out))
+                pending = memoryview(z.unconsumed_tail)
+                if not chunk:
+                    break
+                out += chunk
+        except zlib.error as exc:
+            raise StoreError(f"a stored trace's events cannot be read: {exc}") from exc
+        if len(out) != size:
+            raise StoreError(f"a stored trace's events hold fewer bytes than the {n * 33} of {n} events")
+        return bytes(out)
+
+    issue = np.empty(n, dtype=np.int64)
+    complete = np.empty(n, dtype=np.int64)
     offset = np.empty(n, dtype=np.int64)
+    length = np.empty(n, dtype=np.int64)
+    _unshuffle_into(issue, take)
+    np.cumsum(issue, out=issue)
+    _unshuffle_into(complete, take)  # latencies, -1 unknown
+    np.add(complete, issue, out=complete, where=complete >= 0)
+    _unshuffle_into(offset, take)  # jumps from the previous request's end
+    _unshuffle_into(length, take)
     if n:
-        # offset[i] = jumps[i] + end[i-1] = jumps[i] + offset[i-1] + length[i-1]
-        offset = np.cumsum(jumps + np.concatenate([np.zeros(1, dtype=np.int64), length[:-1]]), dtype=np.int64)
+        offset[1:] += length[:-1]
+        np.cumsum(offset, out=offset)
+    op = np.empty(n, dtype=np.uint8)
+    for start in range(0, n, CHUNK):
+        m = min(CHUNK, n - start)
+        op[start : start + m] = np.frombuffer(take(m), dtype=np.uint8)
     return Trace(meta=meta, issue_ns=issue, complete_ns=complete, op=op, offset_bytes=offset, length_bytes=length)
 
 

@@ -103,6 +103,16 @@ class Trace:
         return int((self.op == op).sum())
 
 
+def _column(values: npt.ArrayLike, dtype: type[np.generic]) -> npt.NDArray[np.int64]:
+    """A column without a copy where the values are already a buffer of the type (an
+    ``array.array`` of a reader), else as numpy makes it."""
+    import array
+
+    if isinstance(values, array.array) and np.dtype(values.typecode).itemsize == np.dtype(dtype).itemsize and np.dtype(values.typecode).kind == np.dtype(dtype).kind:
+        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+    return np.asarray(values, dtype=dtype)
+
+
 def make_trace(
     meta: TraceMeta,
     issue_ns: npt.ArrayLike,
@@ -111,20 +121,27 @@ def make_trace(
     offset_bytes: npt.ArrayLike,
     length_bytes: npt.ArrayLike,
 ) -> Trace:
-    """A trace from columns in any order: sorted by issue time (stable), times from the first issue."""
-    issue = np.asarray(issue_ns, dtype=np.int64)
-    complete = np.asarray(complete_ns, dtype=np.int64)
-    order = np.argsort(issue, kind="stable")
-    issue = issue[order]
-    complete = complete[order]
+    """A trace from columns in any order: sorted by issue time (stable), times from the first issue.
+    Columns that are ``array.array`` buffers of the right type are taken without a copy (and
+    changed in place): a million requests are not held twice."""
+    issue = _column(issue_ns, np.int64)
+    complete = _column(complete_ns, np.int64)
+    ops = _column(op, np.uint8)
+    offset = _column(offset_bytes, np.int64)
+    length = _column(length_bytes, np.int64)
+    if len(issue) > 1 and not bool((issue[1:] >= issue[:-1]).all()):
+        order = np.argsort(issue, kind="stable")
+        issue, complete, ops, offset, length = issue[order], complete[order], ops[order], offset[order], length[order]
     start = int(issue[0]) if len(issue) else 0
-    issue = issue - start
-    complete = np.where(complete >= 0, complete - start, -1).astype(np.int64)
-    return Trace(
-        meta=meta,
-        issue_ns=issue,
-        complete_ns=complete,
-        op=np.asarray(op, dtype=np.uint8)[order],
-        offset_bytes=np.asarray(offset_bytes, dtype=np.int64)[order],
-        length_bytes=np.asarray(length_bytes, dtype=np.int64)[order],
-    )
+    if start:
+        issue = issue - start if not issue.flags.writeable else _shift(issue, start)
+        done = complete >= 0
+        if not complete.flags.writeable:
+            complete = complete.copy()
+        complete[done] -= start
+    return Trace(meta=meta, issue_ns=issue, complete_ns=complete, op=ops, offset_bytes=offset, length_bytes=length)
+
+
+def _shift(values: npt.NDArray[np.int64], by: int) -> npt.NDArray[np.int64]:
+    values -= by
+    return values

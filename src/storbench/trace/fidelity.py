@@ -37,11 +37,17 @@ def replay_reference(trace: Trace, trace_id: int, mode: str, kinds: Sequence[int
 
     if mode not in MODES:
         raise ValueError(f"replay mode {mode!r}: one of {MODES}")
-    sel = np.isin(trace.op, np.asarray(list(kinds), dtype=np.uint8))
-    ops = {OPS[k]: int((trace.op[sel] == k).sum()) for k in (READ, WRITE, TRIM, FLUSH)}
-    nbytes = {OPS[k]: int(trace.length_bytes[sel & (trace.op == k)].sum()) for k in (READ, WRITE, TRIM)}
-    second = (trace.issue_ns[sel & (trace.op != FLUSH)] // 1_000_000_000).astype(np.int64)
-    per_s = np.bincount(second).astype(int).tolist() if len(second) else []
+    wanted = set(kinds)
+    ops = {OPS[k]: trace.count(k) if k in wanted else 0 for k in (READ, WRITE, TRIM, FLUSH)}
+    nbytes = {OPS[k]: int(trace.length_bytes.sum(where=trace.op == k)) if k in wanted else 0 for k in (READ, WRITE, TRIM)}
+    data = [k for k in wanted if k != FLUSH]
+    seconds = int(trace.issue_ns[-1] // 1_000_000_000) + 1 if len(trace) else 0
+    counts = np.zeros(seconds, dtype=np.int64)
+    for start in range(0, len(trace), 1 << 17):
+        sel = np.isin(trace.op[start : start + (1 << 17)], np.asarray(data, dtype=np.uint8))
+        counts += np.bincount(trace.issue_ns[start : start + (1 << 17)][sel] // 1_000_000_000, minlength=seconds)
+    last = int(np.flatnonzero(counts)[-1]) + 1 if counts.any() else 0
+    per_s = counts[:last].tolist()
     return {
         "trace_id": trace_id, "label": trace.meta.label, "source": trace.meta.source, "mode": mode,
         "events": len(trace), "span_s": trace.span_ns / 1e9, "ops": ops, "bytes": nbytes,

@@ -44,69 +44,103 @@ def nearest_rank(sorted_values: npt.NDArray[np.int64], pct: float) -> int:
     return int(sorted_values[rank - 1])
 
 
+#: events a figure is computed over at a time where a whole-column temporary would be large
+CHUNK = 1 << 17
+
+
 def _direction(trace: Trace, op: int, span_s: float) -> JSONObject:
     mask = trace.op == op
     n = int(mask.sum())
-    nbytes = int(trace.length_bytes[mask].sum())
+    nbytes = int(trace.length_bytes.sum(where=mask))
     out: JSONObject = {
         "ops": n, "bytes": nbytes,
         "iops": n / span_s if span_s > 0 else None, "bw_bytes": nbytes / span_s if span_s > 0 else None,
     }  # fmt: skip
     done = mask & (trace.complete_ns >= 0)
     if done.any():
-        lat = np.sort(trace.complete_ns[done] - trace.issue_ns[done])
+        lat = trace.complete_ns[done]
+        lat -= trace.issue_ns[done]
+        lat.sort()
         out["lat_ns"] = {"mean": float(lat.mean()), "max": int(lat[-1]), **{repr(p): nearest_rank(lat, p) for p in PERCENTILES}}
+        del lat
     else:
         out["lat_ns"] = None
-    if n > 1:
-        offsets = trace.offset_bytes[mask]
-        ends = offsets + trace.length_bytes[mask]
-        out["sequential_pct"] = float((offsets[1:] == ends[:-1]).sum()) * 100.0 / (n - 1)
-    else:
-        out["sequential_pct"] = None
+    out["sequential_pct"] = _sequential_pct(trace, mask, n)
     return out
 
 
+def _sequential_pct(trace: Trace, mask: npt.NDArray[np.bool_], n: int) -> float | None:
+    """The share of a direction's requests that start where its previous one ended (chunked)."""
+    if n <= 1:
+        return None
+    index = np.flatnonzero(mask)
+    hits = 0
+    prev_end: int | None = None
+    for start in range(0, len(index), CHUNK):
+        sel = index[start : start + CHUNK]
+        offsets = trace.offset_bytes[sel]
+        ends = offsets + trace.length_bytes[sel]
+        hits += int((offsets[1:] == ends[:-1]).sum())
+        if prev_end is not None and int(offsets[0]) == prev_end:
+            hits += 1
+        prev_end = int(ends[-1])
+    return hits * 100.0 / (n - 1)
+
+
 def _sizes(trace: Trace) -> JSONObject:
-    data = trace.op != FLUSH
-    lengths = trace.length_bytes[data]
-    if not len(lengths):
-        return {}
-    buckets = np.left_shift(1, np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    """Requests per power-of-two size bucket and direction (from the distinct sizes: few)."""
     out: JSONObject = {}
     for op in DIRECTIONS:
-        sel = buckets[trace.op[data] == op]
-        for size, count in zip(*np.unique(sel, return_counts=True), strict=True):
-            out.setdefault(str(int(size)), {})[OPS[op]] = int(count)
+        mask = trace.op == op
+        if not mask.any():
+            continue
+        sizes, counts = np.unique(trace.length_bytes[mask], return_counts=True)
+        for size_b, count in zip(sizes.tolist(), counts.tolist(), strict=True):
+            bucket = 1 << max(0, (int(size_b) - 1).bit_length())
+            per = out.setdefault(str(bucket), {})
+            per[OPS[op]] = per.get(OPS[op], 0) + int(count)
     return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
 
 
 def depth(trace: Trace) -> JSONObject | None:
-    """Requests in flight: maximum and time-weighted mean over the trace (None without completions)."""
+    """Requests in flight: maximum and time-weighted mean over the trace (None without completions).
+
+    The mean is Little's law: the sum of every request's time in flight over the span.  The
+    maximum is reached at an issue: the issues up to it less the completions up to it (chunked)."""
     done = trace.complete_ns >= 0
     if not done.any():
         return None
-    times = np.concatenate([trace.issue_ns[done], trace.complete_ns[done]])
-    steps = np.concatenate([np.ones(int(done.sum()), dtype=np.int64), -np.ones(int(done.sum()), dtype=np.int64)])
-    order = np.lexsort((steps, times))  # a completion before an issue at the same instant
-    times, steps = times[order], steps[order]
-    inflight = np.cumsum(steps)
-    span = int(times[-1] - times[0])
-    mean = float((inflight[:-1] * np.diff(times)).sum()) / span if span > 0 else float(inflight.max())
-    return {"max": int(inflight.max()), "mean": mean}
+    every = bool(done.all())
+    issue = trace.issue_ns if every else trace.issue_ns[done]
+    completes = np.sort(trace.complete_ns if every else trace.complete_ns[done])
+    deepest = 0
+    for start in range(0, len(issue), CHUNK):
+        part = issue[start : start + CHUNK]
+        # completions at the very instant of an issue are taken as before it
+        inflight = np.arange(start + 1, start + len(part) + 1, dtype=np.int64) - np.searchsorted(completes, part, side="right")
+        deepest = max(deepest, int(inflight.max()))
+    span = int(completes[-1] - issue[0])
+    busy = float(completes.sum(dtype=np.float64) - issue.sum(dtype=np.float64))
+    mean = busy / span if span > 0 else float(deepest)
+    return {"max": deepest, "mean": mean}
 
 
 def per_second(trace: Trace) -> JSONObject:
     """Requests and bytes issued in each whole second from the first issue, per direction."""
     if not len(trace):
         return {"t_s": []}
-    second = (trace.issue_ns // 1_000_000_000).astype(np.int64)
-    n = int(second.max()) + 1
+    n = int(trace.issue_ns[-1] // 1_000_000_000) + 1
     out: JSONObject = {"t_s": list(range(1, n + 1))}
     for op in DIRECTIONS:
-        sel = trace.op == op
-        out[f"{OPS[op]}_iops"] = np.bincount(second[sel], minlength=n).astype(int).tolist()
-        out[f"{OPS[op]}_bw_bytes"] = np.bincount(second[sel], weights=trace.length_bytes[sel], minlength=n).astype(int).tolist()
+        iops = np.zeros(n, dtype=np.int64)
+        bw = np.zeros(n, dtype=np.float64)
+        for start in range(0, len(trace), CHUNK):
+            sel = trace.op[start : start + CHUNK] == op
+            second = trace.issue_ns[start : start + CHUNK][sel] // 1_000_000_000
+            iops += np.bincount(second, minlength=n)
+            bw += np.bincount(second, weights=trace.length_bytes[start : start + CHUNK][sel], minlength=n)
+        out[f"{OPS[op]}_iops"] = iops.tolist()
+        out[f"{OPS[op]}_bw_bytes"] = bw.astype(np.int64).tolist()
     return out
 
 

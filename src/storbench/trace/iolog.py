@@ -14,6 +14,7 @@ to the issue times.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
@@ -25,7 +26,7 @@ from .events import FLUSH, OPS, READ, TRIM, WRITE, Trace, TraceMeta, make_trace
 PLACEHOLDER = "trace"
 _ACTIONS = {"read": READ, "write": WRITE, "trim": TRIM, "sync": FLUSH, "datasync": FLUSH}
 _FILE_ACTIONS = frozenset({"add", "open", "close"})
-CHUNK_EVENTS = 65536
+CHUNK_EVENTS = 16384
 
 
 def write_iolog_v3(trace: Trace, *, kinds: Iterable[int] = (READ, WRITE, TRIM, FLUSH)) -> Iterator[str]:
@@ -66,10 +67,7 @@ def read_iolog(lines: Iterable[str], meta: TraceMeta, *, where: str = "iolog") -
         version = 2
     else:
         raise UsageError(f"{where}: line 1 is {header[:60]!r}, not a fio iolog header ('fio version 2 iolog' or 'fio version 3 iolog')")
-    issue: list[int] = []
-    op: list[int] = []
-    offset: list[int] = []
-    length: list[int] = []
+    issue, op, offset, length = array("q"), array("B"), array("q"), array("q")
     clock_us = 0
     for number, raw in enumerate(it, start=2):
         parts = raw.split()
@@ -104,4 +102,4 @@ def read_iolog(lines: Iterable[str], meta: TraceMeta, *, where: str = "iolog") -
     if version == 2:
         notes += ("a v2 iolog has no issue times: its requests are as fast as they go, only its waits timed",)
     notes += ("an iolog holds no completions: no latency, no queue depth of the source",)
-    return make_trace(replace(meta, notes=notes), issue, [-1] * len(issue), op, offset, length)
+    return make_trace(replace(meta, notes=notes), issue, array("q", [-1]) * len(issue), op, offset, length)

@@ -9,6 +9,7 @@ volume named (``disk="hm,0"``), else refused in one line naming them.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 
 from storbench.errors import UsageError
@@ -25,11 +26,7 @@ def looks_like_msr(first_line: str) -> bool:
 
 
 def read_msr(lines: Iterable[str], meta: TraceMeta, *, where: str = "csv", disk: str | None = None) -> Trace:
-    issue: list[int] = []
-    complete: list[int] = []
-    op: list[int] = []
-    offset: list[int] = []
-    length: list[int] = []
+    issue, complete, op, offset, length = array("q"), array("q"), array("B"), array("q"), array("q")
     volumes: dict[str, int] = {}
     first_tick: int | None = None
     for number, raw in enumerate(lines, start=1):

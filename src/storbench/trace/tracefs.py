@@ -24,6 +24,7 @@ the kernel counted 6,821 writes.)  A
 from __future__ import annotations
 
 import re
+from array import array
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -59,11 +60,11 @@ class TracefsReader:
     counted: a filter the kernel did not take)."""
 
     device: tuple[int, int] | None = None
-    issue_ns: list[int] = field(default_factory=list)
-    complete_ns: list[int] = field(default_factory=list)
-    op: list[int] = field(default_factory=list)
-    offset: list[int] = field(default_factory=list)
-    length: list[int] = field(default_factory=list)
+    issue_ns: array[int] = field(default_factory=lambda: array("q"))
+    complete_ns: array[int] = field(default_factory=lambda: array("q"))
+    op: array[int] = field(default_factory=lambda: array("B"))
+    offset: array[int] = field(default_factory=lambda: array("q"))
+    length: array[int] = field(default_factory=lambda: array("q"))
     lost: int = 0
     other_device: int = 0
     unmatched_complete: int = 0
@@ -143,7 +144,7 @@ class TracefsReader:
 
     def notes(self) -> tuple[str, ...]:
         out = []
-        pending = sum(1 for c in self.complete_ns if c < 0)
+        pending = self.complete_ns.tolist().count(-1) if len(self.complete_ns) < 5_000_000 else 0
         if pending:
             out.append(f"{pending} request(s) issued had not completed when the capture ended: kept without a latency")
         if self.unmatched_complete:
