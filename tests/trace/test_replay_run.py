@@ -76,13 +76,13 @@ def test_a_replay_runs_both_modes_and_says_how_faithful_it_was(cli, tmp_path: Pa
     assert res.code == 0, res.err
     records = {r["workload"]: r for r in json.loads(res.out)}
     assert set(records) == {"replay-syn-timed", "replay-syn-fast"}
-    for name, rec in records.items():
+    for rec in records.values():
         assert rec["options"]["replay_redirect"] == str(target / "storbench.testfile")
         assert rec["jobs"][0]["read"]["total_ios"] == 100 and rec["jobs"][0]["write"]["total_ios"] == 100
         (fid,) = [f for f in rec["findings"] if f["check"] == "replay-fidelity"]
         assert "200 requests over 0.40 s" in fid["message"] and "operations replayed/recorded: read 100/100, write 100/100" in fid["message"]
         assert [f for f in rec["findings"] if f["check"] == "replay-incomplete"] == []
-    assert "timed replay of trace 'syn'" in [f for f in records["replay-syn-timed"]["findings"] if f["check"] == "replay-fidelity"][0]["message"]
+    assert "timed replay of trace 'syn'" in next(f for f in records["replay-syn-timed"]["findings"] if f["check"] == "replay-fidelity")["message"]
     assert {f["check"] for f in records["replay-syn-timed"]["findings"]} >= {"trace-open-loop"}
     assert "trace-open-loop" not in {f["check"] for f in records["replay-syn-fast"]["findings"]}
     # the log was written for the run and is gone with it; the test file too

@@ -161,7 +161,7 @@ def test_msr_cambridge_csv():
     with pytest.raises(UsageError, match=r"holds 2 volumes \(hm,0 \(1 requests\), prn,1 \(1 requests\)\): name one with --disk"):
         read_msr(two, META, where="m.csv")
     assert len(read_msr(two, META, disk="prn,1")) == 1
-    with pytest.raises(UsageError, match="m.csv: line 1 has type 'Erase'"):
+    with pytest.raises(UsageError, match=r"m\.csv: line 1 has type 'Erase'"):
         read_msr(["1,hm,0,Erase,0,512,1"], META, where="m.csv")
 
 

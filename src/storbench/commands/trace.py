@@ -20,6 +20,7 @@ from .common import App, pass_app, print_json
 
 if TYPE_CHECKING:
     from ..store.trace_reads import TraceRow
+    from ..trace.events import Trace
 
 FORMATS = ("auto", "iolog", "msr", "tracefs")
 
@@ -85,7 +86,7 @@ def _detect(path: Path, head: bytes) -> str:
     raise UsageError(f"{path}: not a trace storbench reads (a fio v2/v3 iolog, an MSR Cambridge CSV, a saved trace_pipe of block_rq events); its first line is {first[:60]!r}")
 
 
-def _read(path: Path, fmt: str, label: str, disk: str | None, clock: str) -> object:
+def _read(path: Path, fmt: str, label: str, disk: str | None, clock: str) -> Trace:
     from ..trace.events import TraceMeta
 
     try:
@@ -173,7 +174,7 @@ def _build() -> click.Group:
 
         got = _read(path, fmt, label, disk, app.env.clock())
         figures = trace_figures(got)
-        encoded = encode_trace(got)  # type: ignore[arg-type]
+        encoded = encode_trace(got)
         del got  # the events are let go before the store is opened: one copy of a large trace at a time
         with app.open_store() as store:
             trace_id = store.add_trace(encoded, figures)

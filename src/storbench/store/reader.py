@@ -30,8 +30,8 @@ from storbench.jsontypes import JSONObject
 from storbench.model import RunInfo
 from storbench.record import ResultRecord
 
-from .trace_reads import TraceReads
 from .rows import max_run_id, nul_escape, nul_unescape, plain_revisions, record_from_row, run_info_from_row, same_text
+from .trace_reads import TraceReads
 
 __all__ = ["Reader", "open_reader"]
 

@@ -10,9 +10,9 @@ event.  :func:`decode_events` refuses a blob of another kind or a newer version 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np

@@ -103,14 +103,23 @@ class Trace:
         return int((self.op == op).sum())
 
 
-def _column(values: npt.ArrayLike, dtype: type[np.generic]) -> npt.NDArray[np.int64]:
-    """A column without a copy where the values are already a buffer of the type (an
-    ``array.array`` of a reader), else as numpy makes it."""
+def _buffer_of(values: npt.ArrayLike, typecode: str) -> bool:
     import array
 
-    if isinstance(values, array.array) and np.dtype(values.typecode).itemsize == np.dtype(dtype).itemsize and np.dtype(values.typecode).kind == np.dtype(dtype).kind:
-        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
-    return np.asarray(values, dtype=dtype)
+    return isinstance(values, array.array) and values.typecode == typecode and len(values) > 0
+
+
+def _int64(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """A column without a copy where the values are an ``array.array("q")`` of a reader."""
+    if _buffer_of(values, "q"):
+        return np.frombuffer(values, dtype=np.int64)  # type: ignore[arg-type]
+    return np.asarray(values, dtype=np.int64)
+
+
+def _uint8(values: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+    if _buffer_of(values, "B"):
+        return np.frombuffer(values, dtype=np.uint8)  # type: ignore[arg-type]
+    return np.asarray(values, dtype=np.uint8)
 
 
 def make_trace(
@@ -124,11 +133,11 @@ def make_trace(
     """A trace from columns in any order: sorted by issue time (stable), times from the first issue.
     Columns that are ``array.array`` buffers of the right type are taken without a copy (and
     changed in place): a million requests are not held twice."""
-    issue = _column(issue_ns, np.int64)
-    complete = _column(complete_ns, np.int64)
-    ops = _column(op, np.uint8)
-    offset = _column(offset_bytes, np.int64)
-    length = _column(length_bytes, np.int64)
+    issue = _int64(issue_ns)
+    complete = _int64(complete_ns)
+    ops = _uint8(op)
+    offset = _int64(offset_bytes)
+    length = _int64(length_bytes)
     if len(issue) > 1 and not bool((issue[1:] >= issue[:-1]).all()):
         order = np.argsort(issue, kind="stable")
         issue, complete, ops, offset, length = issue[order], complete[order], ops[order], offset[order], length[order]
