@@ -655,6 +655,8 @@ _PLACEMENT_OPTIONS = frozenset({
     "filename", "directory", "name", "uri", "pool", "rbdname", "clientname", "clustername", "volume", "brick",
     "hostname", "port", "unlink", "filename_format", "exitall_on_error", "log_avg_msec", "per_job_logs", "nfs_url",
     "log_hist_msec", "log_max_value", "log_offset", "log_prio", "log_unix_epoch",
+    # a replayed trace: where its requests go, and the log storbench wrote for the run (a path of its own)
+    "replay_redirect", "read_iolog",
 })  # fmt: skip
 #: storage description fields that are settings of the host or of fio, not of the storage under test
 _CONFOUNDERS = ("host.",)

@@ -214,3 +214,14 @@ def test_dbench_on_ext4_counts_as_the_kernel_counted():
         t = read_tracefs(f, META, device=(7, 0))
     assert dict(t.meta.completed_seen) == {"read": 5, "write": 6821, "flush": 4141}
     assert (t.count(READ), t.count(WRITE), t.count(FLUSH)) == (5, 6503, 4141)
+
+
+def test_a_timed_replay_by_fio_333_runs_at_depth_1_and_says_why():
+    ms = 1_000_000
+    # 4 requests in flight at once, then 4 more
+    t = make_trace(META, [0, 0, 0, 0, 10 * ms, 10 * ms, 10 * ms, 10 * ms], [ms] * 4 + [11 * ms] * 4, [READ] * 8, [0] * 8, [4096] * 8)
+    timed, fast = replay_workloads(t, 1, fio_version="fio-3.33")
+    assert dict(timed.options)["iodepth"] == "1" and timed.replay["depth_capped"] == 4
+    assert dict(fast.options)["iodepth"] == "4" and "depth_capped" not in fast.replay
+    (timed,) = replay_workloads(t, 1, modes=("timed",), fio_version="fio-3.36")
+    assert dict(timed.options)["iodepth"] == "4"

@@ -154,11 +154,14 @@ def check(ctx: CheckContext) -> list[Finding]:
         ))  # fmt: skip
     version = _fio_version(ctx)
     left = ref.get("left_out") or {}
-    if version is not None:
-        if mode == "timed" and depth > 1 and version < (3, 36):
+    capped = ref.get("depth_capped")
+    if version is not None and version < (3, 36) and mode == "timed":
+        if isinstance(capped, int):
+            out.append(finding("replay-fio-version", "info", f"replayed at queue depth 1, not the {capped} the trace reached: fio {version[0]}.{version[1]}'s timed replay inflates completion latency above depth 1 (fixed in 3.36, b85c01f7); where the trace had requests in parallel, the replay may fall behind (replay-drift says)", "replay with fio 3.36 or later"))
+        elif depth > 1:
             out.append(finding("replay-fio-version", "info", f"fio {version[0]}.{version[1]} inflates the completion latency of a timed replay at queue depth {depth} (fixed in 3.36, b85c01f7): read this replay's latency as an upper bound", "replay with fio 3.36 or later"))
-        if left.get("trim") and version < (3, 34):
-            out.append(finding("replay-fio-version", "info", f"fio {version[0]}.{version[1]} ignores trims in a text iolog (#769, fixed in 3.34): the trace's {_n(int(left['trim']))} trims were left out", "replay with fio 3.34 or later"))
+    if version is not None and left.get("trim") and version < (3, 34):
+        out.append(finding("replay-fio-version", "info", f"fio {version[0]}.{version[1]} ignores trims in a text iolog (#769, fixed in 3.34): the trace's {_n(int(left['trim']))} trims were left out", "replay with fio 3.34 or later"))
     lost = ref.get("lost_events")
     if isinstance(lost, int) and lost > 0:
         out.append(finding("trace-dropped-events", "warning", f"the capture lost {_n(lost)} events: the trace holds fewer requests than the application issued", "capture again with a larger --buffer-kb, or for a shorter time"))
