@@ -390,3 +390,33 @@ def test_reader_answers_as_the_store_on_postgres(pg_url: str) -> None:
     closed = pg_url.rsplit(":", 1)[0] + ":1/" + pg_url.rsplit("/", 1)[1]  # nothing listens on port 1
     assert open_reader(closed) is None  # the store says why it cannot connect
     assert open_reader(pg_url.replace("+psycopg", "")) is None  # postgresql:// is psycopg2's to SQLAlchemy
+
+
+def test_traces_round_trip_through_the_store_and_the_reader(pg_url: str) -> None:
+    """A captured trace (recorded trace_pipe text) stored on PostgreSQL (bytea events, NUL in a
+    label escaped) and read back through the store and through the reader (psycopg alone)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from storbench.store.reader import open_reader
+    from storbench.trace.codec import encode_trace
+    from storbench.trace.events import TraceMeta
+    from storbench.trace.figures import trace_figures
+    from storbench.trace.tracefs import read_tracefs
+
+    text = (Path(__file__).parent.parent / "data" / "trace" / "tracefs-loop0-dd-blkdiscard-fsync.txt").read_text()
+    trace = read_tracefs(text.splitlines(), TraceMeta(label="db\x00x", source="tracefs", device="/dev/loop0"), device=(7, 0))
+    with Store.open(pg_url) as store:
+        trace_id = store.add_trace(encode_trace(trace), trace_figures(trace))
+        row = store.find_trace("db\x00x")
+        back = store.load_trace(trace_id)
+    assert row.trace_id == trace_id and row.events == 59 and row.label == "db\x00x" and row.stored_bytes > 0
+    assert row.figures["directions"]["read"]["ops"] == 51
+    assert np.array_equal(back.offset_bytes, trace.offset_bytes) and np.array_equal(back.complete_ns, trace.complete_ns)
+    reader = open_reader(pg_url)
+    assert reader is not None
+    with reader:
+        assert reader.find_trace(str(trace_id)) == row
+        assert [r.trace_id for r in reader.list_traces()] == [trace_id]
+        assert np.array_equal(reader.load_trace(trace_id).issue_ns, trace.issue_ns)
