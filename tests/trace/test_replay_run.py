@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -119,3 +120,74 @@ def test_a_replay_cannot_go_where_fio_cannot_redirect_it(cli):
     res = cli("run", "--replay", "syn", "--target", "s3://bench?endpoint=http://127.0.0.1:1", "--dry-run")
     assert res.code == 2 and res.err.count("\n") == 1, res.err
     assert "is a s3 target: a trace replays onto one file, device, export or image (fio's replay_redirect)" in res.err
+
+
+SUITE = """
+[workload.db-timed]
+description = "the db trace as recorded"
+replay = "syn"
+
+[workload.db-fast]
+replay = "syn"
+mode = "fast"
+reads_only = true
+
+[suite.mine]
+description = "my own workload"
+workloads = ["db-timed", "db-fast"]
+"""
+
+
+def test_a_suite_names_a_trace_as_a_workload(cli, tmp_path: Path):
+    suite = tmp_path / "mine.toml"
+    suite.write_text(SUITE)
+    listed = cli("suites", "--suite-file", str(suite))
+    assert listed.code == 0, listed.err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[workload.x]\nreplay = "syn"\nmode = "slow"\n')
+    res = cli("run", "--suite-file", str(bad), "--workload", "x", "--dry-run")
+    assert res.code == 2 and res.err.count("\n") == 1 and "invalid mode 'slow' (allowed: timed, fast)" in res.err
+    missing = cli("run", "--suite-file", str(suite), "--suite", "mine", "--dry-run")
+    assert missing.code == 2 and "no trace 'syn' in" in missing.err
+    _import(cli)
+    target = tmp_path / "t"
+    target.mkdir()
+    dry = cli("run", "--suite-file", str(suite), "--suite", "mine", "--target", str(target), "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "[db-timed]" in dry.out and "[db-fast]" in dry.out and "replay_no_stall=1" in dry.out and "rw=randread" in dry.out
+    curve = cli("curve", "--suite-file", str(suite), "--workload", "db-fast", "--target", str(target))
+    assert curve.code == 2 and "replays a trace, whose load is the trace's own: a curve cannot raise it" in curve.err
+
+
+@needs_fio
+def test_a_suites_replay_runs(cli, tmp_path: Path):
+    suite = tmp_path / "mine.toml"
+    suite.write_text(SUITE)
+    _import(cli)
+    target = tmp_path / "t"
+    target.mkdir()
+    res = cli("run", "--suite-file", str(suite), "--suite", "mine", "--target", str(target), "--repeat", "1", "--no-report", "--json")
+    assert res.code == 0, res.err
+    records = {r["workload"]: r for r in json.loads(res.out)}
+    assert records["db-timed"]["jobs"][0]["write"]["total_ios"] == 100
+    assert records["db-fast"]["jobs"][0]["read"]["total_ios"] == 100 and records["db-fast"]["options"]["rw"] == "randread"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mkfs.xfs") is None, reason="needs root (loop devices) and xfsprogs")
+@needs_fio
+def test_a_matrix_replays_a_trace_on_each_setup(cli, tmp_path: Path):
+    """The suite's replay on ext4 and on xfs (a loop file): each setup's run replays every request,
+    and nothing of the replay's logs is left."""
+    suite = tmp_path / "mine.toml"
+    suite.write_text(SUITE)
+    _import(cli)
+    res = cli("matrix", "--loop-file", str(tmp_path / "loop.img"), "--loop-size", "300m", "--fs", "ext4,xfs",
+              "--suite-file", str(suite), "--suite", "mine", "--repeat", "1", "--label", "rs", "--no-report", "--json")  # fmt: skip
+    assert res.code == 0, res.err
+    results = json.loads(res.out)["results"]
+    per = {(r["label"], r["workload"]): r for r in results}
+    assert set(per) == {("rs/ext4", "db-timed"), ("rs/ext4", "db-fast"), ("rs/xfs", "db-timed"), ("rs/xfs", "db-fast")}
+    for rec in per.values():
+        assert rec["jobs"][0]["read"]["total_ios"] == 100
+        assert any(f["check"] == "replay-fidelity" and "read 100/100" in f["message"] for f in rec["findings"])
+    assert per[("rs/ext4", "db-timed")]["jobs"][0]["write"]["total_ios"] == 100

@@ -3,6 +3,7 @@ finding runs, public records, the suite catalog and size/runtime overrides."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -115,6 +116,23 @@ def chosen_workloads(catalog, suite_name: str | None, workload_names) -> tuple[t
         return tuple(catalog.workload(n) for n in workload_names), None
     suite = catalog.suite(suite_name or "quick")
     return suite.workloads, suite.name
+
+
+@contextlib.contextmanager
+def replay_logs(app: App, workloads):
+    """``workloads`` with each replay's log written (a directory of the run's own, removed after it;
+    :func:`storbench.run.replay.write_logs`); the same workloads where none replays."""
+    if not any(w.replay is not None for w in workloads):
+        yield tuple(workloads)
+        return
+    import tempfile
+
+    from ..run.replay import write_logs
+
+    with tempfile.TemporaryDirectory(prefix="storbench-replay-") as directory:
+        with contextlib.closing(app.open_reader()) as store:
+            written = write_logs(store, workloads, directory)
+        yield written
 
 
 def finite(data):

@@ -16,7 +16,7 @@ import click
 
 from ..curve.model import side_by_side
 from ..curve.runner import CurveRunner
-from ..errors import StorbenchError
+from ..errors import StorbenchError, UsageError
 from .common import (
     App,
     load_catalog,
@@ -61,6 +61,8 @@ def curve(app: App, workload_name, suite_file, targets, destroy, ceph_conf, ceph
     plan = cv.CurvePlan(loads=tuple(loads) or (() if rate else DEFAULT_LOAD), rate=rate, stop_at=stop_at, sla=sla)
     steps, shares, stop, limit = plan.parsed()
     workload = load_catalog(suite_file).workload(workload_name)
+    if workload.replay is not None:
+        raise UsageError(f"workload {workload.name!r} replays a trace, whose load is the trace's own: a curve cannot raise it; replay it with storbench run (--replay-mode fast gives its headroom)")
     overrides = overrides_from(size, runtime)
     executor = runner.SubprocessFio(app.env.fio_path)
     fio_version = executor.version()

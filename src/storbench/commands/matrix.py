@@ -147,12 +147,22 @@ def matrix(ctx, device, devices, destroy, loop_file, loop_files, loop_size, fs_l
             workload_names = (DEFAULT_WORKLOAD,)
         study = _new_study(app, fs_list, setups_file, suite_name, workload_names, suite_file, size, runtime, sweeps, repeat, label, keep_files)
         study = dataclasses.replace(study, prefill=prefill, curve=plan)
+        if any((w.replay or {}).get("pending") for w in study.workloads):  # a suite's replay = "TRACE"
+            from ..run.replay import resolve_suite_replays
+
+            with contextlib.closing(app.open_reader()) as traces:
+                workloads, _ = resolve_suite_replays(traces, study.workloads, runner.SubprocessFio(app.env.fio_path).version())
+            # a replay's reads must meet written blocks of each setup's test file
+            study = dataclasses.replace(study, workloads=workloads, prefill=True)
 
     executor = runner.SubprocessFio(app.env.fio_path)
     show_progress = app.env.show_progress if progress is None else progress
     db_path = app.db_url
     outcome = None
     with contextlib.ExitStack() as stack:
+        from .common import replay_logs
+
+        study = dataclasses.replace(study, workloads=stack.enter_context(replay_logs(app, study.workloads)))
         store = stack.enter_context(contextlib.closing(app.open_store()))
         reconcile(app, store)
         drawn = _StudyReporter(app, show_progress)

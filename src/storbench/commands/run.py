@@ -110,25 +110,12 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
             _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    replayed: tuple = ()
-    if replays:
-        from ..run.fioexec import SubprocessFio
-        from ..run.replay import refuse_the_source, refuse_unredirectable, replay_workloads_of
-
-        refuse_unredirectable(targets)
-        modes = ("timed", "fast") if replay_mode == "both" else (replay_mode,)
-        with contextlib.closing(app.open_reader()) as store:
-            replayed, sources = replay_workloads_of(store, replays, modes, reads_only, SubprocessFio(app.env.fio_path).version())
-        refuse_the_source(sources, targets)
-        if hosts_file or host_values:
-            raise UsageError("--replay runs here: a trace's log is a file of this host; it cannot be used with --host/--hosts")
-        if not targets or all(os.path.isdir(t) for t in targets):
-            prefill = True  # a replay's reads must meet written blocks of storbench's own test file
     if replays and not (suite_name or workload_names):
         workloads, suite_label = (), None
     else:
         workloads, suite_label = chosen_workloads(run_catalog(suite_file, suite_name, workload_names), suite_name, workload_names)
-    workloads = tuple(workloads) + tuple(replayed)
+    if replays or any((w.replay or {}).get("pending") for w in workloads):  # --replay, or a suite's replay = "TRACE"
+        workloads, prefill = _replays(app, workloads, replays, replay_mode, reads_only, targets, bool(hosts_file or host_values), prefill)
     from ..suites.sweep import expand, parse_sweep
 
     workloads = expand(workloads, [parse_sweep(s) for s in sweeps])
@@ -187,19 +174,33 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         _execute(app, request, as_json=as_json, progress=progress, resume_run=None, report_path=report_path, no_report=no_report)
 
 
+def _replays(app: App, workloads, replays, replay_mode: str, reads_only: bool, targets, remote: bool, prefill: bool):
+    """The workloads with ``--replay``'s traces added and a suite's ``replay = "TRACE"`` made, and
+    whether to prefill (a directory target: a replay's reads must meet written blocks of
+    storbench's own test file); one line for a target a trace cannot go to or came from."""
+    from ..run.fioexec import SubprocessFio
+    from ..run.replay import refuse_the_source, refuse_unredirectable, replay_workloads_of, resolve_suite_replays
+
+    if remote:
+        raise UsageError("a replay runs here: a trace's log is a file of this host; it cannot be used with --host/--hosts")
+    refuse_unredirectable(targets)
+    fio_version = SubprocessFio(app.env.fio_path).version()
+    modes = ("timed", "fast") if replay_mode == "both" else (replay_mode,)
+    with contextlib.closing(app.open_reader()) as store:
+        workloads, sources = resolve_suite_replays(store, workloads, fio_version)
+        if replays:
+            replayed, more = replay_workloads_of(store, replays, modes, reads_only, fio_version)
+            workloads, sources = tuple(workloads) + replayed, sources + more
+    refuse_the_source(sources, targets)
+    return tuple(workloads), prefill or not targets or all(os.path.isdir(t) for t in targets)
+
+
 @contextlib.contextmanager
 def _replay_logs(app: App, request: RunRequest):
-    """The request with its replays' logs written (a directory of the run's own, removed after it)."""
-    if not any(w.replay is not None for w in request.workloads):
-        yield request
-        return
-    import tempfile
+    """The request with its replays' logs written (:func:`.common.replay_logs`)."""
+    from .common import replay_logs
 
-    from ..run.replay import write_logs
-
-    with tempfile.TemporaryDirectory(prefix="storbench-replay-") as directory:
-        with contextlib.closing(app.open_reader()) as store:
-            workloads = write_logs(store, request.workloads, directory)
+    with replay_logs(app, request.workloads) as workloads:
         yield dataclasses.replace(request, workloads=workloads)
 
 

@@ -45,6 +45,29 @@ def replay_workloads_of(store: TraceReads, refs: Sequence[str], modes: Sequence[
     return tuple(out), metas
 
 
+def resolve_suite_replays(store: TraceReads, workloads: Sequence[Workload],
+                          fio_version: str | None) -> tuple[tuple[Workload, ...], list[TraceMeta]]:  # fmt: skip
+    """Each suite workload that names a trace (``replay = "db"``, still ``pending``) made the
+    replay it names, under its own name; the traces' meta."""
+    from ..trace.replay import replay_workloads
+
+    out: list[Workload] = []
+    metas = []
+    for w in workloads:
+        pending = (w.replay or {}).get("pending")
+        if pending is None:
+            out.append(w)
+            continue
+        row = store.find_trace(str(pending))
+        trace = store.load_trace(row.trace_id)
+        metas.append(trace.meta)
+        (made,) = replay_workloads(trace, row.trace_id, modes=(str(w.replay["mode"]),), reads_only=bool(w.replay.get("reads_only")),
+                                   fio_version=fio_version)  # fmt: skip
+        out.append(replace(made, name=w.name, description=w.description, origin=w.origin))
+        del trace
+    return tuple(out), metas
+
+
 def write_logs(store: TraceReads, workloads: Sequence[Workload], directory: str) -> tuple[Workload, ...]:
     """``workloads`` with each replay's ``read_iolog`` naming its log, written into ``directory``."""
     from ..trace.events import OPS

@@ -551,6 +551,8 @@ def _parse_workload(src: _Source, name: str, body: JSONValue, origin: str, table
     tool = body.get("tool", "fio")
     if tool != "fio":
         return _parse_load_workload(src, name, body, origin, tool)
+    if "replay" in body:
+        return _parse_replay_workload(src, name, body, origin)
     for key in body:
         if key not in _WORKLOAD_KEYS:
             raise src.fail(path + (key,), f"unknown key {key!r}{_did_you_mean(key, _WORKLOAD_KEYS)} "
@@ -565,6 +567,35 @@ def _parse_workload(src: _Source, name: str, body: JSONValue, origin: str, table
     elif headline not in HEADLINES:
         raise src.fail(path + ("headline",), f"invalid headline {headline!r} (allowed: {', '.join(HEADLINES)})")
     return Workload(name=name, description=description, options=options, headline=headline, origin=origin)
+
+
+_REPLAY_KEYS = ("description", "replay", "mode", "reads_only")
+_REPLAY_MODES = ("timed", "fast")
+
+
+def _parse_replay_workload(src: _Source, name: str, body: JSONObject, origin: str) -> Workload:
+    """A replay of a stored trace (``replay = "db"``, an id or a label; ``mode = "timed"`` or
+    ``"fast"``; ``reads_only``): its fio options are made from the trace when a run starts
+    (:func:`storbench.run.replay.resolve_suite_replays`), so the workload holds only what names it."""
+    path = ("workload", name)
+    for key in body:
+        if key not in _REPLAY_KEYS:
+            raise src.fail(path + (key,), f"unknown key {key!r} for a replay workload (allowed: {', '.join(_REPLAY_KEYS)})")
+    ref = body["replay"]
+    if isinstance(ref, bool) or not isinstance(ref, (str, int)) or not str(ref).strip():
+        raise src.fail(path + ("replay",), "must name a stored trace: its id or its label (storbench trace list)")
+    mode = body.get("mode", "timed")
+    if mode not in _REPLAY_MODES:
+        raise src.fail(path + ("mode",), f"invalid mode {mode!r} (allowed: {', '.join(_REPLAY_MODES)})", value=mode if isinstance(mode, str) else None)
+    reads_only = body.get("reads_only", False)
+    if not isinstance(reads_only, bool):
+        raise src.fail(path + ("reads_only",), f"must be true or false (got {_toml_type(reads_only)})")
+    description = _check_description(src, path + ("description",), body.get("description", ""))
+    return Workload(
+        name=name, description=description or f"replay of trace {ref} ({mode})", options=(),
+        headline="lat" if mode == "timed" else "iops", origin=origin,
+        replay={"pending": str(ref), "mode": mode, "reads_only": reads_only},
+    )  # fmt: skip
 
 
 def _parse_load_workload(src: _Source, name: str, body: JSONObject, origin: str, tool: LoadTool) -> Workload:
