@@ -73,7 +73,7 @@ def test_a_replay_runs_both_modes_and_says_how_faithful_it_was(cli, tmp_path: Pa
     _import(cli)
     target = tmp_path / "target"
     target.mkdir()
-    res = cli("run", "--replay", "syn", "--target", str(target), "--repeat", "1", "--no-report", "--json", "--label", "r")
+    res = cli("run", "--replay", "syn", "--target", str(target), "--repeat", "2", "--no-report", "--json", "--label", "r")
     assert res.code == 0, res.err
     records = {r["workload"]: r for r in json.loads(res.out)}
     assert set(records) == {"replay-syn-timed", "replay-syn-fast"}
@@ -91,6 +91,15 @@ def test_a_replay_runs_both_modes_and_says_how_faithful_it_was(cli, tmp_path: Pa
     assert list(target.iterdir()) == []
     shown = cli("show", "r")
     assert "[replay-fidelity]" in shown.out
+    # compare sets the captured source beside the replay: the trace's own figures, one sample
+    compared = cli("compare", "r", "--json")
+    assert compared.code == 0, compared.err
+    cmp = json.loads(compared.out)
+    assert [c["name"] for c in cmp["configs"]] == ["r", "captured: syn"]
+    (row,) = [r for r in cmp["rows"] if r["workload"] == "replay-syn-fast" and r["direction"] == "read" and r["metric"] == "iops"]
+    captured = row["cells"][cmp["configs"][1]["key"]]
+    assert captured["values"] == [pytest.approx(100 / 0.398)] and captured["n"] == 1
+    assert "with single runs no significance" not in cli("compare", "r").out
     # the workloads keep their trace: stored in the run, read back by --resume
     meta = json.loads(sqlite3.connect(cli.db).execute("SELECT meta_json FROM runs").fetchone()[0])
     assert [w["replay"]["trace_id"] for w in meta["workloads"]] == [1, 1]

@@ -52,13 +52,51 @@ def _baseline_key(store, groups, ref: str) -> str:
     return matches[0].key
 
 
+def _captured_references(store, ids: Sequence[int], metas, records: Sequence[ResultRecord]) -> list[ResultRecord]:
+    """For every replay among the runs compared, its trace's own figures as a result of their own
+    (a configuration "captured: LABEL", one sample; :mod:`storbench.trace.reference`), so that the
+    source stands beside its candidates.  A trace no longer stored is left out."""
+    from ..store.trace_reads import TraceRow
+    from ..trace.reference import reference_result
+
+    replays: dict[str, dict] = {}
+    for rid in ids:
+        for w in metas[rid].get("workloads") or []:
+            ref = w.get("replay") if isinstance(w, dict) else None
+            if isinstance(ref, dict) and isinstance(ref.get("trace_id"), int) and w.get("name"):
+                replays.setdefault(w["name"], ref)
+    out: list[ResultRecord] = []
+    rows: dict[int, TraceRow | None] = {}
+    for workload, ref in replays.items():
+        first = next((r for r in records if r.workload == workload), None)
+        trace_id = ref["trace_id"]
+        if first is None:
+            continue
+        if trace_id not in rows:
+            try:
+                rows[trace_id] = store.find_trace(str(trace_id))
+            except UsageError:
+                rows[trace_id] = None
+        row = rows[trace_id]
+        if row is None:
+            continue
+        out.append(ResultRecord(
+            run_id=-trace_id, workload=workload, target=row.device or f"trace {trace_id}", label=f"captured: {row.label}",
+            fio=reference_result(row.figures, tuple(k for k in ref.get("kinds", ("read", "write", "trim")) if k != "flush")),
+            raw_output="", options=dict(first.options), repetition=0,
+        ))  # fmt: skip
+    return out
+
+
 def _headlines(records: Sequence[ResultRecord]) -> dict[str, str]:
     """Each workload's headline metric, judged from the options it ran with."""
     return headlines_of(records)
 
 
 def _has_single_runs(cmp) -> bool:
-    return any(cell is not None and cell.summary.n < 2 for row in cmp.rows for cell in row.cells)
+    """Some run compared ran once (a trace's captured reference is one sample by nature: not counted)."""
+    captured = {c.key for c in cmp.configs if all(rid < 0 for rid in c.run_ids)}
+    return any(cell is not None and cell.summary.n < 2 and cell.config not in captured for row in cmp.rows for cell in row.cells)
 
 
 def _regression_message(cmp, found) -> str:
@@ -124,6 +162,10 @@ def compare(app: App, run_refs, label_prefix, baseline, fail_pct, gate_metrics, 
             for f in meta.get("pts") or []:
                 for s in f.get("systems", []):
                     systems_of.setdefault((rid, s["identifier"]), s)
+        references = _captured_references(store, ids, metas, records)
+        for rec in references:
+            run_names[rec.run_id] = rec.label or "captured"
+        records.extend(references)
         groups = cmp_mod.configurations(records, run_names)
         if len(groups) < 2:
             have = ", ".join(repr(c.name) for c, _ in groups) or "none"

@@ -54,14 +54,15 @@ def resolve_suite_replays(store: TraceReads, workloads: Sequence[Workload],
     out: list[Workload] = []
     metas = []
     for w in workloads:
-        pending = (w.replay or {}).get("pending")
+        ask = w.replay or {}
+        pending = ask.get("pending")
         if pending is None:
             out.append(w)
             continue
         row = store.find_trace(str(pending))
         trace = store.load_trace(row.trace_id)
         metas.append(trace.meta)
-        (made,) = replay_workloads(trace, row.trace_id, modes=(str(w.replay["mode"]),), reads_only=bool(w.replay.get("reads_only")),
+        (made,) = replay_workloads(trace, row.trace_id, modes=(str(ask["mode"]),), reads_only=bool(ask.get("reads_only")),
                                    fio_version=fio_version)  # fmt: skip
         out.append(replace(made, name=w.name, description=w.description, origin=w.origin))
         del trace

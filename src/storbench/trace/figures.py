@@ -61,7 +61,8 @@ def _direction(trace: Trace, op: int, span_s: float) -> JSONObject:
         lat = trace.complete_ns[done]
         lat -= trace.issue_ns[done]
         lat.sort()
-        out["lat_ns"] = {"mean": float(lat.mean()), "max": int(lat[-1]), **{repr(p): nearest_rank(lat, p) for p in PERCENTILES}}
+        out["lat_ns"] = {"mean": float(lat.mean()), "min": int(lat[0]), "max": int(lat[-1]), "stddev": float(lat.std()),
+                         **{repr(p): nearest_rank(lat, p) for p in PERCENTILES}}  # fmt: skip
         del lat
     else:
         out["lat_ns"] = None
