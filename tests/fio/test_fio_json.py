@@ -79,7 +79,10 @@ def test_every_fixture_parses_with_invariants(name: str) -> None:
                 assert summary is None or summary.samples > 0
         assert job.sync is None or job.sync.total_ios > 0 or job.sync.lat_ns is not None
         assert all(k[-2:] in ("ns", "us", "ms") for k in job.latency_dist_pct)
-        assert not job.latency_dist_pct or 99.0 < sum(job.latency_dist_pct.values()) < 101.0
+        # fio 3.33's timed replay at depth 4 leaves 3 of its 200 I/Os out of its latency distribution
+        # (98.5 %), as out of its byte counts (tests/trace/test_trace.py): real output, kept as it is
+        low = 98.0 if name.startswith("replay_timed_qd4") else 99.0
+        assert not job.latency_dist_pct or low < sum(job.latency_dist_pct.values()) < 101.0
     assert parse_fio_json(raw) == result  # pure and deterministic
 
 
