@@ -54,6 +54,7 @@ def test_a_capture_of_an_application_matches_the_kernels_counters(cli, tmp_path:
     assert fig["directions"]["write"]["ops"] >= kernel["write"] - lost - seen.get("flush", 0) - 5
     assert meta["source"] == "tracefs" and meta["device"] == dev and meta["command"].startswith("sh -c dbench")
     assert meta["logical_block_bytes"] == 512 and meta["device_bytes"] == 64 * 1024 * 1024
+    assert meta["storage"]["target_kind"] == "block" and meta["storage"]["devices"][0]["type"] == "loop"
     assert fig["directions"]["write"]["lat_ns"]["50.0"] > 0 and fig["depth"]["max"] >= 1
     assert got["stored_bytes"] / fig["events"] <= 16
     assert _tracing_state() == before  # events off, filters cleared, tracefs as it was (mounted or not)

@@ -30,9 +30,10 @@ def test_import_list_show_export(cli, tmp_path: Path):
     assert "note: an iolog holds no completions: no latency, no queue depth of the source" in res.out
     _import(cli, DATA / "tracefs-loop0-dd-blkdiscard-fsync.txt", "dd")
     _import(cli, DATA / "msr-cambridge-sample.csv", "hm0")
+    _import(cli, DATA / "alibaba-sample.csv", "ali", "--disk", "3")
     listed = json.loads(cli("trace", "list", "--json").out)
     assert [(t["trace_id"], t["label"], t["source"], t["events"]) for t in listed] == [
-        (3, "hm0", "msr-cambridge", 5), (2, "dd", "tracefs", 59), (1, "syn", "fio-iolog", 200)]  # fmt: skip
+        (4, "ali", "alibaba", 4), (3, "hm0", "msr-cambridge", 5), (2, "dd", "tracefs", 59), (1, "syn", "fio-iolog", 200)]  # fmt: skip
     shown = cli("trace", "show", "dd")
     assert "  read  51 requests" in shown.out and "latency p50" in shown.out and "queue depth: max" in shown.out
     data = json.loads(cli("trace", "show", "2", "--json").out)
@@ -42,13 +43,13 @@ def test_import_list_show_export(cli, tmp_path: Path):
     lines = out.read_text().splitlines()
     assert lines[0] == "fio version 3 iolog" and len(lines) == 3 + 200 + 1
     assert cli("trace", "delete", "hm0").code == 0
-    assert [t["label"] for t in json.loads(cli("trace", "list", "--json").out)] == ["dd", "syn"]
+    assert [t["label"] for t in json.loads(cli("trace", "list", "--json").out)] == ["ali", "dd", "syn"]
 
 
 @pytest.mark.parametrize(
     "content, words",
     [
-        (b"hello\nworld\n", "not a trace storbench reads (a fio v2/v3 iolog, an MSR Cambridge CSV, a saved trace_pipe of block_rq events); its first line is 'hello'"),
+        (b"hello\nworld\n", "not a trace storbench reads (a fio v2/v3 iolog, an MSR Cambridge or Alibaba block trace CSV, a saved trace_pipe of block_rq events); its first line is 'hello'"),
         (b"\x07\x74\x61\x65" + bytes(60), "a blktrace binary (blkparse -d) dump is not read by this storbench"),
         (b"fio version 3 iolog\n0 f add\nzz f read 0 1\n", "line 3 is not 'TIME FILE ACTION [OFFSET LENGTH]'"),
         (b"1,hm,0,Read,0,512,1\n2,hm,0,Read,0\n", "line 2 has 5 fields, not the MSR Cambridge 7"),
@@ -122,6 +123,16 @@ def test_reads_only_leaves_the_writes_out_and_says_so(cli, tmp_path: Path):
     assert any(f["check"] == "replay-fidelity" and "reads only: the trace's 100 writes were left out (--reads-only)" in f["message"] for f in rec["findings"])
     assert image.read_bytes() == before  # nothing written
     assert cli("run", "--reads-only", "--dry-run").code == 2
+    # a file smaller than the trace's extent (5.7 MB): its offsets divided to fit, said; the file never grows
+    small = tmp_path / "small.img"
+    small.write_bytes(bytes(2 * 1024 * 1024))
+    res = cli("run", "--replay", "syn", "--replay-mode", "fast", "--target", str(small), "--destroy-data", str(small),
+              "--repeat", "1", "--no-report", "--json")  # fmt: skip
+    assert res.code == 0, res.err
+    (rec,) = json.loads(res.out)
+    assert rec["options"]["replay_scale"] == "3" and rec["options"]["replay_align"] == "4096"
+    assert rec["jobs"][0]["write"]["total_ios"] == 100 and small.stat().st_size == 2 * 1024 * 1024
+    assert any("offsets divided by 3 (replay_scale: the target is smaller than the trace's 5,709,824 bytes)" in f["message"] for f in rec["findings"])
 
 
 def test_a_replay_cannot_go_where_fio_cannot_redirect_it(cli):

@@ -225,3 +225,19 @@ def test_a_timed_replay_by_fio_333_runs_at_depth_1_and_says_why():
     assert dict(fast.options)["iodepth"] == "4" and "depth_capped" not in fast.replay
     (timed,) = replay_workloads(t, 1, modes=("timed",), fio_version="fio-3.36")
     assert dict(timed.options)["iodepth"] == "4"
+
+
+def test_alibaba_block_traces():
+    from storbench.trace.alibaba import looks_like_alibaba, read_alibaba
+
+    with open(DATA / "trace" / "alibaba-sample.csv") as f:
+        lines = f.read().splitlines()
+    assert looks_like_alibaba(lines[0]) and not looks_like_alibaba("128166372003061629,hm,0,Write,7014912,4096,26")
+    with pytest.raises(UsageError, match=r"holds 2 disks \(3 \(4 requests\), 5 \(1 requests\)\): name one with --disk DEVICE_ID"):
+        read_alibaba(lines, META, where="a.csv")
+    t = read_alibaba(lines, TraceMeta(label="ali", source="alibaba"), disk="3")
+    assert len(t) == 4 and t.op.tolist() == [WRITE, READ, WRITE, READ]
+    assert t.issue_ns.tolist() == [0, 151_000, 1_000_000, 2_151_000] and int(t.length_bytes[3]) == 65536
+    assert not (t.complete_ns >= 0).any()
+    with pytest.raises(UsageError, match=r"line 1 has opcode 'X'"):
+        read_alibaba(["3,X,0,4096,1"], META)

@@ -123,6 +123,9 @@ def _fidelity_line(ref: object, fid: dict[str, object]) -> str:
     depth = fid.get("depth")
     if isinstance(depth, list) and depth[1]:
         line += f"; replayed at queue depth {depth[0] or 1}, {depth[1]} the deepest recorded"
+    scaled = ref.get("scaled_by")
+    if isinstance(scaled, int) and scaled > 1:
+        line += f"; offsets divided by {scaled} (replay_scale: the target is smaller than the trace's {_n(int(ref.get('extent_bytes') or 0))} bytes)"
     return line
 
 
@@ -165,7 +168,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     lost = ref.get("lost_events")
     if isinstance(lost, int) and lost > 0:
         out.append(finding("trace-dropped-events", "warning", f"the capture lost {_n(lost)} events: the trace holds fewer requests than the application issued", "capture again with a larger --buffer-kb, or for a shorter time"))
-    if ref.get("source") in ("tracefs", "blktrace", "msr-cambridge"):
+    if ref.get("source") in ("tracefs", "blktrace", "msr-cambridge", "alibaba"):
         out.append(finding("trace-cache-blind", "info", "a block trace holds what reached the device: page-cache hits are not in it, writes are the source kernel's writeback", fix_of(INFO["trace-cache-blind"])))
     if mode == "timed":
         out.append(finding("trace-open-loop", "info", "a timed replay issues each request at its recorded time, whatever the candidate answers: its latency is the candidate's under the recorded load", fix_of(INFO["trace-open-loop"])))

@@ -51,10 +51,12 @@ def capture(app: App, device: str | None, directory: str | None, seconds: float 
                       if d and os.path.isdir(d) and not same_device(d, dev)), None)  # fmt: skip
     if spool_dir is None:
         raise UsageError(f"capture: every place for the capture's spool ({tempfile.gettempdir()}, /var/tmp, /dev/shm) is on the traced device {dev.path}; set TMPDIR to a directory elsewhere")
+    storage = _describe(directory or dev.path)  # before the recording: its own reads are not traced
     store = app.open_store()  # opened (and upgraded) before the capture: no store I/O while recording
     try:
         app.err(f"capture: tracing {dev.path} ({dev.major}:{dev.minor}) through the kernel's tracefs block events" + (f" for {seconds:g} s" if seconds else "") + (f" while {' '.join(command)} runs" if command else "") + "; Ctrl-C ends it")
-        got = record(dev, label=label, seconds=seconds, command=command, buffer_kb=buffer_kb, clock=app.env.clock, spool_dir=spool_dir)
+        got = record(dev, label=label, seconds=seconds, command=command, buffer_kb=buffer_kb, clock=app.env.clock, spool_dir=spool_dir,
+                     storage=storage)  # fmt: skip
         if not len(got.trace):
             raise UsageError(f"capture: {dev.path} completed no request while it was traced ({got.stopped_by} ended it): nothing stored")
         from ..trace.codec import encode_trace
@@ -71,3 +73,19 @@ def capture(app: App, device: str | None, directory: str | None, seconds: float 
             app.out(line)
     if got.command_status not in (None, 0):
         app.err(f"capture: the command exited with status {got.command_status} (the trace is stored)")
+
+
+def _describe(path: str) -> dict | None:
+    """The storage description of the traced device (or directory), as the runs store theirs; None
+    where it cannot be made (the capture does not depend on it)."""
+    from ..errors import StorbenchError
+    from ..storage.codec import storage_to_dict
+    from ..targets import kind_of
+    from ..targets import resolve as resolve_target
+
+    try:
+        target = resolve_target(path)
+        info = kind_of(target).describe(target, None)
+        return storage_to_dict(info) if info is not None else None
+    except (StorbenchError, OSError):
+        return None

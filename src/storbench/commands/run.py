@@ -192,7 +192,34 @@ def _replays(app: App, workloads, replays, replay_mode: str, reads_only: bool, t
             replayed, more = replay_workloads_of(store, replays, modes, reads_only, fio_version)
             workloads, sources = tuple(workloads) + replayed, sources + more
     refuse_the_source(sources, targets)
+    capacity = _smallest_capacity(targets)
+    if capacity is not None:  # a block device or file smaller than a trace's extent: its offsets scaled down
+        from ..trace.replay import scaled_to
+
+        workloads = tuple(scaled_to(w, capacity) for w in workloads)
     return tuple(workloads), prefill or not targets or all(os.path.isdir(t) for t in targets)
+
+
+def _smallest_capacity(targets) -> int | None:
+    """The bytes of the smallest block device or existing file among the targets (None: none is)."""
+    import stat
+    from pathlib import Path
+
+    sizes = []
+    for t in targets:
+        try:
+            st = os.stat(t)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            sizes.append(st.st_size)
+        elif stat.S_ISBLK(st.st_mode):
+            sysfs = Path("/sys/dev/block") / f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" / "size"
+            try:
+                sizes.append(int(sysfs.read_text()) * 512)
+            except (OSError, ValueError):
+                continue
+    return min(sizes) if sizes else None
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """``storbench trace``: the stored block traces (``capture`` records them, ``import`` reads them).
 
 ``trace list``, ``trace show TRACE`` (an id, a label or ``last``: its figures), ``trace import FILE
---label L`` (a fio v2/v3 iolog, the MSR Cambridge CSV of the SNIA IOTTA repository, a saved
+--label L`` (a fio v2/v3 iolog, the MSR Cambridge or Alibaba block trace CSV of the SNIA IOTTA repository, a saved
 ``trace_pipe`` text; what cannot be read is one line, nothing stored), ``trace export TRACE -o FILE``
 (the v3 iolog fio replays, or the figures as JSON) and ``trace delete TRACE``.  A stored trace is
 replayed on a candidate with ``storbench run --replay TRACE``.
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..store.trace_reads import TraceRow
     from ..trace.events import Trace
 
-FORMATS = ("auto", "iolog", "msr", "tracefs")
+FORMATS = ("auto", "iolog", "msr", "alibaba", "tracefs")
 
 
 def _n(v: float) -> str:
@@ -81,9 +81,13 @@ def _detect(path: Path, head: bytes) -> str:
 
     if looks_like_msr(first) or first.lower().startswith("timestamp,hostname,disknumber"):
         return "msr"
+    from ..trace.alibaba import looks_like_alibaba
+
+    if looks_like_alibaba(first):
+        return "alibaba"
     if "block_rq_issue" in text or "block_rq_complete" in text or first.startswith("# tracer"):
         return "tracefs"
-    raise UsageError(f"{path}: not a trace storbench reads (a fio v2/v3 iolog, an MSR Cambridge CSV, a saved trace_pipe of block_rq events); its first line is {first[:60]!r}")
+    raise UsageError(f"{path}: not a trace storbench reads (a fio v2/v3 iolog, an MSR Cambridge or Alibaba block trace CSV, a saved trace_pipe of block_rq events); its first line is {first[:60]!r}")
 
 
 def _read(path: Path, fmt: str, label: str, disk: str | None, clock: str) -> Trace:
@@ -95,7 +99,7 @@ def _read(path: Path, fmt: str, label: str, disk: str | None, clock: str) -> Tra
     except OSError as exc:
         raise UsageError(f"trace import: {path}: {exc.strerror}") from exc
     kind = _detect(path, head) if fmt == "auto" else fmt
-    source = {"iolog": "fio-iolog", "msr": "msr-cambridge", "tracefs": "tracefs"}[kind]
+    source = {"iolog": "fio-iolog", "msr": "msr-cambridge", "alibaba": "alibaba", "tracefs": "tracefs"}[kind]
     meta = TraceMeta(label=label, source=source, created_at=clock, notes=(f"imported from {path.name}",))
     try:
         with open(path, encoding="utf-8", errors="strict") as f:
@@ -107,6 +111,10 @@ def _read(path: Path, fmt: str, label: str, disk: str | None, clock: str) -> Tra
                 from ..trace.msr import read_msr
 
                 return read_msr(f, meta, where=str(path), disk=disk)
+            if kind == "alibaba":
+                from ..trace.alibaba import read_alibaba
+
+                return read_alibaba(f, meta, where=str(path), disk=disk)
             from ..trace.tracefs import TracefsReader
 
             reader = TracefsReader()
@@ -165,7 +173,7 @@ def _build() -> click.Group:
     @click.argument("path", type=click.Path(path_type=Path))
     @click.option("--label", required=True, help="The trace's name.")
     @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True, help="What the file is (auto: read from its first lines).")
-    @click.option("--disk", metavar="VOLUME", help="The one volume of a file that holds several: HOST,NUMBER (MSR) or MAJOR:MINOR (trace_pipe text).")
+    @click.option("--disk", metavar="VOLUME", help="The one volume of a file that holds several: HOST,NUMBER (MSR), DEVICE_ID (Alibaba) or MAJOR:MINOR (trace_pipe text).")
     @pass_app
     def import_(app: App, path: Path, label: str, fmt: str, disk: str | None) -> None:
         """Read a trace made elsewhere (a fio iolog, an MSR Cambridge CSV, a saved trace_pipe) into the store."""

@@ -21,7 +21,7 @@ OPS: tuple[str, ...] = ("read", "write", "trim", "flush")
 READ, WRITE, TRIM, FLUSH = 0, 1, 2, 3
 
 #: where a trace came from (``TraceMeta.source``)
-SOURCES: tuple[str, ...] = ("tracefs", "blktrace", "fio-iolog", "msr-cambridge")
+SOURCES: tuple[str, ...] = ("tracefs", "blktrace", "fio-iolog", "msr-cambridge", "alibaba")
 
 
 @dataclass(frozen=True)

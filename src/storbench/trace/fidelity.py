@@ -50,7 +50,7 @@ def replay_reference(trace: Trace, trace_id: int, mode: str, kinds: Sequence[int
     per_s = counts[:last].tolist()
     return {
         "trace_id": trace_id, "label": trace.meta.label, "source": trace.meta.source, "mode": mode,
-        "events": len(trace), "span_s": trace.span_ns / 1e9, "ops": ops, "bytes": nbytes,
+        "events": len(trace), "span_s": trace.span_ns / 1e9, "ops": ops, "bytes": nbytes, "extent_bytes": trace.extent_bytes,
         "left_out": dict(left_out), "depth_max": depth_max, "lost_events": trace.meta.lost_events,
         "per_second_iops": per_s if len(per_s) <= MAX_SECONDS else None,
     }  # fmt: skip

@@ -99,3 +99,21 @@ def replay_workloads(trace: Trace, trace_id: int, *, modes: Sequence[str] = MODE
             options=tuple(options), headline="lat" if mode == "timed" else "iops", origin=f"trace {trace_id}", replay=ref,
         ))  # fmt: skip
     return tuple(out)
+
+
+def scaled_to(workload: Workload, capacity_bytes: int, align_bytes: int = 4096) -> Workload:
+    """A replay fitted to a target smaller than its trace's extent: fio divides every offset by
+    ``replay_scale`` (the smallest whole factor that fits) and aligns it to ``replay_align``; the
+    test area shrinks with it, and the reference says so.  Any other workload, or one that fits,
+    as it is."""
+    from dataclasses import replace
+
+    ref = workload.replay
+    extent = int((ref or {}).get("extent_bytes") or 0)
+    if ref is None or not extent or extent <= capacity_bytes or capacity_bytes <= 0:
+        return workload
+    factor = -(-extent // capacity_bytes)
+    size_mib = max(1, (extent // factor) // MiB)
+    options = [(k, f"{size_mib}m" if k == "size" else v) for k, v in workload.options]
+    options += [("replay_scale", str(factor)), ("replay_align", str(align_bytes))]
+    return replace(workload, options=tuple(options), replay={**ref, "scaled_by": factor})
