@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import html as html_mod
 import json
 import os
 import re
@@ -296,6 +297,25 @@ def test_metrics_read_by_prometheus_own_parser(history):
 
 
 @pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
+def test_the_traces_pages(cli, tmp_path):
+    """The stored traces: listed, one shown with its lines and its two charts (requests per second,
+    request sizes), its JSON; an unknown trace is a 404."""
+    data = Path(__file__).parent.parent / "data" / "trace"
+    assert cli("trace", "import", str(data / "tracefs-loop0-dd-blkdiscard-fsync.txt"), "--label", "dd").code == 0
+    with serving(cli.db) as base:
+        code, html, _ = get(base + "/traces")
+        assert code == 200 and 'href="/traces/1"' in html and ">dd<" in html and ">59<" in html
+        code, html, _ = get(base + "/traces/1")
+        assert code == 200 and "trace 1 &#39;dd&#39;: 59 requests" in html and html.count('class="chart"') == 2
+        figures = [json.loads(html_mod.unescape(m)) for m in re.findall(r'data-figure="([^"]*)"', html)]
+        assert figures[0]["layout"]["title"]["text"] == "requests issued per second"
+        assert [b["name"] for b in figures[1]["data"]] == ["read", "write", "trim"]
+        api = get_json(base + "/api/traces/1")
+        assert api["events"] == 59 and api["figures"]["directions"]["read"]["ops"] == 51
+        assert [t["label"] for t in get_json(base + "/api/traces")["traces"]] == ["dd"]
+        assert get(base + "/traces/9")[0] == 404
+
+
 def test_read_only_and_offline(history):
     before = hashlib.sha256(history.read_bytes()).hexdigest()
     with serving(history) as base:

@@ -33,8 +33,8 @@ def capture(app: App, device: str | None, directory: str | None, seconds: float 
     """Record a device's block I/O while an application runs (for N seconds, or while COMMAND runs) and store it as a trace."""
     from ..capture.device import resolve_device, same_device
     from ..capture.tracefs import capture as record
+    from ..render.trace import format_trace
     from ..trace.figures import trace_figures
-    from .trace import format_trace
 
     if not label.strip():
         raise UsageError("capture: --label must not be empty")

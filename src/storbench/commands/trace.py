@@ -15,59 +15,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import UsageError
-from ..units import format_bytes
+from ..render.trace import format_trace
 from .common import App, pass_app, print_json
 
 if TYPE_CHECKING:
-    from ..store.trace_reads import TraceRow
     from ..trace.events import Trace
 
 FORMATS = ("auto", "iolog", "msr", "alibaba", "tracefs")
-
-
-def _n(v: float) -> str:
-    return f"{v:,.0f}"
-
-
-def format_trace(row: TraceRow) -> list[str]:
-    """A stored trace's description and figures, as lines."""
-    meta, fig = row.meta, row.figures
-    head = f"trace {row.trace_id} {row.label!r}: {_n(row.events)} requests over {row.span_s:.2f} s, {meta.get('source')}"
-    lines = [head + (f" on {row.device}" if row.device else "")]
-    if meta.get("command"):
-        lines.append(f"  while: {meta['command']}")
-    for name, d in (fig.get("directions") or {}).items():
-        if not d.get("ops"):
-            continue
-        text = f"  {name:5} {_n(d['ops'])} requests, {format_bytes(d['bytes'])}"
-        if d.get("iops") is not None:
-            text += f", {_n(d['iops'])} IOPS, {format_bytes(d['bw_bytes'])}/s"
-        lat = d.get("lat_ns")
-        if lat:
-            text += f"; latency p50 {lat['50.0'] / 1000:,.0f} us, p99 {lat['99.0'] / 1000:,.0f} us"
-        if d.get("sequential_pct") is not None:
-            text += f"; {d['sequential_pct']:.0f} % sequential"
-        lines.append(text)
-    if fig.get("flushes"):
-        lines.append(f"  flush {_n(fig['flushes'])}")
-    depth = fig.get("depth")
-    if depth:
-        lines.append(f"  queue depth: max {depth['max']}, mean {depth['mean']:.2f}")
-    sizes = fig.get("sizes") or {}
-    if sizes:
-        lines.append("  request sizes: " + ", ".join(f"<={format_bytes(int(k))} {_n(sum(v.values()))}" for k, v in sizes.items()))
-    kernel = dict(meta.get("completed_kernel") or {})
-    seen = dict(meta.get("completed_seen") or {})
-    if kernel:
-        pairs = ", ".join(f"{k} {_n(seen.get(k, 0))}/{_n(v)}" for k, v in kernel.items() if v or seen.get(k))
-        lines.append(f"  completed, captured/kernel's counters: {pairs or 'none'}; lost events: {meta.get('lost_events')}")
-    cost = meta.get("cost") or {}
-    if cost.get("wall_s"):
-        lines.append(f"  capture cost: {cost.get('cpu_s', 0):.2f} s CPU over {cost['wall_s']:.1f} s ({cost.get('cpu_s', 0) / cost['wall_s'] * 100:.1f} % of a CPU), {_n(cost.get('events_per_s', 0))} events/s")
-    lines.append(f"  stored: {format_bytes(row.stored_bytes)} ({row.stored_bytes / max(row.events, 1):.1f} bytes a request)")
-    for note in meta.get("notes") or ():
-        lines.append(f"  note: {note}")
-    return lines
 
 
 def _detect(path: Path, head: bytes) -> str:
@@ -153,7 +107,7 @@ def _build() -> click.Group:
             app.out("no traces stored (storbench capture records one; storbench trace import reads one)")
             return
         for r in rows:
-            app.out(f"{r.trace_id:>5}  {r.created_at}  {r.label:20}  {r.source:14}  {_n(r.events):>12} requests  {r.span_s:9.2f} s  {r.device or ''}")
+            app.out(f"{r.trace_id:>5}  {r.created_at}  {r.label:20}  {r.source:14}  {r.events:>12,} requests  {r.span_s:9.2f} s  {r.device or ''}")
 
     @trace.command("show")
     @click.argument("ref")

@@ -4,6 +4,6 @@ with their charts (:mod:`.html_charts`, :mod:`.png`), CSV (:mod:`.csv`) and the 
 records (:mod:`.public`).  ``format_*`` functions return text; printing is the commands' edge.
 
 May import: compare, curve (the model), metrics, stats, storage and backend records, suites,
-the loads' parsers, serialize, units, model and errors; never run, study, store, commands or serve.
+the loads' parsers, serialize, trace records, units, model and errors; never run, study, store, commands or serve.
 """
 

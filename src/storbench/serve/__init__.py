@@ -11,6 +11,7 @@ Pages (each a stable URL; every page has its JSON under ``/api``):
 ``/trend?workload=..`` one workload (on one target, or in runs with a label prefix) over time,
                        with each run's 95% interval and regressions marked
 ``/curves``            every stored curve: knee, SLA ceiling, the curves overlaid
+``/traces[/N]``       the stored block traces; one trace: its figures, requests per second, request sizes
 ``/live``, ``/live/N`` runs in progress (from any process or host writing this store), updated every second
 ``/metrics``           Prometheus text: the last result per workload and target, the live runs' figures
 =====================  ==========================================================================
@@ -19,6 +20,6 @@ Pages (each a stable URL; every page has its JSON under ``/api``):
 :mod:`.app` is the Starlette application (routes, parameters, token), the templates and the one
 script and stylesheet are under ``templates/`` and ``static/``; plotly.js is the report's bundle.
 
-May import: render, compare, metrics, stats, storage, model, units and errors; the store is
+May import: render, compare, metrics, stats, storage, trace records, model, units and errors; the store is
 handed in by :mod:`storbench.commands.serve`, never imported here; never run or study.
 """

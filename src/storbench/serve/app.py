@@ -29,6 +29,7 @@ from . import prometheus, views
 if TYPE_CHECKING:
     from ..model import RunInfo
     from ..store.protocol import HistoryStore
+    from ..trace.events import TraceRow
     from .guard import Guard
 
 HERE = Path(__file__).parent
@@ -358,6 +359,29 @@ class Server:
     def trend_api(self, request: Request) -> Response:
         return JSONResponse(self.trend_data(request))
 
+    def _trace_row(self, trace_id: int) -> TraceRow:
+        try:
+            return self.store.find_trace(str(trace_id))
+        except UsageError:
+            raise HTTPException(404, f"no trace {trace_id} in this store") from None
+
+    def traces_page(self, request: Request) -> Response:
+        return _page("traces.html.j2", title="traces", traces=[views.trace_item(r) for r in self.store.list_traces()], site=self.title)
+
+    def traces_api(self, request: Request) -> Response:
+        return JSONResponse({"traces": [views.trace_item(r) for r in self.store.list_traces()]})
+
+    def trace_page(self, request: Request) -> Response:
+        from ..render.trace import format_trace, trace_charts
+
+        row = self._trace_row(int(request.path_params["trace_id"]))
+        return _page("trace.html.j2", title=f"trace {row.trace_id} {row.label}", trace=views.trace_item(row), lines=format_trace(row),
+                     charts=trace_charts(row), site=self.title)  # fmt: skip
+
+    def trace_api(self, request: Request) -> Response:
+        row = self._trace_row(int(request.path_params["trace_id"]))
+        return JSONResponse({**views.trace_item(row), "meta": row.meta, "figures": row.figures})
+
     def curves_data(self) -> list[JSONObject]:
         return views.curve_items(self.store.runs_with_meta_key("curve_result"))
 
@@ -487,6 +511,8 @@ def create_app(store: HistoryStore, *, token: str | None = None, title: str = "s
         Route("/compare", s.compare_page),
         Route("/trend", s.trend_page),
         Route("/curves", s.curves_page),
+        Route("/traces", s.traces_page),
+        Route("/traces/{trace_id:int}", s.trace_page),
         Route("/live", s.live_index),
         Route("/live/{run_id:int}", s.live_page),
         Route("/api/runs", s.runs_api),
@@ -494,6 +520,8 @@ def create_app(store: HistoryStore, *, token: str | None = None, title: str = "s
         Route("/api/compare", s.compare_api),
         Route("/api/trend", s.trend_api),
         Route("/api/curves", s.curves_api),
+        Route("/api/traces", s.traces_api),
+        Route("/api/traces/{trace_id:int}", s.trace_api),
         Route("/api/live", s.live_api_list),
         Route("/api/live/{run_id:int}", s.live_api),
         Route("/metrics", s.metrics),

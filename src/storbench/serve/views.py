@@ -21,6 +21,7 @@ from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, format_
 
 if TYPE_CHECKING:
     from ..compare import Comparison
+    from ..trace.events import TraceRow
 
 #: the metrics a person reads first, per headline
 METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}
@@ -383,6 +384,13 @@ def curve_items(runs_meta: Sequence[tuple[RunInfo, JSONMapping]]) -> list[JSONOb
                 "steps": [{"iops": p.get("iops"), "p99_ns": p.get("p99_ns"), "step": p.get("step")} for p in points],
             })  # fmt: skip
     return out
+
+
+def trace_item(row: TraceRow) -> JSONObject:
+    """One stored trace as the traces page and its API list it."""
+    return {"trace_id": row.trace_id, "label": row.label, "created_at": row.created_at, "source": row.source, "device": row.device,
+            "events": row.events, "span_s": row.span_s, "stored_bytes": row.stored_bytes,
+            "command": row.meta.get("command"), "lost_events": row.meta.get("lost_events")}  # fmt: skip
 
 
 def curves_figure(curves: Sequence[JSONMapping]) -> JSONObject | None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from storbench.model import RunInfo
     from storbench.net import NetCeiling
     from storbench.record import ResultRecord
+    from storbench.trace.events import TraceRow
 
 
 class RunStore(Protocol):
@@ -77,3 +78,7 @@ class HistoryStore(Protocol):
     def last_results(self, limit: int = 1000) -> list[JSONObject]: ...
 
     def live_states(self, run_id: int | None = None) -> list[tuple[int, str, JSONObject]]: ...
+
+    def list_traces(self, limit: int | None = None) -> list[TraceRow]: ...
+
+    def find_trace(self, ref: str) -> TraceRow: ...

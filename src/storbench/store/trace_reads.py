@@ -9,34 +9,19 @@ May import: the trace records and codec, errors; never SQLAlchemy.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from storbench.errors import UsageError
+from storbench.trace.events import TraceRow
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from storbench.jsontypes import JSONObject
     from storbench.trace.events import Trace
 
+__all__ = ["TraceReads", "TraceRow"]
+
 _COLUMNS = "SELECT id, label, created_at, source, device, events_count, span_s, meta_json, figures_json, length(events) AS stored_bytes FROM traces"
-
-
-@dataclass(frozen=True)
-class TraceRow:
-    """A stored trace without its events: what ``list`` and ``show`` need."""
-
-    trace_id: int
-    label: str
-    created_at: str
-    source: str
-    device: str | None
-    events: int
-    span_s: float
-    meta: JSONObject
-    figures: JSONObject
-    stored_bytes: int
 
 
 class TraceReads:
