@@ -25,6 +25,9 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def site(history):
+    # a stored trace for the traces pages (a recorded trace_pipe of loop0: tests/data/trace)
+    data = os.path.join(os.path.dirname(__file__), "..", "data", "trace", "tracefs-loop0-dd-blkdiscard-fsync.txt")
+    subprocess.run([*STORBENCH, "trace", "import", data, "--label", "dd"], env=_env(history), check=True, capture_output=True)
     with serving(history) as base:
         yield base
 
@@ -107,7 +110,8 @@ def cut_off(page, strict: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [1400, 390])
-@pytest.mark.parametrize("path", ["/", "/runs/1", "/compare?run=1&run=2&run=3&run=4", "/trend?workload=rnd4k-q1t1-read", "/curves", "/live", "/runs/1/report"])
+@pytest.mark.parametrize("path", ["/", "/runs/1", "/compare?run=1&run=2&run=3&run=4", "/trend?workload=rnd4k-q1t1-read", "/curves", "/live", "/runs/1/report",
+                                  "/traces", "/traces/1"])
 def test_every_page_fits_a_desktop_and_a_phone(browser, site, path, width):
     """At 1,400 px every table and description is read without scrolling sideways; at 390 px
     (a phone) only a table may scroll, inside its own box; charts fit the screen at both."""
@@ -116,7 +120,7 @@ def test_every_page_fits_a_desktop_and_a_phone(browser, site, path, width):
     page.goto(site + path, wait_until="load")
     if path == "/runs/1/report":
         page.wait_for_selector("body[data-charts=done]", timeout=120_000)
-    elif path.startswith(("/runs/", "/compare", "/trend")):
+    elif path.startswith(("/runs/", "/compare", "/trend", "/traces/")):
         page.wait_for_selector("div.chart .main-svg", timeout=30_000)  # drawn: plotly has sized every chart
     else:
         page.wait_for_timeout(300)
