@@ -56,8 +56,8 @@ def _captured_references(store, ids: Sequence[int], metas, records: Sequence[Res
     """For every replay among the runs compared, its trace's own figures as a result of their own
     (a configuration "captured: LABEL", one sample; :mod:`storbench.trace.reference`), so that the
     source stands beside its candidates.  A trace no longer stored is left out."""
-    from ..store.trace_reads import TraceRow
     from ..trace.reference import reference_result
+    from ..trace.rows import TraceRow
 
     replays: dict[str, dict] = {}
     for rid in ids:

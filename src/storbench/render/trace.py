@@ -10,7 +10,7 @@ from ..units import format_bytes
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
-    from ..trace.events import TraceRow
+    from ..trace.rows import TraceRow
 
 
 def _n(v: float) -> str:

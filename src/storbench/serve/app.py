@@ -29,7 +29,7 @@ from . import prometheus, views
 if TYPE_CHECKING:
     from ..model import RunInfo
     from ..store.protocol import HistoryStore
-    from ..trace.events import TraceRow
+    from ..trace.rows import TraceRow
     from .guard import Guard
 
 HERE = Path(__file__).parent

@@ -21,7 +21,7 @@ from ..units import fmt_bw, fmt_interval, fmt_iops, fmt_measure, fmt_ns, format_
 
 if TYPE_CHECKING:
     from ..compare import Comparison
-    from ..trace.events import TraceRow
+    from ..trace.rows import TraceRow
 
 #: the metrics a person reads first, per headline
 METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth", "lat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency"}

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from storbench.model import RunInfo
     from storbench.net import NetCeiling
     from storbench.record import ResultRecord
-    from storbench.trace.events import TraceRow
+    from storbench.trace.rows import TraceRow
 
 
 class RunStore(Protocol):

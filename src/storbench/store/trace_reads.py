@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from storbench.errors import UsageError
-from storbench.trace.events import TraceRow
+from storbench.trace.rows import TraceRow
 
 if TYPE_CHECKING:
     from collections.abc import Callable

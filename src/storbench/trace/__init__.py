@@ -1,7 +1,8 @@
 """Block traces: what an application really did to its disk, as records (issue 51).
 
 A :class:`~.events.Trace` is the requests one device completed (issue time, completion time, kind,
-offset, length) with what is known of where they came from (:class:`~.events.TraceMeta`).  This
+offset, length) with what is known of where they came from (:class:`~.events.TraceMeta`); :class:`~.rows.TraceRow`
+is a stored one as listed, without its events.  This
 package is pure: it reads the forms a trace comes in (:mod:`.tracefs`, the kernel's block events as
 ``trace_pipe`` prints them; :mod:`.iolog`, fio's own v2/v3 iologs; :mod:`.msr`, the SNIA IOTTA
 repository's MSR Cambridge CSV), stores and loads one compactly (:mod:`.codec`, at most 16 bytes an

@@ -14,7 +14,7 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from storbench.jsontypes import JSONMapping, JSONObject
+    from storbench.jsontypes import JSONMapping
 
 #: the kinds of request a trace holds, by their index in ``Trace.op``
 OPS: tuple[str, ...] = ("read", "write", "trim", "flush")
@@ -55,23 +55,6 @@ class TraceMeta:
     notes: tuple[str, ...] = ()
     #: the capture's own cost: ``{"cpu_s": ..., "events_per_s": ...}``
     cost: tuple[tuple[str, float], ...] = ()
-
-
-@dataclass(frozen=True)
-class TraceRow:
-    """A stored trace without its events: what ``list``, ``show`` and ``serve`` need (the store's
-    rows, :mod:`storbench.store.trace_reads`)."""
-
-    trace_id: int
-    label: str
-    created_at: str
-    source: str
-    device: str | None
-    events: int
-    span_s: float
-    meta: JSONObject
-    figures: JSONObject
-    stored_bytes: int
 
 
 @dataclass(frozen=True, eq=False)
