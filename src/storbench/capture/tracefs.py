@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import IO
 
 from storbench.errors import StorbenchError, UsageError
 from storbench.process import proc, signals
@@ -166,7 +167,13 @@ def capture(
     if seconds is None and not command:
         raise UsageError("capture: give --seconds N, a command to run (after --), or both")
     reader = TracefsReader(device=(dev.major, dev.minor))
-    spool = tempfile.TemporaryFile(prefix="storbench-capture-", dir=spool_dir)
+    with tempfile.TemporaryFile(prefix="storbench-capture-", dir=spool_dir) as spool:
+        return _record(dev, reader, spool, label, seconds, command, buffer_kb, storage, clock, on_start)
+
+
+def _record(dev: TracedDevice, reader: TracefsReader, spool: IO[bytes], label: str, seconds: float | None,
+            command: Sequence[str], buffer_kb: int | None, storage: dict[str, object] | None,
+            clock: Callable[[], str] | None, on_start: Callable[[], None] | None) -> Captured:  # fmt: skip
     stopped_by = "time"
     status: int | None = None
     with _locked(), tracefs_root() as root, signals.as_interrupt():
@@ -226,9 +233,8 @@ def capture(
             finally:
                 os.close(fd)
         lost_counted = _lost_counters(root) - lost_before
-    with spool:
-        spool.seek(0)
-        reader.feed(line.decode("utf-8", "replace") for line in spool)
+    spool.seek(0)
+    reader.feed(line.decode("utf-8", "replace") for line in spool)
     lost = lost_counted + reader.lost
     events = len(reader.issue_ns) + sum(reader.seen.values())
     meta = TraceMeta(
