@@ -64,6 +64,15 @@ def test_what_cannot_be_read_is_one_line_and_nothing_stored(cli, tmp_path: Path,
     assert json.loads(cli("trace", "list", "--json").out) == []
 
 
+def test_the_plan_of_a_replay_is_its_traces_span(cli, tmp_path: Path):
+    _import(cli)
+    res = cli("run", "--replay", "syn", "--target", str(tmp_path), "--plan")
+    assert res.code == 0, res.err
+    assert "replay-syn-timed on " in res.out and "the trace's span, 398 ms (timed replay)" in res.out
+    assert "200 requests as fast as the target takes them (not probed)" in res.out
+    assert list(tmp_path.glob("storbench.testfile")) == []  # nothing replayed to plan it
+
+
 def test_no_such_trace_is_one_line(cli):
     res = cli("run", "--replay", "nothing", "--dry-run")
     assert res.code == 2 and res.err.count("\n") == 1 and "no trace 'nothing' in" in res.err

@@ -120,6 +120,17 @@ def estimate(workload: str, target: str, options: Mapping[str, str | None], repe
     return Estimate(workload, target, repetitions, seconds, f"{format_bytes(n)} at about {format_bytes(rate_bps)}/s", hint)
 
 
+def replay_estimate(workload: str, target: str, replay: Mapping[str, object], repetitions: int) -> Estimate:
+    """A replay's duration: a timed one takes its trace's span (if the target keeps up); a fast one
+    as long as the target takes the trace's requests (not probed: a probe would replay them)."""
+    span = replay.get("span_s")
+    events = replay.get("events")
+    if replay.get("mode") == "timed" and isinstance(span, (int, float)):
+        return Estimate(workload, target, repetitions, float(span) + FIO_START_STOP_S, f"the trace's span, {format_duration(float(span))} (timed replay)")
+    what = f"{events:,} requests" if isinstance(events, int) else "the trace's requests"
+    return Estimate(workload, target, repetitions, None, f"{what} as fast as the target takes them (not probed)")
+
+
 def load_estimate(workload: str, target: str, tool: str, options: Mapping[str, str | None], repetitions: int) -> Estimate:
     """An application load's duration: what its tool says one run takes (its runtime, its
     warm-up, a dataset to load; fs_mark's files at a planned rate)."""

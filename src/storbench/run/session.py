@@ -227,6 +227,9 @@ def estimates(ctx: SessionEnv, specs: Sequence[JobSpec], request: RunRequest, ex
         if not spec.workload.is_fio:
             out.append(plan.load_estimate(spec.workload.name, spec.target.display, spec.workload.tool, options, request.repetitions))
             continue
+        if spec.workload.replay is not None:
+            out.append(plan.replay_estimate(spec.workload.name, spec.target.display, spec.workload.replay, request.repetitions))
+            continue
         rate = None
         if probe and plan.needs_probe(options):
             key = (spec.workload.name, spec.target.display)
