@@ -120,7 +120,13 @@ def test_ctrl_c_keeps_what_was_captured(tmp_path: Path):
                   "--direct=1", "--time_based", "--runtime=20", "--output=/dev/null"]  # fmt: skip
         proc = subprocess.Popen([str(STORBENCH), "--db", str(db), "capture", "--device", dev, "--label", "cut", "--seconds", "60",
                                  "--", *writer], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        time.sleep(2.0)
+        # Ctrl-C once the writer has written through the traced device (a busy machine starts fio late)
+        name = Path(dev).name
+        first = int(Path(f"/sys/block/{name}/stat").read_text().split()[4])
+        deadline = time.monotonic() + 60
+        while int(Path(f"/sys/block/{name}/stat").read_text().split()[4]) < first + 50 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
