@@ -42,6 +42,8 @@ def test_import_list_show_export(cli, tmp_path: Path):
     assert cli("trace", "export", "syn", "-o", str(out)).code == 0
     lines = out.read_text().splitlines()
     assert lines[0] == "fio version 3 iolog" and len(lines) == 3 + 200 + 1
+    bad = cli("trace", "export", "syn", "-o", str(tmp_path / "no" / "such" / "dir.iolog"))
+    assert bad.code == 2 and bad.err.count("\n") == 1 and "cannot write" in bad.err
     assert cli("trace", "delete", "hm0").code == 0
     assert [t["label"] for t in json.loads(cli("trace", "list", "--json").out)] == ["ali", "dd", "syn"]
 
@@ -71,6 +73,20 @@ def test_the_plan_of_a_replay_is_its_traces_span(cli, tmp_path: Path):
     assert "replay-syn-timed on " in res.out and "the trace's span, 398 ms (timed replay)" in res.out
     assert "200 requests as fast as the target takes them (not probed)" in res.out
     assert list(tmp_path.glob("storbench.testfile")) == []  # nothing replayed to plan it
+
+
+def test_a_trace_pipe_of_several_devices_names_them(cli, tmp_path: Path):
+    two = tmp_path / "two.txt"
+    lines = (DATA / "tracefs-loop0-dd-blkdiscard-fsync.txt").read_text()
+    two.write_text(lines + lines.replace(": 7,0 ", ": 7,1 "))
+    res = cli("trace", "import", str(two), "--label", "two")
+    assert res.code == 2 and "holds the requests of 2 devices (7:0, 7:1)" in res.err and "--disk MAJOR:MINOR" in res.err
+    res = cli("trace", "import", str(two), "--label", "two", "--disk", "loop1")
+    assert res.code == 2 and res.err.count("\n") == 1 and "a trace_pipe text's device is MAJOR:MINOR" in res.err
+    ok = cli("trace", "import", str(two), "--label", "one", "--disk", "7:1")
+    assert ok.code == 0, ok.err
+    assert "59 requests" in ok.out
+    assert cli("trace", "import", str(two), "--label", " ").code == 2
 
 
 def test_no_such_trace_is_one_line(cli):

@@ -36,8 +36,8 @@ def capture(app: App, device: str | None, directory: str | None, seconds: float 
     from ..render.trace import format_trace
     from ..trace.figures import trace_figures
 
-    if not label.strip():
-        raise UsageError("capture: --label must not be empty")
+    if not label.strip() or "\n" in label:
+        raise UsageError("capture: --label must be one line of text")
     dev = resolve_device(device, directory)
     db = app.db_url
     db_path = db[len("sqlite:///") :] if db.startswith("sqlite:///") else None

@@ -9,6 +9,7 @@ replayed on a candidate with ``storbench run --replay TRACE``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,16 +72,17 @@ def _read(path: Path, fmt: str, label: str, disk: str | None, clock: str) -> Tra
                 return read_alibaba(f, meta, where=str(path), disk=disk)
             from ..trace.tracefs import TracefsReader
 
-            reader = TracefsReader()
+            device = None
+            if disk is not None:
+                m = re.fullmatch(r"(\d+):(\d+)", disk.strip())
+                if m is None:
+                    raise UsageError(f"--disk {disk!r}: a trace_pipe text's device is MAJOR:MINOR (7:0 for loop0)")
+                device = (int(m[1]), int(m[2]))
+            reader = TracefsReader(device=device)
             reader.feed(f)
             devices = reader.devices()
-            if len(devices) > 1:
+            if device is None and len(devices) > 1:
                 raise UsageError(f"{path}: holds the requests of {len(devices)} devices ({', '.join(f'{a}:{b}' for a, b in sorted(devices))}): storbench keeps one device a trace; name one with --disk MAJOR:MINOR")
-            if disk is not None:
-                major, _, minor = disk.partition(":")
-                reader = TracefsReader(device=(int(major), int(minor)))
-                f.seek(0)
-                reader.feed(f)
             if not reader.issue_ns:
                 raise UsageError(f"{path}: no block_rq_issue event in it: nothing to store")
             return reader.trace(meta)
@@ -134,6 +136,8 @@ def _build() -> click.Group:
         from ..trace.codec import encode_trace
         from ..trace.figures import trace_figures
 
+        if not label.strip() or "\n" in label:
+            raise UsageError("trace import: --label must be one line of text")
         got = _read(path, fmt, label, disk, app.env.clock())
         figures = trace_figures(got)
         encoded = encode_trace(got)
@@ -155,15 +159,18 @@ def _build() -> click.Group:
 
         with app.open_reader() as store:
             row = store.find_trace(ref)
-            if fmt == "json":
-                output.write_text(json.dumps({"trace_id": row.trace_id, "meta": row.meta, "figures": row.figures}, indent=2) + "\n")
-            else:
-                from ..trace.iolog import write_iolog_v3
+            try:
+                if fmt == "json":
+                    output.write_text(json.dumps({"trace_id": row.trace_id, "meta": row.meta, "figures": row.figures}, indent=2) + "\n")
+                else:
+                    from ..trace.iolog import write_iolog_v3
 
-                trace = store.load_trace(row.trace_id)
-                with open(output, "w") as f:
-                    for chunk in write_iolog_v3(trace):
-                        f.write(chunk)
+                    trace = store.load_trace(row.trace_id)
+                    with open(output, "w") as f:
+                        for chunk in write_iolog_v3(trace):
+                            f.write(chunk)
+            except OSError as exc:
+                raise UsageError(f"trace export: cannot write {output}: {exc.strerror or exc}") from exc
         app.out(f"trace {row.trace_id} {row.label!r} written to {output} ({fmt})")
 
     @trace.command("delete")
