@@ -28,16 +28,12 @@ def replay_workloads_of(store: TraceReads, refs: Sequence[str], modes: Sequence[
                         fio_version: str | None) -> tuple[tuple[Workload, ...], list[TraceMeta]]:  # fmt: skip
     """The workloads of every trace named (an id, a label or ``last``), and the traces' meta (each
     trace's events are let go once its workloads are made: a million requests are not kept)."""
-    from ..trace.replay import replay_workloads
-
     out: list[Workload] = []
     metas = []
     for ref in refs:
-        row = store.find_trace(ref)
-        trace = store.load_trace(row.trace_id)
-        metas.append(trace.meta)
-        out += replay_workloads(trace, row.trace_id, modes=modes, reads_only=reads_only, fio_version=fio_version)
-        del trace
+        made, meta = _replays_of(store, ref, modes, reads_only, fio_version)
+        out += made
+        metas.append(meta)
     names = [w.name for w in out]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
@@ -49,8 +45,6 @@ def resolve_suite_replays(store: TraceReads, workloads: Sequence[Workload],
                           fio_version: str | None) -> tuple[tuple[Workload, ...], list[TraceMeta]]:  # fmt: skip
     """Each suite workload that names a trace (``replay = "db"``, still ``pending``) made the
     replay it names, under its own name; the traces' meta."""
-    from ..trace.replay import replay_workloads
-
     out: list[Workload] = []
     metas = []
     for w in workloads:
@@ -59,14 +53,21 @@ def resolve_suite_replays(store: TraceReads, workloads: Sequence[Workload],
         if pending is None:
             out.append(w)
             continue
-        row = store.find_trace(str(pending))
-        trace = store.load_trace(row.trace_id)
-        metas.append(trace.meta)
-        (made,) = replay_workloads(trace, row.trace_id, modes=(str(ask["mode"]),), reads_only=bool(ask.get("reads_only")),
-                                   fio_version=fio_version)  # fmt: skip
+        (made,), meta = _replays_of(store, str(pending), (str(ask["mode"]),), bool(ask.get("reads_only")), fio_version)
         out.append(replace(made, name=w.name, description=w.description, origin=w.origin))
-        del trace
+        metas.append(meta)
     return tuple(out), metas
+
+
+def _replays_of(store: TraceReads, ref: str, modes: Sequence[str], reads_only: bool,
+                fio_version: str | None) -> tuple[tuple[Workload, ...], TraceMeta]:  # fmt: skip
+    """One stored trace's replay workloads and its meta; its events are let go on return (a
+    million requests are not kept while the run goes on)."""
+    from ..trace.replay import replay_workloads
+
+    row = store.find_trace(ref)
+    trace = store.load_trace(row.trace_id)
+    return replay_workloads(trace, row.trace_id, modes=modes, reads_only=reads_only, fio_version=fio_version), trace.meta
 
 
 def write_logs(store: TraceReads, workloads: Sequence[Workload], directory: str) -> tuple[Workload, ...]:

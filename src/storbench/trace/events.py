@@ -143,14 +143,13 @@ def make_trace(
         issue, complete, ops, offset, length = issue[order], complete[order], ops[order], offset[order], length[order]
     start = int(issue[0]) if len(issue) else 0
     if start:
-        issue = issue - start if not issue.flags.writeable else _shift(issue, start)
+        if issue.flags.writeable:
+            issue -= start  # a reader's own buffer: shifted in place, not copied
+        else:
+            issue = issue - start
         done = complete >= 0
         if not complete.flags.writeable:
             complete = complete.copy()
         complete[done] -= start
     return Trace(meta=meta, issue_ns=issue, complete_ns=complete, op=ops, offset_bytes=offset, length_bytes=length)
 
-
-def _shift(values: npt.NDArray[np.int64], by: int) -> npt.NDArray[np.int64]:
-    values -= by
-    return values

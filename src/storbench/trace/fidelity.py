@@ -33,21 +33,20 @@ MAX_SECONDS = 3600
 
 def replay_reference(trace: Trace, trace_id: int, mode: str, kinds: Sequence[int], left_out: Mapping[str, int], depth_max: int | None) -> JSONObject:
     """What a replay workload keeps of its trace (stored with the run's workloads)."""
-    import numpy as np
 
     if mode not in MODES:
         raise ValueError(f"replay mode {mode!r}: one of {MODES}")
+    from .figures import per_second
+
     wanted = set(kinds)
     ops = {OPS[k]: trace.count(k) if k in wanted else 0 for k in (READ, WRITE, TRIM, FLUSH)}
     nbytes = {OPS[k]: int(trace.length_bytes.sum(where=trace.op == k)) if k in wanted else 0 for k in (READ, WRITE, TRIM)}
-    data = [k for k in wanted if k != FLUSH]
-    seconds = int(trace.issue_ns[-1] // 1_000_000_000) + 1 if len(trace) else 0
-    counts = np.zeros(seconds, dtype=np.int64)
-    for start in range(0, len(trace), 1 << 17):
-        sel = np.isin(trace.op[start : start + (1 << 17)], np.asarray(data, dtype=np.uint8))
-        counts += np.bincount(trace.issue_ns[start : start + (1 << 17)][sel] // 1_000_000_000, minlength=seconds)
-    last = int(np.flatnonzero(counts)[-1]) + 1 if counts.any() else 0
-    per_s = counts[:last].tolist()
+    per = per_second(trace)
+    columns = [per.get(f"{OPS[k]}_iops", []) for k in wanted if k != FLUSH]
+    counts = [sum(c) for c in zip(*columns, strict=True)] if columns else []
+    while counts and not counts[-1]:
+        counts.pop()
+    per_s = counts
     return {
         "trace_id": trace_id, "label": trace.meta.label, "source": trace.meta.source, "mode": mode,
         "events": len(trace), "span_s": trace.span_ns / 1e9, "ops": ops, "bytes": nbytes, "extent_bytes": trace.extent_bytes,
