@@ -87,6 +87,7 @@ osd objectstore = bluestore
 bluestore block create = true
 bluestore block size = 2147483648
 osd memory target = 939524096
+osd client watch timeout = 5
 """
         )
 
