@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 APT_PACKAGES := fio
+# Python caches compiled modules, as it does for a user (a sandbox's PYTHONDONTWRITEBYTECODE made
+# every pytest process rewrite every test module and every storbench a test starts compile its own)
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install run check test bench soak clean vendor-plotly
 

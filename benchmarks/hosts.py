@@ -1,20 +1,25 @@
-"""Many hosts at once: what one ``storbench run --hosts FILE`` costs at 1, 8, 32, 64, 128 and 256
-fio servers, beside bare ``fio --client`` driving the same servers with the same job.
+"""Many hosts at once: what one ``storbench run --hosts FILE`` costs at 1, 16, 64 and 256 fio
+servers, beside bare ``fio --client`` driving the same servers with storbench's own job files.
 
 The servers: plain ``fio --server`` processes on 127.0.42.N (one port, a directory each), all on
-this machine; each host's job is a random 4 KiB read of a 4 MiB file capped at 200 IOPS for 3 s (20 s beyond
-64 hosts)
-(``rate_iops``), so the servers' I/O stays small.  storbench runs it once (``--repeat 1
---no-report``); bare fio runs the same job text through one client (``--output-format=json``).
+this machine; each host's job is a random 4 KiB read of a 4 MiB file capped at 200 IOPS for 3 s
+(20 s beyond 64 hosts) (``rate_iops``), so the servers' I/O stays small.  storbench runs it once
+(``--repeat 1 --no-report``) with fio replaced by a shell wrapper that logs each call's start and
+end and keeps a copy of its job files; then bare fio runs the workload's call again: the same job
+files (per-second logs included), the same options (``--output-format=json+``), the same servers.
+For context, bare fio also runs the job as a user would type it (one job file, plain JSON, no
+logs).
 
-Figures per host count: storbench's wall time over the runtime asked for, bare fio's, storbench's
-own CPU seconds a host (its own process, threads included, children excluded: read by a wrapper
-from ``getrusage(RUSAGE_SELF)`` when it exits) and its peak resident memory a host.  All servers
-share this machine's cores: every fio job a server starts calibrates its clock (~0.1 s of CPU), so
-bare fio's own time grows with the host count here, as it would not across real machines; the
-figure to read for storbench is the wall time beyond bare fio's and its own CPU and memory.
+Figures per host count: storbench's wall time, bare fio's with the same files, the difference and
+where storbench's part goes (its own work before the workload's fio: start-up, plan, probe and
+layout; the other fio calls: version, engine probe, cleanup; its own work after: the logs, the
+merge, the findings, the store, the printing); storbench's own CPU seconds a host (its own
+process, children excluded: read by a wrapper from ``getrusage(RUSAGE_SELF)`` when it exits) and
+its peak resident memory a host.  All servers share this machine's cores: every fio job a server
+starts calibrates its clock (~0.1 s of CPU), so bare fio's own time grows with the host count
+here, as it would not across real machines.
 
-    .venv/bin/python benchmarks/hosts.py [--counts 1 8 32 64 128 256] [--json FILE]
+    .venv/bin/python benchmarks/hosts.py [--counts 1 16 64 256] [--json FILE]
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +56,8 @@ def job(count: int) -> str:
 def suite(count: int) -> str:
     return ("[workload.bench-hosts]\ndescription = \"benchmarks/hosts.py: 4 KiB random reads at 200 IOPS\"\n[workload.bench-hosts.fio]\n"
             + "".join(f'{k} = "{v}"\n' for k, v in (line.split("=", 1) for line in job(count).splitlines())))  # fmt: skip
+
+
 #: storbench run inside a wrapper that writes its own CPU seconds and peak memory when it exits
 WRAPPER = """
 import atexit, json, os, resource, runpy, sys
@@ -94,7 +103,47 @@ def servers(work: Path, count: int, port: int) -> Iterator[list[str]]:
             p.wait(timeout=30)
 
 
-def bare(work: Path, hosts: list[str]) -> float:
+#: fio, as storbench calls it during the bench: each call's start, end, exit status and argv
+#: appended to $STORBENCH_BENCH_FIO_LOG, and the job files it is given copied to a directory of
+#: the call's own under $STORBENCH_BENCH_KEEP, so that bare fio can run the very same files
+FIO_WRAPPER = """#!/bin/sh
+n=$(date +%s.%N)
+keep="$STORBENCH_BENCH_KEEP/$n"
+mkdir -p "$keep"
+files=""
+for a; do case "$a" in *.fio) files="$files $a" ;; esac; done
+[ -z "$files" ] || cp $files "$keep/"
+fio "$@"
+rc=$?
+printf '%s %s %s %s\\n' "$n" "$(date +%s.%N)" "$rc" "$*" >> "$STORBENCH_BENCH_FIO_LOG"
+exit $rc
+"""
+
+
+@dataclass(frozen=True)
+class FioCall:
+    start_s: float  #: epoch seconds
+    end_s: float
+    argv: tuple[str, ...]
+    kept: Path  #: the copies of its job files
+
+    @property
+    def is_workload(self) -> bool:
+        """The workload's own client run (job-N.fio, storbench's per-host job files)."""
+        return any(Path(a).name.startswith("job-") and a.endswith(".fio") for a in self.argv)
+
+
+def bare_same_files(work: Path, call: FioCall) -> float:
+    """Bare fio given storbench's own job files, options and output format (its logs included)."""
+    cwd = work / "bare-same"
+    shutil.rmtree(cwd, ignore_errors=True)
+    cwd.mkdir()
+    argv = ["fio"] + [str(call.kept / Path(a).name) if a.endswith(".fio") else a for a in call.argv]
+    return run_timed(argv, cwd=cwd).check().wall_s
+
+
+def bare_plain(work: Path, hosts: list[str]) -> float:
+    """Bare fio as a user would type it: the job alone, no per-second logs, plain JSON."""
     path = work / "bare.fio"
     path.write_text("[bare]\n" + job(len(hosts)) + "filename=./bare.testfile\nunlink=1\n")
     argv = ["fio", "--output-format=json"]
@@ -104,8 +153,18 @@ def bare(work: Path, hosts: list[str]) -> float:
     return run_timed(argv, cwd=work).check().wall_s
 
 
-def through_storbench(work: Path, hosts: list[str], env: dict) -> tuple[float, float, int, int, float | None]:
-    """(wall s, own CPU s, own peak KiB, stored host results, seconds every host ran together)"""
+@dataclass(frozen=True)
+class Through:
+    wall_s: float
+    cpu_s: float  #: storbench's own process, children excluded
+    peak_kib: int
+    stored: int  #: host results stored
+    together_s: float | None  #: seconds every host ran together
+    calls: tuple[FioCall, ...]  #: every fio it started, in order
+    start_s: float  #: epoch seconds at its exec
+
+
+def through_storbench(work: Path, hosts: list[str], env: dict) -> Through:
     hosts_file = work / "hosts.txt"
     hosts_file.write_text("".join(f"{h}\n" for h in hosts))
     suite_file = work / "hosts.toml"
@@ -113,19 +172,46 @@ def through_storbench(work: Path, hosts: list[str], env: dict) -> tuple[float, f
     usage = work / "rusage.json"
     wrapper = work / "wrapper.py"
     wrapper.write_text(WRAPPER)
+    fio = work / "fio-wrapper.sh"
+    fio.write_text(FIO_WRAPPER)
+    fio.chmod(0o755)
+    log, keep = work / "fio-calls.log", work / "kept"
+    log.unlink(missing_ok=True)
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir()
     argv = [sys.executable, str(wrapper), "run", "--hosts", str(hosts_file), "--suite-file", str(suite_file), "--workload", "bench-hosts",
             "--repeat", "1", "--no-report", "--json"]  # fmt: skip
-    t = run_timed(argv, env={**env, "STORBENCH_BENCH_RUSAGE": str(usage)}, cwd=work).check()
+    start = time.time()
+    t = run_timed(argv, env={**env, "STORBENCH_BENCH_RUSAGE": str(usage), "STORBENCH_FIO": str(fio), "STORBENCH_BENCH_FIO_LOG": str(log),
+                             "STORBENCH_BENCH_KEEP": str(keep)}, cwd=work).check()  # fmt: skip
     own = json.loads(usage.read_text())
     records = json.loads(t.stdout)
-    stored = sum(1 for r in records if r.get("host") not in (None, "all"))
+    calls = []
+    for line in log.read_text().splitlines():
+        begin, end, _rc, *rest = line.split()
+        calls.append(FioCall(float(begin), float(end), tuple(rest), keep / begin))
     window = next((r.get("window") for r in records if r.get("host") == "all"), None)
-    return t.wall_s, own["cpu_s"], own["maxrss_kib"], stored, window["seconds"] if window else None
+    return Through(wall_s=t.wall_s, cpu_s=own["cpu_s"], peak_kib=own["maxrss_kib"],
+                   stored=sum(1 for r in records if r.get("host") not in (None, "all")),
+                   together_s=window["seconds"] if window else None, calls=tuple(sorted(calls, key=lambda c: c.start_s)), start_s=start)  # fmt: skip
+
+
+def phases(t: Through) -> dict[str, float]:
+    """Where storbench's wall time went: its own work before the workload's fio (start-up, plan,
+    the hosts' probe and layout, counted without the fio calls), the other fio calls (version,
+    probes, cleanup), the workload's fio, and its own work after it (logs, merge, findings,
+    store, print)."""
+    run = next(c for c in t.calls if c.is_workload)
+    others = sum(c.end_s - c.start_s for c in t.calls if c is not run)
+    before_fio = sum(c.end_s - c.start_s for c in t.calls if c.end_s <= run.start_s)
+    return {"own work before": run.start_s - t.start_s - before_fio, "other fio calls": others, "workload fio": run.end_s - run.start_s,
+            "own work after": t.start_s + t.wall_s - run.end_s - (others - before_fio)}  # fmt: skip
 
 
 def main() -> int:
     p = arg_parser(__doc__.splitlines()[0])
-    p.add_argument("--counts", type=int, nargs="+", default=[1, 8, 32, 64, 128, 256])
+    p.add_argument("--counts", type=int, nargs="+", default=[1, 16, 64, 256])
+    p.add_argument("--calls", action="store_true", help="also list every fio call storbench made, with its time")
     args = p.parse_args()
     warm_bytecode()
     assert storbench_argv()  # the venv's storbench: the wrapper runs its module with this Python
@@ -138,28 +224,38 @@ def main() -> int:
         base: tuple[int, float, int] | None = None  # (hosts, own CPU s, peak KiB) of the smallest count
         for count in sorted(args.counts):
             with servers(work, count, port) as hosts:
-                bare_wall = bare(work, hosts)
-                wall, cpu_s, peak_kib, stored, together_s = through_storbench(work, hosts, env)
-            base = base or (count, cpu_s, peak_kib)
+                plain_wall = bare_plain(work, hosts)
+                t = through_storbench(work, hosts, env)
+                run_call = next(c for c in t.calls if c.is_workload)
+                same_wall = bare_same_files(work, run_call)
+            base = base or (count, t.cpu_s, t.peak_kib)
             more = count - base[0]
             runtime = runtime_s(count)
-            print(f"  {count} hosts, {runtime} s: storbench {wall:.1f} s (own CPU {cpu_s:.2f} s, peak {peak_kib / 1024:.0f} MiB, "
-                  f"{stored} host results, all ran together {together_s if together_s is not None else '-'} s), "
-                  f"bare fio {bare_wall:.1f} s", flush=True)  # fmt: skip
+            where = phases(t)
+            said = ", ".join(f"{k} {v:.2f} s" for k, v in where.items())
+            print(f"  {count} hosts, {runtime} s: storbench {t.wall_s:.1f} s ({said}; own CPU {t.cpu_s:.2f} s, peak {t.peak_kib / 1024:.0f} MiB, "
+                  f"{t.stored} host results, all ran together {t.together_s if t.together_s is not None else '-'} s); "
+                  f"bare fio with storbench's job files {same_wall:.1f} s, with a plain job {plain_wall:.1f} s", flush=True)  # fmt: skip
+            if args.calls:
+                for c in t.calls:
+                    shown = " ".join(a for a in c.argv if not a.startswith("--client="))
+                    print(f"    {c.start_s - t.start_s:6.2f} s +{c.end_s - c.start_s:5.2f} s  fio {shown[:160]}")
             at = f"at {count} host{'s' if count > 1 else ''}"
             figures += [
-                Figure("hosts", f"wall / runtime {at}", wall / runtime, "<= 2.67" if count == 64 else "",
-                       detail=f"storbench {wall:.1f} s, bare fio {bare_wall:.1f} s ({bare_wall / runtime:.2f}x), runtime {runtime} s; "
-                              f"{stored} of {count} host results stored; every host ran together "
-                              f"{'for ' + format(together_s, '.1f') + ' s' if together_s else 'in no whole second'}"),
-                Figure("hosts", f"wall beyond bare fio's {at}", wall - bare_wall, "<= 5" if count == 64 else "", unit=" s"),
-                Figure("hosts", f"own CPU per host {at}", cpu_s / count * 1000, "<= 20" if count >= 64 else "", unit=" ms",
-                       detail=f"{cpu_s:.2f} s in all"),
+                Figure("hosts", f"wall / runtime {at}", t.wall_s / runtime, "",
+                       detail=f"storbench {t.wall_s:.1f} s, bare fio {same_wall:.1f} s with the same job files "
+                              f"({plain_wall:.1f} s with a plain job, no logs), runtime {runtime} s; "
+                              f"{t.stored} of {count} host results stored; every host ran together "
+                              f"{'for ' + format(t.together_s, '.1f') + ' s' if t.together_s else 'in no whole second'}"),
+                Figure("hosts", f"wall beyond bare fio's with the same job files {at}", t.wall_s - same_wall, "<= 1" if count == 64 else "",
+                       unit=" s", detail=said),
+                Figure("hosts", f"own CPU per host {at}", t.cpu_s / count * 1000, "<= 10" if count >= 64 else "", unit=" ms",
+                       detail=f"{t.cpu_s:.2f} s in all"),
             ]  # fmt: skip
             if more > 0:  # what each host beyond the smallest run adds to storbench's peak memory
-                figures.append(Figure("hosts", f"peak memory per added host {at}", (peak_kib - base[2]) / 1024 / more,
+                figures.append(Figure("hosts", f"peak memory per added host {at}", (t.peak_kib - base[2]) / 1024 / more,
                                       "<= 1" if count >= 64 else "", unit=" MiB",
-                                      detail=f"peak {peak_kib / 1024:.0f} MiB against {base[2] / 1024:.0f} MiB at {base[0]}"))  # fmt: skip
+                                      detail=f"peak {t.peak_kib / 1024:.0f} MiB against {base[2] / 1024:.0f} MiB at {base[0]}"))  # fmt: skip
     emit(figures, args.json)
     return 0
 

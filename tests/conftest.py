@@ -252,8 +252,6 @@ def shared_groups() -> dict[str, str]:
         shared = {what for words, what in SHARED_BY_SOURCE.items() if words in source}
         for params in _PARAMETERS.findall(source):
             shared |= {SHARED_BY_FIXTURE[p] for p in re.findall(r"\w+", params) if p in SHARED_BY_FIXTURE}
-        if "zfs" in shared:  # the ZFS studies run one at a time (ALONE_GROUPS): beside nothing, sharing nothing
-            shared = {"zfs"}
         for what in shared:
             parent[find(module)] = find(f"shared:{what}")
     # a group is named by what its modules share ("rpcbind+tgtd"), else by its module
@@ -314,13 +312,13 @@ def _heavy_first(config, items) -> None:
 
 
 #: the groups that do not bear another worker beside them: ``daemons``-marked, run in a session of
-#: their own, one test at a time (docs/testing.md: the ZFS studies, with the share daemons they
-#: start on zfs-fuse; beside the other worker, zfs-fuse deadlocked under a guest filesystem, a
-#: second rpcbind appeared, a pool's mountpoint stayed busy; and the SMB and sshfs shares, whose
-#: smbnetfs gave a run an error it never gave alone)
-ALONE_GROUPS = frozenset({"zfs", "smbd+sshd"})
+#: their own, one test at a time (none now: the ZFS studies share their share daemons with the NFS,
+#: iSCSI, SMB and sshfs modules and run on one worker with them, beside the other; seed 002, whose
+#: dbench in a guest ext4 over zfs-fuse deadlocked once beside a busy worker, is ``serial``)
+ALONE_GROUPS: frozenset[str] = frozenset()
 
 #: the groups that take longest (docs/testing.md's durations), started first so that the two
-#: workers end together: the ZFS studies with their shares (the group of sshd, smbd, tgtd,
-#: rpcbind and zfs-fuse), the Ceph cluster, the many-hosts runs, serve's history and PostgreSQL
-HEAVY_GROUPS = ("ceph", "rpcbind+tgtd", "test_many_hosts", "test_multihost", "postgresql+serve-history", "glusterd")
+#: workers end together: the ZFS studies with the share daemons they start (zfs-fuse, rpcbind
+#: under nfs-ganesha, tgtd, smbd, sshd), the Ceph cluster, serve's history and PostgreSQL, the
+#: many-hosts runs
+HEAVY_GROUPS = ("rpcbind+smbd+sshd+tgtd+zfs", "ceph", "postgresql+serve-history", "test_many_hosts", "test_multihost", "glusterd")

@@ -102,7 +102,11 @@ def _imports(mod: Module) -> tuple[set[str], set[str]]:
     return top, every
 
 
-IMPORTS = {name: _imports(mod) for name, mod in MODULES.items()}
+@functools.cache
+def imports() -> dict[str, tuple[set[str], set[str]]]:
+    """Each module's imports (:func:`_imports`), read when a test first asks (not at collection:
+    every pytest process collects this module)."""
+    return {name: _imports(mod) for name, mod in MODULES.items()}
 
 
 def _every_import(mod: Module) -> set[str]:
@@ -138,7 +142,10 @@ def _every_import(mod: Module) -> set[str]:
     return out
 
 
-EVERY = {name: _every_import(mod) for name, mod in MODULES.items()}
+@functools.cache
+def every() -> dict[str, set[str]]:
+    """Each module's every import (:func:`_every_import`), read when a test first asks."""
+    return {name: _every_import(mod) for name, mod in MODULES.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -183,10 +190,11 @@ def _describe(component: list[str], graph: dict[str, set[str]]) -> str:
 
 
 def test_one_way_through_the_house_every_import_counted():
-    cycles = _cycles(EVERY)
-    assert cycles == [], "\n".join(_describe(c, EVERY) for c in cycles)
+    graph = every()
+    cycles = _cycles(graph)
+    assert cycles == [], "\n".join(_describe(c, graph) for c in cycles)
     packages: dict[str, set[str]] = {}
-    for name, targets in EVERY.items():
+    for name, targets in graph.items():
         for target in targets:
             a, b = _package(name), _package(target)
             if a != b and b != "storbench":
@@ -194,9 +202,9 @@ def test_one_way_through_the_house_every_import_counted():
     back_up = _cycles(packages)
     assert back_up == [], "\n".join(_describe(c, packages) for c in back_up)
     # the walk is real: type-only and function-level imports are in it, and a registry's members
-    assert "storbench.activity" in EVERY["storbench.record"]  # a TYPE_CHECKING import
-    assert "storbench.run.loads" in EVERY["storbench.run.measure"]  # a function-level import
-    assert "storbench.checks.cache" in EVERY["storbench.checks"]  # importlib.import_module(f"{__name__}.{name}")
+    assert "storbench.activity" in graph["storbench.record"]  # a TYPE_CHECKING import
+    assert "storbench.run.loads" in graph["storbench.run.measure"]  # a function-level import
+    assert "storbench.checks.cache" in graph["storbench.checks"]  # importlib.import_module(f"{__name__}.{name}")
 
 
 def test_a_cycle_is_found_when_there_is_one():
@@ -212,7 +220,7 @@ def _package(name: str) -> str:
 
 def _package_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for name, (_, every) in IMPORTS.items():
+    for name, (_, every) in imports().items():
         for target in every:
             a, b = _package(name), _package(target)
             if a != b and b != "storbench":  # the root package holds only __version__
@@ -251,7 +259,7 @@ def test_the_longest_import_chain_is_at_most_12_modules():
         assert name not in on_path, "module-level import cycle: " + " -> ".join([*on_path, name])
         on_path.append(name)
         best: tuple[str, ...] = (name,)
-        for target in sorted(IMPORTS[name][0]):
+        for target in sorted(imports()[name][0]):
             chain = (name, *longest(target))
             if len(chain) > len(best):
                 best = chain
@@ -283,7 +291,7 @@ def test_every_package_says_what_it_owns_and_may_import(package):
     forbidden = {f"storbench.{w}" for w in re.findall(r"[a-z_]+", never.group(1))} & set(MODULES)
     offenders = sorted(
         f"{name} imports {target}"
-        for name, (_, every) in IMPORTS.items()
+        for name, (_, every) in imports().items()
         if name == package or name.startswith(package + ".")
         for target in every
         if any(target == f or target.startswith(f + ".") for f in forbidden)

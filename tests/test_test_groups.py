@@ -9,13 +9,13 @@ from conftest import ALONE_GROUPS, HEAVY_GROUPS, shared_groups
 
 def test_every_daemon_one_per_machine_keeps_its_modules_on_one_worker():
     groups = shared_groups()
-    # the ZFS studies (and the share servers they start on zfs-fuse): one group, run alone
-    for module in ("tests/study/test_zfs_study.py", "tests/study/test_seed003.py", "tests/targets/test_zfs.py"):
-        assert groups[module] == "zfs", module
-    # the share servers one per machine beside them, each its group on the two workers
-    assert groups["tests/targets/test_nfs.py"] == groups["tests/targets/test_iscsi.py"] == "rpcbind+tgtd"
-    assert groups["tests/targets/test_protocol_faults.py"] == "rpcbind+tgtd"
-    assert groups["tests/targets/test_share_faults.py"] == groups["tests/study/test_share_study.py"] == "smbd+sshd"
+    # the ZFS studies start the share servers one per machine (rpcbind under nfs-ganesha, tgtd,
+    # smbd, sshd): one group with every other module of those servers, on one worker
+    shares = "rpcbind+smbd+sshd+tgtd+zfs"
+    for module in ("tests/study/test_zfs_study.py", "tests/study/test_seed003.py", "tests/targets/test_zfs.py", "tests/targets/test_nfs.py",
+                   "tests/targets/test_iscsi.py", "tests/targets/test_protocol_faults.py", "tests/targets/test_share_faults.py",
+                   "tests/study/test_share_study.py"):  # fmt: skip
+        assert groups[module] == shares, module
     # the session's PostgreSQL and serve's history: the modules that use them together
     assert groups["tests/serve/test_serve.py"] == groups["tests/store/test_store_postgres.py"] == groups["tests/serve/test_serve_browser.py"]
     # a module that shares nothing is a group of its own
