@@ -35,6 +35,10 @@ HIGHER_IS_BETTER: Mapping[str, bool] = dict(METRICS)
 #: another benchmark, such as a Phoronix Test Suite test) appear, each under its unit.
 MEASURE_DIRECTION = "result"
 
+#: an application load's p99 latency among its measures (pgbench with a per-transaction log,
+#: sysbench at ``--percentile=99``): what the headline tables give as its p99
+P99_MEASURE = "latency p99 ms"
+
 
 def measure_directions(result: FioResult) -> dict[str, bool | None]:
     """The units of ``result``'s measures and whether higher is better for each."""

@@ -295,16 +295,19 @@ def formatter(metric: str) -> Callable[[float | None], str]:
     return fmt_number  # the unit is the metric's name, shown beside it
 
 
-def fmt_interval(lo: float | None, hi: float | None, metric: str, n: int) -> str:
+def fmt_interval(lo: float | None, hi: float | None, metric: str, n: int, fmt: Callable[[float], str] | None = None) -> str:
     """A 95% interval of a positive quantity (IOPS, bandwidth, latency), both ends in one unit:
     "n < 3: none" for one or two runs (Student's t with 1 degree of freedom is 12.7: an interval
     that wide says nothing), clipped at 0 where the t interval reaches below it (the runs are too
-    few or too spread for it; said so)."""
+    few or too spread for it; said so): the rule of :attr:`storbench.stats.core.Summary.reported_ci95`.
+    ``fmt`` formats both ends of another benchmark's figure (``metric`` is then its unit)."""
     if n < 3 or lo is None or hi is None:
         return "none (n < 3)"
     clipped = lo < 0
     lo = max(lo, 0.0)
-    if metric == "iops":
+    if fmt is not None:
+        text = f"{fmt(lo)} … {fmt(hi)}"
+    elif metric == "iops":
         unit, scale, digits = next(((u, s, d) for u, s, d in (("M", 1e6, 2), ("k", 1e3, 1)) if hi >= s * 10), ("", 1.0, 0))
         text = f"{lo / scale:.{digits}f} … {hi / scale:.{digits}f}{unit} IOPS"
     elif metric == "bw_bytes":

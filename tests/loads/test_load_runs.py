@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -174,7 +175,8 @@ def test_every_load_runs_stores_shows_and_compares(cli, suite_file: Path, load_t
     from test_serve import get, get_json, serving
 
     with serving(cli.db) as base:
-        newest = get_json(base + "/api/runs?label=two")["runs"][0]["id"]
+        figures_row = get_json(base + "/api/runs?label=two")["runs"][0]
+        newest = figures_row["id"]
         code, html, _ = get(f"{base}/runs/{newest}")
         assert code == 200 and "latency p99 ms" in html and "load-dataset-in-ram" in html
         code, text, _ = get(base + "/metrics")
@@ -184,6 +186,52 @@ def test_every_load_runs_stores_shows_and_compares(cli, suite_file: Path, load_t
     tps = [m["value"] for r in runs[1]["t-pg-rw"] for m in r["measures"] if m["unit"] == "tps"]
     assert measured[("t-pg-rw", "tps")] == pytest.approx(sum(tps) / len(tps), rel=1e-9)
     assert ("t-fsmark", "files/s") in measured and ("t-sysbench", "fsyncs/s") in measured
+    _one_truth_in_every_form(cli, runs[1], newest, figures_row, html)
+
+
+def _one_truth_in_every_form(cli, run: dict, run_id: int, figures_row: dict, page: str) -> None:
+    """One run of two repetitions in every form: the same means, no 95% interval anywhere (n < 3),
+    and the load's headline figure and p99 where the list and the tables give them."""
+    import csv
+    import io
+
+    def mean(workload: str, unit: str) -> float:
+        values = [m["value"] for r in run[workload] for m in r["measures"] if m["unit"] == unit]
+        assert len(values) == 2
+        return sum(values) / 2
+
+    tps, p99 = mean("t-pg-rw", "tps"), mean("t-pg-rw", "latency p99 ms")
+    # the JSON: each load's statistics over its two runs, with no interval
+    for recs in run.values():
+        for unit, stats in recs[0]["stats"]["result"].items():
+            assert stats["n"] == 2 and stats["ci95"] is None, unit
+    assert run["t-pg-rw"][0]["stats"]["result"]["tps"]["mean"] == pytest.approx(tps, rel=1e-12)
+    # the CSV: every figure of every repetition of a load, equal to the JSON's
+    res = cli("export", "two", "--format", "csv")
+    assert res.code == 0, res.err
+    rows = [r for r in csv.DictReader(io.StringIO(res.out)) if r["direction"] == "result"]
+    assert {r["workload"] for r in rows} == set(run)
+    in_csv = [float(r["value"]) for r in rows if r["workload"] == "t-pg-rw" and r["measure"] == "tps"]
+    assert sorted(in_csv) == sorted(m["value"] for r in run["t-pg-rw"] for m in r["measures"] if m["unit"] == "tps")
+    assert all(r["job"] == run[r["workload"]][0]["tool"] for r in rows), {(r["workload"], r["job"]) for r in rows}
+    # compare's JSON: no interval at n = 2
+    doc = json.loads(cli("compare", "one", "two", "--json").out)
+    assert all(c is None or c["ci95"] is None for row in doc["rows"] for c in row["cells"].values())
+    # the run page: every load's interval "none (n < 3)", never a raw one below zero
+    table = page[page.index('id="measures"'):]
+    table = table[: table.index("</table>")]
+    assert table.count("none (n &lt; 3)") == table.count("<tr>") - 1 and "…" not in table
+    # the runs list: the database run's headline figure is pgbench's tps with its p99
+    (first, *_) = figures_row["figures"]
+    assert first["workload"] == "t-pg-rw" and first["metric"] == "tps" and first["value"] == pytest.approx(tps, rel=1e-12)
+    assert first["text"].endswith(" ms") and ", p99 " in first["text"] and first["targets"] == 1
+    # the run page's headline table: pgbench's p99 beside its tps, as the list gives it
+    glance = page[page.index('id="glance"'):]
+    glance = glance[: glance.index("</table>")]
+    [row] = [r for r in glance.split("<tr>") if "<td class=\"\">t-pg-rw</td>" in r]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+    assert cells[-1] == first["text"].split(", p99 ")[1] and cells[-1].endswith(" ms"), cells
+    assert p99 > 0
 
 
 def _start(target: Path, suite_file: Path, db: Path, *workloads: str) -> subprocess.Popen:

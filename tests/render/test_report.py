@@ -201,6 +201,25 @@ def test_table_figures_equal_the_stored_results(runs, report_html):
             assert text.startswith(f"{fmt(s.mean)} ± {fmt(s.stddev)}"), (workload, metric, text)
             checked += 1
     assert checked >= 2 * 2 * 4
+    # the charts' error bars are the tables' spread: each bar's ± is its configuration's sd (a
+    # share of its mean, whatever the chart's unit), as the text above the charts says
+    spreads = {(w, d): [] for w in WORKLOADS for d in ("read", "write")}
+    for run_id in (runs.a, runs.b):
+        for (workload, direction, _metric), values in _stored_values(runs, run_id).items():
+            s = summarize(values)
+            spreads.setdefault((workload, direction), []).append(s.stddev / s.mean if s.mean else 0.0)
+    bars = 0
+    figures = _script(report_html, "storbench-figures")
+    for w in WORKLOADS:
+        start = report_html.index(f'data-workload="{w}"')
+        section = report_html[start : report_html.index("</section>", start)]
+        assert "error bars ± one standard deviation (the table's ± sd)" in section
+        for index in re.findall(r'<div class="plot" data-fig="(\d+)"', section.split("<h4>")[0]):
+            for trace in figures[int(index)]["data"]:
+                for x, err in zip(trace["x"], trace["error_x"]["array"]):
+                    assert any(err / x == pytest.approx(r, rel=1e-9) for r in spreads[(w, trace["name"])]), (w, trace["name"], err / x)
+                    bars += 1
+    assert bars >= 2 * 2
     # the mean IOPS printed for the baseline is the one a person would compute
     iops = _stored_values(runs, runs.a)[("rnd4k-q1t1-read", "read", "iops")]
     assert fmt_iops(sum(iops) / len(iops)) in report_html

@@ -750,6 +750,13 @@ def test_serve_over_postgresql(pg_url, tmp_path):
         assert code == 200 and "rw=randread" in html
         code, html, _ = get(base + "/curves")
         assert code == 200 and "pg/curve" in html
+        # the curve run's own page draws its curve (IOPS against p99), not each step as a workload
+        curve_id = everything["runs"][0]["id"]
+        (stored,) = get_json(base + "/api/curves")["curves"]
+        code, html, _ = get(f"{base}/runs/{curve_id}")
+        figure = json.loads(html_mod.unescape(re.search(r'<section id="curve">.*?data-figure="([^"]+)"', html, re.S).group(1)))
+        assert code == 200 and 'id="charts"' not in html
+        assert figure["data"][0]["x"] == [st["iops"] for st in stored["steps"]] and len(stored["steps"]) == 2
         code, text, _ = get(base + "/metrics")
         assert code == 200 and 'label="pg/b"' in text
 
@@ -859,3 +866,20 @@ def test_the_runs_lists_headline_figures_pick_a_bandwidth_and_an_iops_workload()
     (mixed,) = views.headline_figures(figures[1:3])
     assert (mixed["direction"], mixed["value"]) == ("read+write", 1000.0)
     assert views.headline_figures(figures[-1:]) == []
+    assert [f["targets"] for f in shown] == [2, 2]  # the run had two targets: each figure is the first's
+
+
+def test_the_runs_list_gives_an_application_loads_headline_figure_and_its_p99():
+    """Pure: a database run's pgbench (no fio figure): its first figure, tps, the mean over its
+    repetitions, with its p99 where every repetition measured one; dbench's MB/s without."""
+    def load(workload, *measures):
+        return {"workload": workload, "repetition": 0, "target": "/t", "options": {}, "read_iops": None, "write_iops": None,
+                "read_bw_bytes": None, "write_bw_bytes": None, "measures": [{"unit": u, "value": v} for u, v in measures]}  # fmt: skip
+
+    figures = [load("pg", ("tps", 1000.0), ("latency p99 ms", 3.0)), load("pg", ("tps", 2000.0), ("latency p99 ms", 4.0)),
+               load("db", ("MB/s", 500.0), ("max latency ms", 9.0))]  # fmt: skip
+    pg, db = views.headline_figures(figures)
+    assert (pg["workload"], pg["metric"], pg["direction"], pg["value"], pg["n"]) == ("pg", "tps", "result", 1500.0, 2)
+    assert pg["text"] == "1,500 tps, p99 3.5 ms" and db["text"] == "500 MB/s" and pg["targets"] == 1
+    # a repetition without a p99: none is given rather than a mean of some
+    assert views.headline_figures([figures[0], load("pg", ("tps", 2000.0))])[0]["text"] == "1,500 tps"

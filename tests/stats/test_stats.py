@@ -32,6 +32,7 @@ from storbench.stats.core import (
     compare_samples,
     geometric_mean,
     mann_whitney,
+    reported_summary_dict,
     should_repeat,
     summarize,
     summary_from_dict,
@@ -90,6 +91,26 @@ def test_three_values_exact_t_quantile():
     assert s.stderr == approx(2 / math.sqrt(3))
     assert s.ci95 == (approx(6 - T975_DF2 * 2 / math.sqrt(3)), approx(6 + T975_DF2 * 2 / math.sqrt(3)))
     assert s.cv == approx(2 / 6)
+
+
+def test_the_reported_interval_is_none_under_three_runs_and_never_below_zero():
+    """The one rule every form reports (:attr:`Summary.reported_ci95`): none at n = 2 (t = 12.7),
+    the lower end bounded at 0 and said clipped where the t interval reaches below it, else the
+    interval as computed."""
+    from storbench.units import fmt_interval, fmt_measure
+
+    two = summarize([10.0, 12.0])
+    assert two.ci95 is not None and two.reported_ci95 is None and not two.ci95_clipped
+    assert reported_summary_dict(two)["ci95"] is None and summary_to_dict(two)["ci95"] == list(two.ci95)
+    spread = summarize([1.0, 2.0, 30.0])  # mean 11, stderr 9.5: t(2) 4.30 reaches to -30
+    assert spread.ci95[0] < 0 and spread.reported_ci95 == (0.0, spread.ci95[1]) and spread.ci95_clipped
+    assert reported_summary_dict(spread)["ci95"] == [0.0, spread.ci95[1]] and reported_summary_dict(spread)["ci95_clipped"] is True
+    tight = summarize([4.0, 6.0, 8.0])
+    assert tight.reported_ci95 == tight.ci95 and not tight.ci95_clipped and "ci95_clipped" not in reported_summary_dict(tight)
+    # printed: the same rule for fio's figures and another benchmark's (its own unit)
+    assert fmt_interval(*two.ci95, "tps", two.n, fmt_measure) == "none (n < 3)"
+    assert fmt_interval(*spread.ci95, "tps", spread.n, fmt_measure) == f"0 … {fmt_measure(spread.ci95[1])} (clipped at 0: too few or too spread runs)"
+    assert fmt_interval(*tight.ci95, "iops", tight.n) == f"{tight.ci95[0]:.0f} … {tight.ci95[1]:.0f} IOPS"
 
 
 def test_even_count_median_and_textbook_stddev():

@@ -111,6 +111,61 @@ def test_fios_own_nfs_engine_reads_and_writes_the_test_file_without_a_bridge(tmp
         assert _bridges(nfs, res, v4) == []
 
 
+def test_an_existing_file_of_the_export_is_read_as_it_is_and_written_only_when_named(tmp_path: Path):
+    """nfs://HOST/EXPORT/FILE (a VM image on a filer), through the bridge and fio's own engine: read
+    as it is (same bytes after), its size capping the workloads (said once), never grown; a write
+    refused in one line until --destroy-data names it, then the file written in place; a directory
+    without its '/' and a missing file named in one line; nothing made or left."""
+    import hashlib
+
+    from servers import Ganesha
+
+    db = tmp_path / "r.sqlite"
+    with Ganesha(tmp_path / "nfs") as nfs:
+        image = nfs.export / "disk.img"
+        image.write_bytes(os.urandom(24 << 20))
+        (nfs.export / "sub").mkdir()
+
+        def digest() -> tuple[int, str]:
+            return image.stat().st_size, hashlib.sha256(image.read_bytes()).hexdigest()
+
+        before = digest()
+        uri = nfs.url + "disk.img"
+        res = _storbench(nfs, db, "run", "--workload", "rnd4k-q32t1-read", "--target", uri, "--target", uri + "?client=fio",
+                         "--runtime", "1s", "--json", "--no-report")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        records = json.loads(res.stdout)
+        assert [r["target"] for r in records] == [uri, uri + "?client=fio"]
+        assert all(r["options"]["size"] == "24m" and r["jobs"][0]["read"]["io_bytes"] > 0 for r in records)
+        assert records[1]["options"]["nfs_url"] == nfs.url.rstrip("/") and records[1]["options"]["filename"] == "disk.img"
+        assert res.stderr.count("note: workload sizes capped at the file's size 24m") == 1
+        assert digest() == before
+        # a write, unnamed: one line, nothing run; --size beyond the file: one line
+        refused = _storbench(nfs, db, "run", "--workload", "rnd4k-q1t1-write", "--target", uri, "--runtime", "1s", "--no-report")
+        [line] = [ln for ln in refused.stderr.splitlines() if ln.startswith("storbench: ")]
+        assert refused.returncode != 0 and f"refusing to write to NFS file {uri!r} [destroy-data]" in line and f"--destroy-data {uri}" in line
+        bigger = _storbench(nfs, db, "run", "--workload", "rnd4k-q32t1-read", "--target", uri, "--size", "64m", "--runtime", "1s",
+                            "--no-report")  # fmt: skip
+        assert bigger.returncode != 0 and "storbench never grows or rewrites a file target" in bigger.stderr
+        assert digest() == before
+        # named: written in place through either client, never grown
+        for target in (uri, uri + "?client=fio"):
+            wrote = _storbench(nfs, db, "run", "--workload", "rnd4k-q1t1-write", "--target", target, "--destroy-data", target,
+                               "--runtime", "1s", "--json", "--no-report")  # fmt: skip
+            assert wrote.returncode == 0, wrote.stderr
+            assert json.loads(wrote.stdout)[0]["jobs"][0]["write"]["io_bytes"] > 0
+            after = digest()
+            assert after[0] == before[0] and after[1] != before[1], target
+            before = after
+        for spec, words in ((nfs.url + "sub", "is a directory of the export: end it in '/'"),
+                            (nfs.url + "none.img", "names no file of the export")):  # fmt: skip
+            bad = _storbench(nfs, db, "run", "--workload", "rnd4k-q32t1-read", "--target", spec, "--runtime", "1s", "--no-report")
+            [line] = [ln for ln in bad.stderr.splitlines() if ln.startswith("storbench: ")]
+            assert bad.returncode != 0 and words in line, line
+        assert sorted(p.name for p in nfs.export.iterdir()) == ["disk.img", "sub"] and not any((nfs.export / "sub").iterdir())
+        assert _bridges(nfs, res, refused, bigger, wrote) == []
+
+
 def test_a_server_that_commits_every_write_is_read_and_no_write_ack_is_said(tmp_path: Path):
     """ganesha's NFS_Commit = true, read from its own configuration: writes through either client
     are stable when answered, so share-write-ack stays silent."""

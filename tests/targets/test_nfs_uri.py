@@ -15,13 +15,13 @@ def test_uri_parts():
 
 
 @pytest.mark.parametrize(("spec", "words"), [
-    ("nfs://nas.lan/export/disk.img", "is not a directory of an export: give nfs://HOST/EXPORT/ ending in '/'"),
+    ("nfs://nas.lan/disk.img", "names no export: give nfs://HOST/EXPORT/ ending in '/'"),
     ("nfs://nas.lan:2049/export/", "names a port: qemu's nfs driver finds the server's ports through its portmapper"),
     ("nfs://nas.lan/export/?version=4", "NFSv4 needs client=fio (qemu's nfs driver speaks NFSv3 only)"),
     ("nfs://nas.lan/export/?client=kernel", "client='kernel' is not an option storbench knows"),
     ("nfs://nas.lan/export/?client=fio&version=2", "version='2' is not an option storbench knows"),
     ("nfs://nas.lan/export/?rsize=1m", "rsize='1m' is not an option storbench knows"),
-    ("nfs://nas.lan/", "is not a directory of an export"),
+    ("nfs://nas.lan/", "names no export"),
     ("nfs://nas lan/export/", "holds a character a fio job file cannot carry"),
     ("nfs:///export/", "is not nfs://HOST/EXPORT/"),
 ])  # fmt: skip
@@ -29,6 +29,23 @@ def test_bad_uris_are_one_line(spec, words):
     with pytest.raises(TargetError) as exc:
         check_nfs_uri(spec)
     assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_an_existing_file_of_an_export_is_read_as_it_is_through_either_client():
+    """nfs://HOST/EXPORT/PATH/FILE: the file itself (no test file made), its size capping every
+    workload; fio's own engine given the file's directory and name."""
+    from storbench.targets.nfs import names_file, test_file_uri
+
+    uri = "nfs://127.0.0.1/export/vm/disk.img"
+    assert check_nfs_uri(uri) == ("127.0.0.1", "/export/vm/disk.img") and names_file(uri) and not names_file("nfs://h/e/")
+    assert test_file_uri(uri + "?client=fio") == uri
+    w = Workload(name="r", description="", options=(("rw", "randread"), ("bs", "4k"), ("size", "1g")))
+    params = (("size", str(48 << 20)), ("existing_file", "1"), ("writes", "0"))
+    bridged = build_job(w, Target(kind="nfs", path=uri, params=params), Overrides())
+    assert dict(bridged.options)["size"] == "48m" and "# storbench: size=1g capped at the file's size 48m" in bridged.job_text
+    own = build_job(w, Target(kind="nfs-fio", path=uri + "?client=fio", params=params), Overrides())
+    opts = dict(own.options)
+    assert (opts["nfs_url"], opts["filename"], opts["size"]) == ("nfs://127.0.0.1/export/vm", "disk.img", "48m")
 
 
 def test_the_job_reaches_the_test_file_through_the_bridge():

@@ -240,7 +240,7 @@ def format_compare_csv(cmp: Comparison) -> str:
     for row in cmp.rows:
         for config, cell, v in zip(cmp.configs, row.cells, row.versus):
             s = cell.summary if cell is not None else None
-            ci = s.ci95 if s is not None and s.ci95 is not None else (None, None)
+            ci = s.reported_ci95 if s is not None and s.reported_ci95 is not None else (None, None)
             dci = v.diff_ci95 if v is not None and v.diff_ci95 is not None else (None, None)
             writer.writerow(
                 [
@@ -300,7 +300,8 @@ def _cell_to_json(cell: Cell | None) -> JSONObject | None:
         "mean": s.mean,
         "stddev": s.stddev,
         "stderr": s.stderr,
-        "ci95": None if s.ci95 is None else [s.ci95[0], s.ci95[1]],
+        "ci95": None if s.reported_ci95 is None else list(s.reported_ci95),
+        **({"ci95_clipped": True} if s.ci95_clipped else {}),
         "cv": s.cv,
         "values": list(cell.values),
     }

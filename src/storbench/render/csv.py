@@ -1,4 +1,6 @@
-"""CSV export (pure): one row per result, job and direction."""
+"""CSV export (pure): one row per result, job and direction of fio's figures, and one per figure
+of another benchmark's (an application load's tps, MB/s, latency: direction ``result``, its unit
+in ``measure``, its figure in ``value``)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import csv
 import io
 from collections.abc import Sequence
 
+from ..metrics import MEASURE_DIRECTION
 from ..model import DIRECTIONS, LatencyStats
 from ..record import ResultRecord
 
@@ -37,6 +40,8 @@ COLUMNS = (
     "slat_mean_ns",
     "usr_cpu_pct",
     "sys_cpu_pct",
+    "measure",
+    "value",
 )
 
 
@@ -95,6 +100,11 @@ def format_csv(records: Sequence[ResultRecord]) -> str:
                         csv_number(slat.mean_ns if slat else None),
                         csv_number(job.usr_cpu_pct),
                         csv_number(job.sys_cpu_pct),
+                        "",
+                        "",
                     ]
                 )
+        for m in rec.fio.measures:  # another benchmark's figures: the fio columns stay empty
+            head = [rec.run_id, csv_number(rec.result_id), rec.label or "", rec.target or "", rec.source or "", rec.workload, rec.repetition]
+            writer.writerow([*head, "", rec.fio.format, "", "0", MEASURE_DIRECTION, *([""] * 15), m.unit, csv_number(m.value)])
     return out.getvalue()

@@ -20,10 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..metrics import direction_figures, headline_metric
+from ..metrics import MEASURE_DIRECTION, P99_MEASURE, direction_figures, headline_metric
 from ..record import ResultRecord
 from ..stats.core import summarize
-from ..units import fmt_bw, fmt_iops, fmt_ns, formatter
+from ..units import fmt_bw, fmt_iops, fmt_measure, fmt_ns, formatter
 
 __all__ = ["INVALID_MARK", "Glance", "format_glance", "glance", "host_count", "particular_findings", "target_line"]
 
@@ -153,15 +153,19 @@ def _generic(groups: dict[str, list[ResultRecord]], headlines: dict[str, str]) -
         for d in directions:
             m = metric if d != "result" else next(iter(figs[0][d]))
             values = [f[d].get(m) for f in figs]
-            p99 = _mean([f[d].get("clat_p99_ns") for f in figs]) if d != "result" else None
+            if d != MEASURE_DIRECTION:
+                p99 = fmt_ns(_mean([f[d].get("clat_p99_ns") for f in figs]))
+            else:  # an application load's own p99 where it measured one (pgbench with a per-transaction log)
+                load_p99 = _mean([f[d].get(P99_MEASURE) for f in figs])
+                p99 = "-" if load_p99 is None else f"{fmt_measure(load_p99)} ms"
             if any(v is None for v in values):
-                rows.append((w, d, "-", str(len(recs)), fmt_ns(p99)))
+                rows.append((w, d, "-", str(len(recs)), p99))
                 continue
             fmt = formatter(m)
             s = summarize([float(v) for v in values])  # type: ignore[arg-type]
             text = fmt(s.mean) + (f" ± {fmt(s.stddev)}" if s.stddev is not None else "")
             label = {"iops": "IOPS", "bw_bytes": "", "lat_mean_ns": "mean lat"}.get(m, m)
-            rows.append((w, d, _mark(f"{text} {label}".strip(), w, _invalid(groups)), str(s.n), fmt_ns(p99) if d != "result" else "-"))
+            rows.append((w, d, _mark(f"{text} {label}".strip(), w, _invalid(groups)), str(s.n), p99))
     return Glance("headline figures", ("workload", "dir", "headline (mean ± sd)", "n", "p99 lat"), tuple(rows))
 
 

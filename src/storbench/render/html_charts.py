@@ -67,7 +67,8 @@ def _layout(title: str, height: int, **extra: JSONValue) -> JSONObject:
 
 
 def bar_figure(cmp: Comparison, workload: str, metric: str) -> JSONObject | None:
-    """Horizontal bars per configuration (one colour per direction), error bars = standard error."""
+    """Horizontal bars per configuration (one colour per direction), error bars ± one standard
+    deviation over the runs (the spread the tables beside them give as ± sd)."""
     rows = rows_of(cmp, workload, metric)
     cells = [c for r in rows for c in r.cells if c is not None]
     if not cells:
@@ -87,7 +88,7 @@ def bar_figure(cmp: Comparison, workload: str, metric: str) -> JSONObject | None
             s = cell.summary
             y.append(name)
             x.append(s.mean / div)
-            err.append((s.stderr or 0.0) / div)
+            err.append((s.stddev or 0.0) / div)
             text.append(fmt(s.mean))
             custom.append([fmt(s.stddev) if s.stddev is not None else "-", fmt(s.stderr) if s.stderr is not None else "-", s.n])
         traces.append(
@@ -293,7 +294,7 @@ def _axis_values(values: Sequence[str | None]) -> list[str]:
 
 
 def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> JSONObject | None:
-    """A one-parameter sweep as lines over the option's values (sorted by meaning), error bars = se."""
+    """A one-parameter sweep as lines over the option's values (sorted by meaning), error bars ± sd."""
     names = {c.key: c.name for c in cmp.configs}
     index = {c.key: i for i, c in enumerate(cmp.configs)}
     lines = []
@@ -323,7 +324,7 @@ def sweep_figure(cmp: Comparison, sweep: Sweep, metric: str) -> JSONObject | Non
                 "name": name,
                 "x": _axis_values(xs),
                 "y": [c.summary.mean / div for c in cells],
-                "error_y": {"type": "data", "array": [(c.summary.stderr or 0.0) / div for c in cells], "visible": True},
+                "error_y": {"type": "data", "array": [(c.summary.stddev or 0.0) / div for c in cells], "visible": True},
                 "line": {"color": color(index[key] if key else i), "dash": DASH.get(direction, "solid")},
                 "customdata": [[lab, fmt(c.summary.mean), c.summary.n] for lab, c in zip(labels, cells)],
                 "hovertemplate": "%{customdata[0]}<br>%{customdata[1]} (n=%{customdata[2]})<extra>" + name + "</extra>",

@@ -71,7 +71,7 @@ def _png(fig) -> bytes:
 
 
 def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
-    """IOPS, bandwidth and mean latency side by side: bars per configuration, error bars = standard error."""
+    """IOPS, bandwidth and mean latency side by side: bars per configuration, error bars ± sd (the tables' spread)."""
     from matplotlib.figure import Figure
 
     panels = [(m, chartdata.rows_of(cmp, workload, m)) for m in chartdata.chart_metrics(cmp, workload)]
@@ -99,7 +99,7 @@ def bar_chart_png(cmp: Comparison, workload: str) -> bytes | None:
                 y = ci + (di - (len(rows) - 1) / 2) * height
                 first = row.direction not in labelled
                 labelled.add(row.direction)
-                ax.barh(y, s.mean / div, height=height, xerr=(s.stderr or 0.0) / div, color=chartdata.color(di),
+                ax.barh(y, s.mean / div, height=height, xerr=(s.stddev or 0.0) / div, color=chartdata.color(di),
                         capsize=3, label=row.direction if first else None)  # fmt: skip
         ax.set_yticks(range(len(cmp.configs)))
         ax.set_yticklabels(labels if pi == 0 else [""] * len(labels), fontsize=8)

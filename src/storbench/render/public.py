@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..metrics import repetition_stats
 from ..record import ResultRecord
 from ..serialize import result_record_to_public
-from ..stats.core import summary_to_dict
+from ..stats.core import reported_summary_dict
 from .terminal import group_records
 
 
@@ -20,7 +20,7 @@ def records_to_public(records: Sequence[ResultRecord]) -> list[dict]:
             by_run.setdefault(rec.run_id, []).append(rec)
         for members in by_run.values():
             stats = {
-                d: {m: summary_to_dict(s) for m, s in metrics.items()}
+                d: {m: reported_summary_dict(s) for m, s in metrics.items()}
                 for d, metrics in repetition_stats([r.fio for r in members]).items()
             }
             for rec in members:

@@ -222,10 +222,7 @@ def format_stats(records: Sequence[ResultRecord]) -> list[str]:
                     def fmt(v, u=metric):
                         return fmt_number(v, u)
                 lo, hi = s.ci95 if s.ci95 else (None, None)
-                if direction == MEASURE_DIRECTION:  # another benchmark's figure: its own unit, maybe signed
-                    ci = "none (n < 3)" if s.n < 3 or lo is None else f"{fmt(lo)} … {fmt(hi)}"
-                else:
-                    ci = fmt_interval(lo, hi, metric, s.n)
+                ci = fmt_interval(lo, hi, metric, s.n, fmt if direction == MEASURE_DIRECTION else None)
                 outl = f", outliers: runs {', '.join(str(i + 1) for i in s.outliers)}" if s.outliers else ""
                 lines.append(
                     f"  {direction:5} {metric:12} mean {fmt(s.mean)} ± {fmt(s.stddev)}  median {fmt(s.median)}  "

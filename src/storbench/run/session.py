@@ -413,6 +413,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
     the module's text).  Raises :class:`Interrupted` (with the command that finishes the run)
     after Ctrl-C/SIGTERM, and any failure that stopped the run, the run marked incomplete."""
     from ..jobs.plan import format_total, total_seconds
+    from ..targets.base import is_existing_file
     from . import runner
     from .live import LiveReporter
 
@@ -440,7 +441,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
                               keep_files=request.keep_files, repeat=request.repeat)  # fmt: skip
         specs = runner.plan_jobs(plan, _engine_prober(executor, remote=preflight is not None))
         serve_targets(stack, resolved, specs)
-        capped = sorted({ln[len("# storbench: "):].split(" capped at ")[1] for s in specs if s.target.kind == "file"
+        capped = sorted({ln[len("# storbench: "):].split(" capped at ")[1] for s in specs if is_existing_file(s.target)
                          for ln in s.job_text.splitlines() if ln.startswith("# storbench: ") and " capped at " in ln})  # fmt: skip
         for what in capped:  # a file target is never grown: said once for the run
             ctx.say(f"note: workload sizes capped at {what} (a file target is read as it is, never grown)")

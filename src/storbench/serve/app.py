@@ -222,7 +222,9 @@ class Server:
             if r.workload not in seen_jobs:
                 seen_jobs.add(r.workload)
                 jobs.append({"workload": r.workload, "job_text": r.job_text, "result_id": r.result_id})
-        charts = views.workload_charts(records, info, heads)
+        # a curve run: its curve (IOPS against p99, knee, SLA ceiling), not each step drawn as a workload
+        curves = views.curve_items([(info, meta)]) if "curve_result" in meta else []
+        charts = [] if curves else views.workload_charts(records, info, heads)
         from ..render.terminal import format_backend
 
         backend = format_backend(records)  # what the ZFS pool or Ceph cluster did, as storbench show says it
@@ -240,6 +242,7 @@ class Server:
         return _page("run.html.j2", title=f"run {run_id}" + (f" ({info.label})" if info.label else ""), info=info,
                      glance=shown, rows=views.result_rows(table), findings=views.findings_once(records),
                      storages=storages, jobs=jobs, charts=charts, backend=backend, argv=meta.get("argv"), wide=True,
+                     curves=curves, curve_figure=views.curves_figure(curves) if curves else None,
                      host_lines=format_host_lines(records) if summarised else None, host_count=host_count,
                      live=bool(live), site=self.title)  # fmt: skip
 

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 from storbench.jsontypes import JSONMapping, JSONObject
 
 from ..compare import lead_pct
-from ..metrics import HIGHER_IS_BETTER, direction_figures, headline_metric, repetition_stats
+from ..metrics import (
+    HIGHER_IS_BETTER,
+    MEASURE_DIRECTION,
+    P99_MEASURE,
+    direction_figures,
+    headline_metric,
+    repetition_stats,
+)
 from ..model import SEVERITIES, RunInfo
 from ..record import ResultRecord
 from ..stats.core import VERDICT_WORSE, compare_samples, summarize
@@ -86,19 +93,27 @@ def headline_figures(figures: Sequence[JSONMapping], limit: int = LIST_FIGURES) 
     """A run's figures for the list of runs: its first workload judged by bandwidth (a sequential
     one: MiB/s) and its first judged by IOPS or latency (shown as IOPS: the list keeps only the
     headline columns), as in CrystalDiskMark's SEQ1M Q8T1 read and RND4K Q1T1 read; failing
-    one kind, the next workloads.  Each is the mean over the workload's repetitions on its first
-    target, of the direction that did I/O (read, write, or read+write for a mix)."""
+    one kind, the next workloads, an application load among them (its headline figure, pgbench's
+    tps, and its p99 latency where it measured one).  Each is the mean over the workload's
+    repetitions on its first target, of the direction that did I/O (read, write, or read+write
+    for a mix); ``targets`` says how many targets the run had (the figure is the first's)."""
     from ..metrics import default_headline
 
     by_workload: dict[str, list[JSONMapping]] = {}
+    targets: list[object] = []
     for f in figures:
         if f.get("workload") is None:
             continue
+        if f.get("target") not in targets:
+            targets.append(f.get("target"))
         first = by_workload.setdefault(f["workload"], [])
         if not first or first[0].get("target") == f.get("target"):
             first.append(f)
     kinds: dict[str, str] = {}
     for workload, rows in by_workload.items():
+        if any(r.get("measures") for r in rows):
+            kinds[workload] = MEASURED
+            continue
         options = rows[0].get("options") or {}
         kinds[workload] = "bw_bytes" if default_headline(tuple((str(k), None if v is None else str(v)) for k, v in options.items())) == "bw" else "iops"
     chosen: list[str] = []
@@ -109,15 +124,40 @@ def headline_figures(figures: Sequence[JSONMapping], limit: int = LIST_FIGURES) 
     for workload in sorted(chosen[:limit], key=list(by_workload).index):
         metric = kinds[workload]
         rows = by_workload[workload]
-        directions = [d for d in ("read", "write") if any(r.get(f"{d}_{metric}") is not None for r in rows)]
-        values = [sum(r.get(f"{d}_{metric}") or 0.0 for d in directions) for r in rows if directions]
-        if not values:
-            continue
-        mean = sum(values) / len(values)
-        text = fmt_bw(mean) if metric == "bw_bytes" else f"{fmt_iops(mean)} IOPS"
-        out.append({"workload": workload, "metric": metric, "direction": "+".join(directions), "value": mean, "n": len(values),
-                    "text": text})  # fmt: skip
+        shown = _measured_figure(rows) if metric == MEASURED else _fio_figure(rows, metric)
+        if shown is not None:
+            out.append({"workload": workload, **shown, "targets": len(targets)})
     return out
+
+
+#: the kind of a workload whose figures are another benchmark's (an application load's)
+MEASURED = "measured"
+
+
+def _fio_figure(rows: Sequence[JSONMapping], metric: str) -> JSONObject | None:
+    directions = [d for d in ("read", "write") if any(r.get(f"{d}_{metric}") is not None for r in rows)]
+    values = [sum(r.get(f"{d}_{metric}") or 0.0 for d in directions) for r in rows if directions]
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    text = fmt_bw(mean) if metric == "bw_bytes" else f"{fmt_iops(mean)} IOPS"
+    return {"metric": metric, "direction": "+".join(directions), "value": mean, "n": len(values), "text": text}
+
+
+def _measured_figure(rows: Sequence[JSONMapping]) -> JSONObject | None:
+    """An application load's headline figure (its first: pgbench's tps, dbench's MB/s) over its
+    repetitions, and its p99 latency where every repetition measured one."""
+    heads = [r["measures"][0] for r in rows if r.get("measures")]
+    if not heads:
+        return None
+    unit = heads[0]["unit"]
+    values = [h["value"] for h in heads if h["unit"] == unit]
+    mean = sum(values) / len(values)
+    text = f"{fmt_measure(mean)} {unit}"
+    p99s = [m["value"] for r in rows for m in r.get("measures") or () if m["unit"] == P99_MEASURE]
+    if p99s and len(p99s) == len(heads):
+        text += f", p99 {fmt_measure(sum(p99s) / len(p99s))} ms"
+    return {"metric": unit, "direction": MEASURE_DIRECTION, "value": mean, "n": len(values), "text": text}
 
 
 def _headline(record: ResultRecord, headlines: Mapping[str, str]) -> str:
@@ -142,8 +182,7 @@ def result_rows(records: Sequence[ResultRecord]) -> list[JSONObject]:
             for metric, summary in metrics.items():
                 fmt = formatter(metric) if metric in HIGHER_IS_BETTER else fmt_measure
                 lo, hi = summary.ci95 if summary.ci95 else (None, None)
-                ci = fmt_interval(lo, hi, metric, summary.n) if metric in HIGHER_IS_BETTER else (
-                    f"{fmt_measure(lo)} … {fmt_measure(hi)}" if lo is not None and hi is not None else "none (n < 3)")
+                ci = fmt_interval(lo, hi, metric, summary.n, None if metric in HIGHER_IS_BETTER else fmt_measure)
                 cells[metric] = {
                     "mean": summary.mean, "n": summary.n, "text": fmt(summary.mean),
                     "sd": fmt(summary.stddev) if summary.stddev is not None else None, "ci": ci,
@@ -257,7 +296,7 @@ _HEADLINE_METRIC = {"iops": "iops", "bw": "bw_bytes", "lat": "lat_mean_ns"}
 
 def compare_sections(cmp: Comparison, headlines: Mapping[str, str], verdicts: Sequence[str]) -> list[JSONObject]:
     """The compare page per workload (at most :data:`COMPARED_WORKLOADS`): a bar per
-    configuration of the figure the workload is judged by, with its standard error (the report's
+    configuration of the figure the workload is judged by, ± its standard deviation (the report's
     :func:`~storbench.render.html_charts.bar_figure`), and beside it the verdict lines that speak
     of that workload (the ones ``compare`` prints)."""
     from ..render import chartdata
@@ -324,7 +363,7 @@ def _trend_of_target(records: Sequence[ResultRecord], runs: Mapping[int, RunInfo
         point: JSONObject = {
             "run_id": run_id, "label": runs[run_id].label if run_id in runs else None,
             "created_at": runs[run_id].created_at if run_id in runs else recs[0].created_at,
-            "mean": s.mean, "n": s.n, "ci95": [max(lo, 0.0), hi] if lo is not None and hi is not None and s.n >= 3 else None,
+            "mean": s.mean, "n": s.n, "ci95": list(s.reported_ci95) if s.reported_ci95 else None,
             "text": figure_text(metric, s.mean), "ci_text": fmt_interval(lo, hi, metric, s.n), "regression": None,
         }  # fmt: skip
         if previous is not None:

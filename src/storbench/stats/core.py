@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 # only Mann-Whitney needs ``scipy.stats``.
 
 __all__ = [
+    "MIN_RUNS_FOR_CI",
     "VERDICT_BETTER",
     "VERDICT_INCONCLUSIVE",
     "VERDICT_NOISE",
@@ -49,6 +50,7 @@ __all__ = [
     "compare_samples",
     "geometric_mean",
     "mann_whitney",
+    "reported_summary_dict",
     "should_repeat",
     "summarize",
     "summary_from_dict",
@@ -120,6 +122,27 @@ class Summary:
     min: float
     max: float
     outliers: tuple[int, ...] = ()
+
+    @property
+    def reported_ci95(self) -> tuple[float, float] | None:
+        """The 95% interval as storbench reports it in every form (terminal, pages, report, JSON,
+        CSV, ``/metrics``): none for fewer than :data:`MIN_RUNS_FOR_CI` runs (Student's t with
+        one degree of freedom is 12.7: an interval that wide says nothing) and its lower end
+        bounded at 0 (every figure storbench reports, a rate, a size, a time, is never below 0;
+        where the t interval reaches below, :attr:`ci95_clipped` says so).  :attr:`ci95` keeps
+        the interval as computed."""
+        if self.ci95 is None or self.n < MIN_RUNS_FOR_CI:
+            return None
+        return (max(self.ci95[0], 0.0), self.ci95[1])
+
+    @property
+    def ci95_clipped(self) -> bool:
+        """Whether :attr:`reported_ci95`'s lower end was raised to 0 (too few or too spread runs)."""
+        return self.reported_ci95 is not None and self.ci95 is not None and self.ci95[0] < 0
+
+
+#: the fewest runs an interval is reported for (:attr:`Summary.reported_ci95`)
+MIN_RUNS_FOR_CI = 3
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -305,6 +328,18 @@ def summary_to_dict(summary: Summary) -> JSONObject:
 def _opt_float(d: JSONMapping, key: str) -> float | None:
     v = d[key]
     return None if v is None else float(v)
+
+
+def reported_summary_dict(summary: Summary) -> JSONObject:
+    """:func:`summary_to_dict` as the exports give it: ``ci95`` the interval storbench reports
+    (:attr:`Summary.reported_ci95`: none under 3 runs, never below 0), with ``ci95_clipped``
+    where its lower end was raised to 0."""
+    out = summary_to_dict(summary)
+    ci = summary.reported_ci95
+    out["ci95"] = None if ci is None else [ci[0], ci[1]]
+    if summary.ci95_clipped:
+        out["ci95_clipped"] = True
+    return out
 
 
 def summary_from_dict(data: JSONMapping) -> Summary:

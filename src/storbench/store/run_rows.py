@@ -202,19 +202,23 @@ class RunRows(StoreBase):
         if not run_ids:
             return {}
         c = results.c
-        query = (select(c.run_id, c.target, c.host, c.findings_json, c.workload, c.repetition, c.options_json,
+        query = (select(c.id, c.run_id, c.target, c.host, c.findings_json, c.workload, c.repetition, c.options_json,
                         c.read_iops, c.write_iops, c.read_bw_bytes, c.write_bw_bytes)
                  .where(c.run_id.in_(list(run_ids))).order_by(c.id))  # fmt: skip
         first = select(func.min(c.id)).where(c.run_id.in_(list(run_ids))).group_by(c.run_id, c.target)
         described = select(c.run_id, c.target, c.storage_json).where(c.id.in_(first), c.storage_json.is_not(None))
         metas = select(runs.c.id, runs.c.meta_json).where(runs.c.id.in_(list(run_ids)))
+        # an application load's result (no fio figure in the columns): its figures are in its JSON
+        loads = (select(c.id, c.result_json).where(c.run_id.in_(list(run_ids)), c.read_iops.is_(None), c.write_iops.is_(None),
+                                                   c.read_bw_bytes.is_(None), c.write_bw_bytes.is_(None)))  # fmt: skip
         out: dict[int, JSONObject] = {rid: {"targets": [], "hosts": [], "checks": {}, "figures": [], "storage": {}, "machine": None}
                                           for rid in run_ids}  # fmt: skip
 
-        def work(conn: Connection) -> tuple[list[Any], list[Any], list[Any]]:
-            return list(conn.execute(query)), list(conn.execute(described)), list(conn.execute(metas))
+        def work(conn: Connection) -> tuple[list[Any], list[Any], list[Any], dict[int, Any]]:
+            return (list(conn.execute(query)), list(conn.execute(described)), list(conn.execute(metas)),
+                    {r.id: r.result_json for r in conn.execute(loads)})  # fmt: skip
 
-        rows, storages, machines = self._read(work)
+        rows, storages, machines, measured = self._read(work)
         for row in machines:  # the machine the run ran on (its metadata's host facts)
             try:
                 host = json.loads(row.meta_json).get("host")
@@ -244,7 +248,8 @@ class RunRows(StoreBase):
                 d["figures"].append({"workload": self._dec(row.workload), "repetition": row.repetition, "target": target,
                                      "options": options if isinstance(options, dict) else {},
                                      "read_iops": row.read_iops, "write_iops": row.write_iops,
-                                     "read_bw_bytes": row.read_bw_bytes, "write_bw_bytes": row.write_bw_bytes})  # fmt: skip
+                                     "read_bw_bytes": row.read_bw_bytes, "write_bw_bytes": row.write_bw_bytes,
+                                     "measures": _measures_of(measured.get(row.id))})  # fmt: skip
         for row in storages:
             try:
                 info = storage_of_json(row.storage_json)
@@ -353,3 +358,19 @@ class RunRows(StoreBase):
             conn.execute(update(runs).where(runs.c.id == run_id).values(meta_json=json.dumps(meta, allow_nan=False, default=str)))
 
         self._write(work)
+
+
+def _measures_of(result_json: str | None) -> list[JSONObject]:
+    """An application load's figures from its stored result (``[{"unit", "value"}]`` in its
+    order, the headline first), or [] for a result of fio's or one that cannot be read."""
+    if not result_json:
+        return []
+    try:
+        data = json.loads(result_json)
+    except ValueError:
+        return []
+    out: list[JSONObject] = []
+    for m in (data.get("measures") or []) if isinstance(data, dict) else []:
+        if isinstance(m, dict) and isinstance(m.get("unit"), str) and isinstance(m.get("value"), (int, float)):
+            out.append({"unit": m["unit"], "value": float(m["value"])})
+    return out

@@ -10,7 +10,8 @@
                         bridge storbench runs for the run, and fio's nbd engine; writes guarded;
                         ``iscsi-fio`` (``...?client=fio``): fio's own libiscsi engine, no bridge
 ``nfs``                 ``nfs``: a directory of an NFS export (``nfs://HOST/EXPORT/``): storbench's test file
-                        there, served through a qemu-nbd bridge for the run, fio's nbd engine;
+                        there, served through a qemu-nbd bridge for the run, fio's nbd engine; or an existing
+                        file of an export (``nfs://HOST/EXPORT/PATH/FILE``), read as it is;
                         ``nfs-fio`` (``...?client=fio``): fio's own nfs engine, no bridge
 ``gluster``             ``gluster``: a GlusterFS volume through fio's gfapi engine (``gluster://HOST/VOLUME``)
 ``rbd``                 ``rbd``: an RBD image through fio's rbd engine (``rbd:POOL/IMAGE``), writes guarded

@@ -181,6 +181,16 @@ def capped_size(options: Options, export_size: str | None, what: str) -> list[st
     return []
 
 
+#: a target's parameter saying it is an existing file (a local one, or one of an NFS export): read
+#: as it is, its size caps every workload, written only when named with ``--destroy-data``
+EXISTING_FILE = "existing_file"
+
+
+def is_existing_file(target: Target) -> bool:
+    """Whether ``target`` is a file that is there already (never grown, never made or removed)."""
+    return target.kind == "file" or target.param(EXISTING_FILE) == "1"
+
+
 def refuse_unnamed_writes(spec: str, ctx: ResolveContext, what: str, harm: str = "destroying what it holds") -> list[str]:
     """The workloads that write to ``spec``; a one-line TargetError when there are some and
     ``--destroy-data`` does not repeat the target exactly (``what``: "NBD export 'nbd://...'")."""

@@ -42,9 +42,10 @@ def bridge_socket(kind: str, source: str) -> str:
 
 
 @contextlib.contextmanager
-def qemu_nbd_bridge(kind: str, source: str, serves: str, what: str) -> Iterator[str]:
+def qemu_nbd_bridge(kind: str, source: str, serves: str, what: str, *, read_only: bool = False) -> Iterator[str]:
     """qemu-nbd serving ``serves`` (a URI qemu opens) on :func:`bridge_socket` of ``(kind, source)``
-    until the block ends; yields the socket.  ``what`` names it in the one-line errors."""
+    until the block ends (``read_only``: every write refused by qemu-nbd itself); yields the
+    socket.  ``what`` names it in the one-line errors."""
     from storbench.process import proc, signals
 
     from .nbd import nbdinfo
@@ -55,7 +56,7 @@ def qemu_nbd_bridge(kind: str, source: str, serves: str, what: str) -> Iterator[
     socket = bridge_socket(kind, source)
     child = None
     try:
-        child, noted = proc.spawn(["qemu-nbd", "-t", "-k", socket, "-f", "raw", serves],
+        child, noted = proc.spawn(["qemu-nbd", "-t", "-k", socket, "-f", "raw", *(["--read-only"] if read_only else []), serves],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         signals.raise_noted(noted)
         deadline = time.monotonic() + BRIDGE_START_S

@@ -21,7 +21,16 @@ from collections.abc import Sequence
 from storbench.errors import TargetError
 from storbench.model import Target
 
-from .base import Options, Placement, ResolveContext, TargetKind, capped_size, fio_filename, refuse_unnamed_writes
+from .base import (
+    Options,
+    Placement,
+    ResolveContext,
+    TargetKind,
+    capped_size,
+    fio_filename,
+    is_existing_file,
+    refuse_unnamed_writes,
+)
 
 _TEST_FILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -121,7 +130,7 @@ def check_requested_size(target: Target, requested: str | None) -> None:
     from storbench.units import parse_size
 
     size = target.param("size")
-    if target.kind != "file" or requested is None or size is None or requested.endswith("%"):
+    if not is_existing_file(target) or requested is None or size is None or requested.endswith("%"):
         return
     if parse_size(requested) > int(size):
         from storbench.units import format_bytes

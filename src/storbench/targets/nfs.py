@@ -6,8 +6,13 @@ its test file there, ``storbench.testfile`` (``qemu-img create``, qemu's libnfs 
 in a directory of its own (``$TMPDIR/storbench-fio-<pid>-nfs-<hash>``), lets fio reach it with
 its nbd engine, and afterwards stops the bridge by its PID and removes the test file over NFS
 (libnfs through ctypes, :class:`NfsClient`).  Like a local directory target, writes go to
-storbench's own file only, so they need no ``--destroy-data``; an existing file is never a
-target (yet): a URI not ending in ``/`` is refused in one line.
+storbench's own file only, so they need no ``--destroy-data``.
+
+``--target nfs://HOST/EXPORT/PATH/FILE`` (no ``/`` at the end): an existing file of the export
+(a VM image on a filer), through either client, as a local file target is: read as it is, its
+size caps every workload (said once), never grown, never made or removed; a workload that writes,
+``--prefill`` and ``--precondition`` need ``--destroy-data`` naming the URI exactly, and without
+them the bridge serves it read-only (``qemu-nbd --read-only``).
 
 qemu's nfs driver speaks NFSv3 and finds the server's ports through its portmapper
 (../shared/NFS-ISCSI.md, trap 9): a port in the URI is refused in one line.
@@ -30,13 +35,24 @@ import ctypes.util
 import os
 import re
 import shutil
+import stat
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from storbench.errors import TargetError
 from storbench.model import Target
 
-from .base import Options, Placement, ResolveContext, TargetKind, check_uri_text, external_engine
+from .base import (
+    EXISTING_FILE,
+    Options,
+    Placement,
+    ResolveContext,
+    TargetKind,
+    capped_size,
+    check_uri_text,
+    external_engine,
+    refuse_unnamed_writes,
+)
 
 if TYPE_CHECKING:
     from storbench.storage import StorageInfo
@@ -102,14 +118,20 @@ def check_nfs_uri(spec: str) -> tuple[str, str]:
         if options.get("version") == "4" and options.get("client") != "fio":
             raise TargetError(f"NFS URI {spec!r}: NFSv4 needs client=fio (qemu's nfs driver speaks NFSv3 only)")
     path = m.group("path")
-    if not path.endswith("/") or path == "/":
-        raise TargetError(f"NFS URI {spec!r} is not a directory of an export: give nfs://HOST/EXPORT/ ending in '/' "
-                          f"(storbench creates its test file {TEST_FILE} there; an existing file is not a target yet)")  # fmt: skip
+    if path == "/" or "//" in path or (not path.endswith("/") and path.count("/") < 2):
+        raise TargetError(f"NFS URI {spec!r} names no export: give nfs://HOST/EXPORT/ ending in '/' (storbench creates its test "
+                          f"file {TEST_FILE} there) or nfs://HOST/EXPORT/PATH/FILE (an existing file, read as it is)")  # fmt: skip
     return m.group("host"), path
 
 
+def names_file(spec: str) -> bool:
+    """Whether an NFS URI names a file of the export (no ``/`` at its end), not a directory."""
+    return not export_uri(spec).endswith("/")
+
+
 def test_file_uri(target_uri: str) -> str:
-    return export_uri(target_uri) + TEST_FILE
+    """The file the workloads use: storbench's test file in a directory target, or the file itself."""
+    return export_uri(target_uri) if names_file(target_uri) else export_uri(target_uri) + TEST_FILE
 
 
 def bridge_socket(target_uri: str) -> str:
@@ -158,8 +180,13 @@ class NfsClient:
 
     def size(self) -> int | None:
         """The file's size in bytes; None when it does not exist."""
+        found = self.stat()
+        return found[0] if found is not None else None
+
+    def stat(self) -> tuple[int, int] | None:
+        """(size in bytes, mode) of the file; None when it does not exist."""
         st = _Stat()
-        return int(st.size) if self.lib.nfs_stat64(self.ctx, self.file, ctypes.byref(st)) == 0 else None
+        return (int(st.size), int(st.mode)) if self.lib.nfs_stat64(self.ctx, self.file, ctypes.byref(st)) == 0 else None
 
     def unlink(self) -> bool:
         return bool(self.lib.nfs_unlink(self.ctx, self.file) == 0)
@@ -189,7 +216,7 @@ class NfsKind(TargetKind):
     own_options = frozenset({"uri"})
     needs_size = True
     local_path = False
-    noun = "a directory of an NFS export"
+    noun = "a directory or an existing file of an NFS export"
 
     def server(self, target: Target) -> tuple[str, str, int] | None:
         """The NFS server's own port (2049: the one NFSv3 servers register and NFSv4 uses); a
@@ -202,17 +229,25 @@ class NfsKind(TargetKind):
         own = nfs_client(spec) == "fio"
         if own:
             _check_engine_can_run(spec, ctx)
-        needs = ("qemu-img",) if own else ("qemu-img", "qemu-nbd")  # qemu-img makes the test file in both
+        if names_file(spec):
+            needs: tuple[str, ...] = () if own else ("qemu-nbd",)
+        else:
+            needs = ("qemu-img",) if own else ("qemu-img", "qemu-nbd")  # qemu-img makes the test file in both
         for program in needs:
             if shutil.which(program) is None:
                 raise TargetError(f"NFS targets need {program} (Debian package qemu-utils: apt-get install qemu-utils, or make install)")
+        kind = "nfs-fio" if own else "nfs"
+        if names_file(spec):
+            return _existing_file(spec, kind, ctx)
         with nfs_file(test_file_uri(spec)):  # the export answers and mounts
             pass
-        return Target(kind="nfs-fio" if own else "nfs", path=spec)
+        return Target(kind=kind, path=spec)
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
+        capped = capped_size(options, target.param("size"), "the file's") if names_file(target.path) else []
         return Placement(options=(("uri", f"nbd+unix:///?socket={bridge_socket(target.path)}"),),
-                         notes=(f"{test_file_uri(target.path)} through qemu-nbd (a userspace bridge) on {bridge_socket(target.path)}",))  # fmt: skip
+                         notes=(f"{test_file_uri(target.path)} through qemu-nbd (a userspace bridge) on {bridge_socket(target.path)}",
+                                *capped))  # fmt: skip
 
     def describe_path(self, target: Target) -> str | None:
         return None
@@ -255,6 +290,11 @@ class NfsKind(TargetKind):
         (targets/bridge.py), then the test file removed over NFS."""
         from .bridge import qemu_nbd_bridge
 
+        if names_file(target.path):  # the user's file: served as it is, read-only unless named to be written
+            file_uri = test_file_uri(target.path)
+            with qemu_nbd_bridge("nfs", target.path, file_uri, file_uri, read_only=target.param("writes") != "1"):
+                yield
+            return
         with made_test_file(target, size_bytes) as file_uri, qemu_nbd_bridge("nfs", target.path, file_uri, file_uri):
             yield
 
@@ -281,6 +321,27 @@ def made_test_file(target: Target, size_bytes: int | None) -> Iterator[str]:
         if made:
             with contextlib.suppress(TargetError), nfs_file(file_uri) as client:
                 client.unlink()
+
+
+def _existing_file(spec: str, kind: str, ctx: ResolveContext) -> Target:
+    """An existing file of the export as a target (see the module's text): it must be a regular
+    file with something in it; a workload that writes needs ``--destroy-data`` naming ``spec``."""
+    file_uri = test_file_uri(spec)
+    with nfs_file(file_uri) as client:
+        found = client.stat()
+    if found is None:
+        raise TargetError(f"NFS URI {spec!r} names no file of the export: give an existing file, or a directory ending in '/' "
+                          f"(storbench creates its test file {TEST_FILE} there)")  # fmt: skip
+    size, mode = found
+    if stat.S_ISDIR(mode):
+        raise TargetError(f"NFS URI {spec!r} is a directory of the export: end it in '/' (storbench creates its test file {TEST_FILE} there)")
+    if not stat.S_ISREG(mode):
+        raise TargetError(f"NFS URI {spec!r} is not a regular file of the export: give a file, or a directory ending in '/'")
+    if size <= 0:
+        raise TargetError(f"NFS URI {spec!r} is an empty file: there is nothing to read, and storbench never grows a file "
+                          "target (give a directory ending in '/': storbench makes its own test file there)")  # fmt: skip
+    writing = refuse_unnamed_writes(spec, ctx, f"NFS file {spec!r}", harm="overwriting what it holds")
+    return Target(kind=kind, path=spec, params=(("size", str(size)), (EXISTING_FILE, "1"), ("writes", "1" if writing else "0")))
 
 
 def _check_engine_can_run(spec: str, ctx: ResolveContext) -> None:
@@ -316,13 +377,19 @@ class NfsFioKind(NfsKind):
         return f"external:{external_engine('nfs') or 'fio-nfs.so'}"
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
-        directory = export_uri(target.path).rstrip("/")
+        directory, _, name = export_uri(target.path).rpartition("/")
+        if not names_file(target.path):
+            directory, name = export_uri(target.path).rstrip("/"), TEST_FILE
+        capped = capped_size(options, target.param("size"), "the file's") if names_file(target.path) else []
         url = directory + ("?version=4" if nfs_version(target.path) == 4 else "")
-        return Placement(options=(("nfs_url", url), ("filename", TEST_FILE)),
-                         notes=(f"{test_file_uri(target.path)} through fio's own nfs engine (NFSv{nfs_version(target.path)})",))  # fmt: skip
+        return Placement(options=(("nfs_url", url), ("filename", name)),
+                         notes=(f"{test_file_uri(target.path)} through fio's own nfs engine (NFSv{nfs_version(target.path)})", *capped))  # fmt: skip
 
     @contextlib.contextmanager
     def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
+        if names_file(target.path):  # the user's file: fio opens it as it is (its nfs engine never extends a file)
+            yield
+            return
         with made_test_file(target, size_bytes):
             yield  # fio mounts the export itself
 
