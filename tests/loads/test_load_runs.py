@@ -376,3 +376,52 @@ def test_until_rse_repeats_a_load_on_its_first_figure(cli, tmp_path: Path, load_
     assert [r["repetition"] for r in json.loads(res.out)] == [0, 1]
     assert "t-db: rse " in res.err and "% <= 1000.0% after 2 runs" in res.err, res.err
     _assert_clean(load_target)
+
+
+#: the loads of the post (tests/documents/test_load_documents.py) run here, named as import names
+#: them: the built-in pgbench-rw and fsmark-4k-fsync (--size and --runtime make pgbench's short),
+#: and two of this file's own
+SAME_LOADS = """
+[workload.dbench-2]
+description = "dbench, 2 clients"
+tool = "dbench"
+dbench = { clients = 2, runtime = 2 }
+
+[workload.sysbench-fileio-rndwr]
+description = "sysbench fileio random writes"
+tool = "sysbench-fileio"
+sysbench-fileio = { mode = "rndwr", size = "8M", files = 2, runtime = 1 }
+"""
+
+
+@pytest.mark.slow
+@needs_tools
+def test_a_post_of_pasted_loads_meets_runs_of_the_same_loads_in_one_table(cli, load_target: Path, tmp_path: Path) -> None:
+    """issue 53: a Markdown post of pgbench 9.x and 16, dbench, fs_mark, sysbench 0.4 and 1.1
+    outputs imports whole, and compare puts each beside this machine's run of the same load."""
+    from test_load_documents import SECTIONS, post
+
+    suite = tmp_path / "same.toml"
+    suite.write_text(SAME_LOADS)
+    names = ("pgbench-rw", "dbench-2", "fsmark-4k-fsync", "sysbench-fileio-rndwr")
+    res = cli("run", "--suite-file", str(suite), *(a for n in names for a in ("--workload", n)), "--target", str(load_target),
+              "--repeat", "2", "--label", "mine", "--runtime", "2", "--size", "16M", "--no-report")  # fmt: skip
+    assert res.code == 0, res.err
+    _assert_clean(load_target)
+    doc = tmp_path / "post.md"
+    doc.write_text(post())
+    imported = cli("import", str(doc), "--group-by", "heading", "--label", "post")
+    assert imported.code == 0, imported.err
+    cmp = json.loads(cli("compare", "mine", "post", "--json").out)
+    headings = {h for h, _t, _f in SECTIONS}
+    assert cmp["configs"][0]["name"] == "mine" and {c["target"] for c in cmp["configs"][1:]} == headings
+    keys = {c["key"]: c for c in cmp["configs"]}
+    for workload, unit, heading in (("pgbench-rw", "tps", "PostgreSQL 16 on ZeroFS"), ("dbench-2", "MB/s", "dbench, two clients"),
+                                    ("fsmark-4k-fsync", "files/s", "fs_mark with fsync"),
+                                    ("sysbench-fileio-rndwr", "I/O/s", "sysbench 0.4 random writes")):  # fmt: skip
+        (row,) = [r for r in cmp["rows"] if r["workload"] == workload and r["metric"] == unit]
+        filled = {"mine" if keys[k]["name"] == "mine" else keys[k]["target"]: c for k, c in row["cells"].items() if c}
+        assert set(filled) == {"mine", heading}, (workload, filled)
+        assert filled["mine"]["n"] == 2 and filled[heading]["n"] == 1 and filled["mine"]["mean"] > 0
+    human = cli("compare", "mine", "post")
+    assert human.code == 0 and "pgbench-rw (tps):" in human.out and "sysbench-fileio-rndwr (I/O/s):" in human.out

@@ -245,3 +245,53 @@ def test_a_dead_runs_load_directories_are_removed_and_no_other(tmp_path, monkeyp
     removed = run_loads.remove_dead_load_dirs(str(tmp_path))
     assert removed == [str(tmp_path / f".storbench-load-{dead}-a")] and stopped == [str(tmp_path / f".storbench-load-{dead}-a" / "data")]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f".storbench-load-{os.getpid()}-b", f".storbench-load-{dead}-link", "keep-me"])
+
+
+# --------------------------------------------------------------------------- pasted outputs (storbench import)
+
+
+@pytest.mark.parametrize(("name", "file", "workload", "figures", "settings", "absent"), [
+    ("sysbench-fileio", "published-sysbench-0.4.12.5-fileio-rndwr-async.txt", "sysbench-fileio-rndwr",
+     # 0.4 prints counts over its total time: 10000 writes and 51200 fsyncs in 3.2942 s
+     {"I/O/s": 10000 / 3.2942, "reads/s": 0.0, "writes/s": 10000 / 3.2942, "fsyncs/s": 51200 / 3.2942, "latency avg ms": 0.01,
+      "latency p95 ms": 0.01},
+     {"sysbench_version": "0.4.12.5", "mode": "rndwr", "total_time_s": "3.2942"}, 0),
+    ("sysbench-fileio", "published-sysbench-1.1.0-fileio-seqrewr-direct.txt", "sysbench-fileio-seqrewr",
+     {"I/O/s": 9057.41, "reads/s": 0.0, "writes/s": 9057.41, "fsyncs/s": 96.96, "latency avg ms": 0.44, "latency p95 ms": 1.12},
+     {"sysbench_version": "1.1.0-df89d34", "mode": "seqrewr"}, 0),
+    ("sysbench-fileio", "debian12-sysbench-1.0.20-fileio-rndrw.txt", "sysbench-fileio-rndrw",
+     {"I/O/s": 4130.07 + 2753.38, "fsyncs/s": 276.34, "latency p99 ms": 2.91}, {"sysbench_version": "1.0.20", "mode": "rndrw"}, 0),
+    ("pgbench", "published-pgbench-16.9-tpcb-50clients.txt", "pgbench-rw", {"tps": 53041.006947, "latency mean ms": 0.943},
+     {"pgbench_version": "16.9", "scale": "50", "clients": "50", "threads": "15", "transactions": "5000000", "query_mode": "simple"}, 1),
+    ("pgbench", "published-pgbench-9.x-custom-16clients-progress.txt", "pgbench-custom-query",
+     # the rate without the connections' start ("excluding"), its "latency average:" of 9.x
+     {"tps": 2401.013184, "latency mean ms": 6.663}, {"clients": "16", "duration": "300 s", "query_mode": "prepared"}, 1),
+    ("pgbench", "published-pgbench-10-manual-tpcb-10clients.txt", "pgbench-rw", {"tps": 85.296346}, {"scale": "10"}, 2),
+    ("dbench", "debian12-dbench-4.00-2clients-5s.txt", "dbench-2", {"MB/s": 117.116, "max latency ms": 287.183}, {"clients": "2"}, 0),
+    ("fs_mark", "debian12-fs_mark-3.3-2threads-2loops-fsync.txt", "fsmark-4k-fsync", {"files/s": 589.85},
+     {"threads": "2", "loops": "2", "file_size": "4096"}, 0),
+])  # fmt: skip
+def test_a_pasted_output_gives_its_figures_settings_and_what_it_lacks(name, file, workload, figures, settings, absent):
+    """Each load's reader of a published or recorded output (tests/data/loads/README.md): the
+    figures a run of storbench's has where the output holds them, how it ran, and each thing it
+    lacks named (pgbench's percentiles without its per-transaction log), never made up."""
+    from storbench.loads import tool
+
+    pasted = tool(name).pasted((DATA / file).read_text())
+    got = {m.unit: m.value for m in pasted.measures}
+    assert pasted.workload == workload
+    assert {k: got[k] for k in figures} == {k: pytest.approx(v, rel=1e-6) for k, v in figures.items()}
+    assert {k: pasted.settings[k] for k in settings} == settings
+    assert len(pasted.absent) == absent and not any(u.startswith("latency p") for u in got if name == "pgbench")
+
+
+def test_a_pasted_output_cut_short_or_of_another_tool_is_one_line():
+    from storbench.loads import tool
+    from storbench.loads.base import LoadParseError
+
+    cut = "\n".join((DATA / "published-sysbench-1.1.0-fileio-seqrewr-direct.txt").read_text().splitlines()[:22])  # after "read: IOPS="
+    with pytest.raises(LoadParseError, match=r"^sysbench fileio output cut short: no 'writes/s' line") as exc:
+        tool("sysbench-fileio").pasted(cut)
+    assert "\n" not in str(exc.value)
+    with pytest.raises(LoadParseError, match=r"^not pgbench output"):
+        tool("pgbench").pasted((DATA / "debian12-dbench-4.00-2clients-5s.txt").read_text())

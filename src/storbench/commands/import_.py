@@ -1,4 +1,5 @@
-"""``storbench import``: every fio output in files and whole documents, into the store.
+"""``storbench import``: every fio output in files and whole documents, into the store, and the
+application loads' outputs among them (pgbench, dbench, fs_mark, sysbench fileio).
 
 A file may be one fio output (JSON, json+, terse or classic text) or a document that holds
 many among other text: a blog post, a mail (quoted with ``> ``, wrapped at 72 columns), a log
@@ -69,15 +70,18 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
     from ..documents import read_document
     from ..fio import parse_output
 
-    doc = read_document(text)
     source = os.path.abspath(path)
     name = os.path.basename(path)
+    load_plans, load_said, text = _plan_loads(name, source, text, label_from, group_by)
+    doc = read_document(text)
+    if not doc.found and (load_plans or load_said):
+        return load_plans, load_said
     if not doc.found:
         result = parse_output(text)  # the error a file with no fio output has always given, or what the splitter missed
         return [{"workload": result.jobs[0].name if result.jobs else name, "fio": result, "raw_output": text, "source": source,
                  "options": dict(result.jobs[0].options) if result.jobs else {}, "meta": {"line": 1}}], []  # fmt: skip
-    said: list[str] = []
-    plans: list[dict] = []
+    said: list[str] = list(load_said)
+    plans: list[dict] = list(load_plans)
     _refuse_cut_outputs(text, doc)
     single = len(doc.found) == 1 and not doc.skipped
     for f in doc.found:
@@ -122,7 +126,42 @@ def _plan(path: str, text: str, label_from: str, group_by: str) -> tuple[list[di
     for s in doc.skipped:
         where = f"line {s.first_line}" if s.first_line == s.last_line else f"lines {s.first_line}-{s.last_line}"
         said.append(f"{name}: {where} skipped: {s.reason}")
+    plans.sort(key=lambda pl: pl["meta"].get("line") or 0)
     return plans, said
+
+
+def _plan_loads(name: str, source: str, text: str, label_from: str, group_by: str) -> tuple[list[dict], list[str], str]:
+    """The application loads' outputs of a document (pgbench, dbench, fs_mark, sysbench fileio:
+    :mod:`storbench.documents.loads`), each a result of that load named as storbench's suites name
+    it; the lines to say (what each lacks, what could not be read); and the text with their lines
+    blanked for fio's reader (sysbench 1.1's "read: IOPS=" would read as a fio fragment)."""
+    from ..documents.loads import find_load_outputs, load_line_numbers
+    from ..loads import tool, tool_names
+    from ..model import FioResult
+
+    found, skipped = find_load_outputs(text, {n: tool(n).pasted for n in tool_names()})
+    plans: list[dict] = []
+    said: list[str] = []
+    for f in found:
+        settings = dict(f.pasted.settings)
+        plans.append({
+            "workload": f.pasted.workload,
+            "fio": FioResult(fio_version=None, jobs=(), format=f.tool, global_options=settings, measures=f.pasted.measures),
+            "raw_output": f.text, "source": f"{source}:{f.first_line}", "options": settings,
+            "label": f.heading if label_from != "none" else None,
+            "target": f.heading if group_by == "heading" else None,
+            "meta": {"line": f.first_line, "last_line": f.last_line, "kind": "load", "tool": f.tool, "heading": f.heading,
+                     "absent": list(f.pasted.absent)},
+        })  # fmt: skip
+        for what in f.pasted.absent:
+            said.append(f"{name}: the {f.tool} output at line {f.first_line} ({f.pasted.workload}) has no {what}: left out, not made up")
+    for sk in skipped:
+        said.append(f"{name}: lines {sk.first_line}-{sk.last_line} skipped: {sk.tool} output storbench cannot read: {sk.reason}")
+    taken = load_line_numbers(found, skipped)
+    if taken:
+        lines = text.split("\n")
+        text = "\n".join("" if i in taken else ln for i, ln in enumerate(lines, 1))
+    return plans, said, text
 
 
 def _same_figures(a, b) -> bool:
@@ -178,9 +217,17 @@ def _refuse_cut_outputs(text: str, doc) -> None:
 def _refuse_impossible(plans: list[dict]) -> None:
     """A figure no storage can have (negative, not finite, beyond any device, bandwidth that
     contradicts IOPS): one line naming the output's line, and nothing of the file is stored."""
+    import math
+
     from ..fio.validate import result_problems
 
     for plan in plans:
+        if plan["meta"].get("kind") == "load":  # another benchmark's figures: each a finite, non-negative number
+            bad = next((m for m in plan["fio"].measures if not math.isfinite(m.value) or m.value < 0), None)
+            if bad is not None:
+                raise FioParseError(f"the {plan['meta']['tool']} output at line {plan['meta']['line']}: {bad.unit} {bad.value!r} "
+                                    "is not a figure a load can have; nothing imported")  # fmt: skip
+            continue
         if plan["meta"].get("kind") == "pts":  # figures of another benchmark, checked by its mapping
             continue
         problems = result_problems(plan["fio"])
@@ -303,7 +350,10 @@ def _import(app: App, paths, label, label_from, group_by, as_json) -> None:
             app.err(f"{os.path.basename(path)}: Phoronix Test Suite result, {systems} system(s) x {workloads} workload(s) "
                     f"-> run {run_id} ({len(plans)} result{'s' if len(plans) != 1 else ''}, one per run of each test)")  # fmt: skip
         elif len(plans) > 1 or said:
-            app.err(f"{os.path.basename(path)}: {len(plans)} fio output{'s' if len(plans) != 1 else ''} -> run {run_id} ({len(plans)} result{'s' if len(plans) != 1 else ''})")
+            loads = sum(1 for pl in plans if pl["meta"].get("kind") == "load")
+            fio = len(plans) - loads
+            what = f"{fio} fio output{'s' if fio != 1 else ''}" + (f" and {loads} application load output{'s' if loads != 1 else ''}" if loads else "")
+            app.err(f"{os.path.basename(path)}: {what} -> run {run_id} ({len(plans)} result{'s' if len(plans) != 1 else ''})")
         for line in said:
             app.err(line)
     if as_json:

@@ -120,7 +120,7 @@ def _tokens(rest: str) -> tuple[str, ...]:
 
 def _is_label(text: str) -> str | None:
     s = text.strip()
-    if not s:
+    if not s or s.startswith(("```", "~~~")):  # a Markdown code fence names nothing
         return None
     m = _HEADING.match(s)
     if m and s[0] in "#*=_":

@@ -65,6 +65,19 @@ class LoadSteps:
 
 
 @dataclass(frozen=True)
+class Pasted:
+    """What a pasted output of a load says (:attr:`LoadTool.pasted`): its figures, how it ran as
+    it says it (clients, scale, threads, duration: the result's settings), what it lacks that a
+    run of storbench's own has (``absent``, one phrase each: never invented), and the workload
+    it is (``workload``: named as storbench's built-in suites name that load, ``dbench-4``)."""
+
+    workload: str
+    measures: tuple[Measure, ...]
+    settings: Mapping[str, str]
+    absent: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LoadTool:  # type: ignore[explicit-any]  # its parse/measures/settings (below)
     """One application load: its program, the Debian package that has it, and its functions.
 
@@ -90,6 +103,9 @@ class LoadTool:  # type: ignore[explicit-any]  # its parse/measures/settings (be
     settings: Callable[[Any], Mapping[str, str]] = field(default=lambda parsed: {})  # type: ignore[explicit-any]
     server: str | None = None
     clients: str | None = None
+    #: its output as a person pastes it (a ticket, a mail, a post: ``storbench import``), read
+    #: without the files a run of storbench's own keeps (pgbench's per-transaction log)
+    pasted: Callable[[str], Pasted] | None = None
 
     def option(self, name: str) -> LoadOption | None:
         return next((o for o in self.options if o.name == name), None)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from .base import LoadOption, LoadParseError, LoadSteps, LoadTool
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, Pasted
 
 #: Debian's load file
 CLIENT_TXT = "/usr/share/dbench/client.txt"
@@ -127,10 +127,18 @@ def settings(r: DbenchResult) -> dict[str, str]:
     return out
 
 
+def pasted(text: str) -> Pasted:
+    """dbench's output as published: every figure a run of storbench's has (its Throughput line
+    says MB/s, clients and the slowest operation); the workload named as the built-in suites name
+    dbench at that many clients (``dbench-4``)."""
+    r = parse(text)
+    return Pasted(workload=f"dbench-{r.clients}", measures=measures(r), settings={**settings(r), "clients": str(r.clients)})
+
+
 def _tool() -> LoadTool:
     return LoadTool(name="dbench", program="dbench", package="dbench", headline="MB/s", options=OPTIONS, steps=steps, parse=parse,
                     measures=measures, runtime_s=lambda o: float(o.get("runtime", "10")) * (1 + WARMUP_SHARE), settings=settings,
-                    clients="clients",
+                    clients="clients", pasted=pasted,
                     description="dbench 4.0: clients replaying an SMB file-server trace (client.txt); MB/s and the slowest operation")  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, Pasted, size_bytes
 
 _VERSION = re.compile(r"^#\s*Version ([\d.]+), (\d+) thread\(s\)")
 _SYNC = re.compile(r"^#\s*Sync method: (.*?)\s*$")
@@ -108,9 +108,24 @@ def settings(r: FsMarkResult) -> dict[str, str]:
     return {"fs_mark_version": r.version or "unknown", "sync_method": r.sync_method or "unknown"}
 
 
+def pasted(text: str) -> Pasted:
+    """fs_mark's output as published: its files/s over the loops printed; the workload named as
+    the smallfiles suite names it (``fsmark-4k-fsync``: the files' size and whether each was
+    synced, from fs_mark's own "Sync method" line)."""
+    r = parse(text)
+    size = r.loops[0].file_size_bytes
+    size_text = f"{size // 1024}k" if size % 1024 == 0 and size else f"{size}b"
+    method = (r.sync_method or "").upper()
+    sync = "nosync" if method.startswith("NO SYNC") else ("fsync" if "FSYNC" in method else re.sub(r"[^a-z0-9]+", "-", method.lower()).strip("-") or "unknown")
+    out = {**settings(r), "loops": str(len(r.loops)), "file_size": str(size), "files_made": str(r.loops[-1].files)}
+    if r.threads is not None:
+        out["threads"] = str(r.threads)
+    return Pasted(workload=f"fsmark-{size_text}-{sync}", measures=measures(r), settings=out)
+
+
 def _tool() -> LoadTool:
     return LoadTool(name="fs_mark", program="fs_mark", package="fsmark", headline="files/s", options=OPTIONS, steps=steps, parse=parse,
-                    measures=measures, runtime_s=runtime_s, settings=settings, clients="threads",
+                    measures=measures, runtime_s=runtime_s, settings=settings, clients="threads", pasted=pasted,
                     description="fs_mark 3.3: many small files written, fsynced (or not) and closed; files/s")  # fmt: skip
 
 

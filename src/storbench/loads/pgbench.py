@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..model import Measure
 
-from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, size_bytes
+from .base import LoadOption, LoadParseError, LoadSteps, LoadTool, Pasted, size_bytes
 
 MODES = ("tpcb", "select-only", "simple-update")
 _MODE_FLAG = {"tpcb": (), "select-only": ("-S",), "simple-update": ("-N",)}
@@ -141,7 +141,7 @@ _FIELDS = {
     "transaction type": "transaction_type", "scaling factor": "scale", "query mode": "query_mode",
     "number of clients": "clients", "number of threads": "threads",
     "number of transactions actually processed": "processed", "number of failed transactions": "failed",
-    "latency average": "latency", "initial connection time": "connection",
+    "latency average": "latency", "initial connection time": "connection", "duration": "duration",
 }  # fmt: skip
 _LINE = re.compile(r"^([a-z ]+?)(?::| =) (.*)$")
 #: the rate without the sessions' start: "without initial connection time" since PostgreSQL 14,
@@ -176,12 +176,14 @@ def log_latencies_us(logs: Mapping[str, str]) -> list[int]:
     return out
 
 
-def parse(text: str, logs: Mapping[str, str] | None = None) -> PgbenchResult:
+def _summary(text: str) -> tuple[str | None, dict[str, str], float]:
+    """(version, the summary's fields, tps) of pgbench's printed summary; :class:`LoadParseError`
+    names the line it lacks."""
     version = None
     found: dict[str, str] = {}
     tps = None
     for line in text.splitlines():
-        line = line.strip()
+        line = line.strip().removeprefix("> ")
         if version is None and (m := _VERSION.match(line)):
             version = m.group(1)
         elif m := _TPS.match(line):
@@ -194,6 +196,11 @@ def parse(text: str, logs: Mapping[str, str] | None = None) -> PgbenchResult:
     missing = [k for k in ("transaction_type", "scale", "clients", "threads", "processed") if k not in found]
     if missing:
         raise LoadParseError(f"pgbench output without its {missing[0].replace('_', ' ')} line")
+    return version, found, tps
+
+
+def parse(text: str, logs: Mapping[str, str] | None = None) -> PgbenchResult:
+    version, found, tps = _summary(text)
     latencies = sorted(log_latencies_us(logs or {}))
     if not latencies:
         raise LoadParseError("pgbench wrote no per-transaction log (-l): its latency percentiles cannot be computed")
@@ -223,6 +230,34 @@ def settings(r: PgbenchResult) -> dict[str, str]:
             "clients": str(r.clients), "threads": str(r.threads), "transactions": str(r.processed), "failed": str(r.failed)}  # fmt: skip
 
 
+#: the workload a pasted pgbench run is (named as the database suite names its pgbench loads)
+PASTED_WORKLOADS = {"TPC-B (sort of)": "pgbench-rw", "select only": "pgbench-ro", "simple update": "pgbench-simple-update"}
+
+
+def pasted(text: str) -> Pasted:
+    """pgbench's printed summary as published (PostgreSQL 9.x to 16): its tps without the
+    connections' start and its own latency average where it printed one; no percentiles (they
+    come from the per-transaction log, which a paste does not hold: said, never invented)."""
+    from ..model import Measure
+
+    version, found, tps = _summary(text)
+    kind = found["transaction_type"].strip("<>").removeprefix("builtin: ")
+    measures = [Measure("tps", tps, True)]
+    absent = ["latency percentiles (they come from pgbench's per-transaction log, -l, which the output does not hold)"]
+    if "latency" in found:
+        measures.append(Measure("latency mean ms", float(found["latency"].split()[0]), False))
+    else:
+        absent.append("the latency average (pgbench before PostgreSQL 14 prints none without -l or -L)")
+    settings = {"pgbench_version": version or "unknown", "transaction_type": kind, "scale": found["scale"].strip(),
+                "clients": found["clients"].strip(), "threads": found["threads"].strip(),
+                "transactions": found["processed"].split("/")[0].strip(), "failed": found.get("failed", "0").split()[0]}  # fmt: skip
+    for key in ("query_mode", "duration"):
+        if key in found:
+            settings[key] = found[key].strip()
+    name = PASTED_WORKLOADS.get(kind, "pgbench-" + re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-"))
+    return Pasted(workload=name, measures=tuple(measures), settings=settings, absent=tuple(absent))
+
+
 def parse_settings(text: str) -> dict[str, str]:
     """``psql -At -F '|'`` of :data:`SETTINGS_SQL` -> {name: value with its unit} (``shared_buffers``
     as bytes: PostgreSQL gives it in 8kB pages)."""
@@ -243,6 +278,6 @@ def parse_settings(text: str) -> dict[str, str]:
 
 TOOL = LoadTool(
     name="pgbench", program="pgbench", package="postgresql", headline="tps", options=OPTIONS, steps=steps, parse=parse, measures=measures,
-    runtime_s=runtime_s, settings=settings, server="postgresql", clients="clients",
+    runtime_s=runtime_s, settings=settings, server="postgresql", clients="clients", pasted=pasted,
     description="pgbench (PostgreSQL 15) on a private cluster in the target: transactions per second, latency percentiles from its per-transaction log, the server's durability settings",
 )  # fmt: skip
