@@ -40,18 +40,21 @@ check: install
 # the real servers, loop devices and Chromium on two workers, each test grouped with whatever it
 # shares (a machine-wide daemon, a module's server: tests/conftest.py), so that every server starts
 # once (a short --basetemp: a worker's directory adds popen-gwN/ to paths that hold unix sockets,
-# 107 bytes at most); then, one at a time, the ZFS studies (they start share daemons on zfs-fuse), the SMB/sshfs shares
-# and the rate-capped runs, which need the machine to themselves (docs/testing.md)
+# 107 bytes at most); then, one at a time, the rate-capped runs and seed 002's guest dbench on
+# zfs-fuse, which need the machine to themselves (docs/testing.md)
 # (every session runs even when one before it failed, so that one red test does not hide the rest;
-# make still fails with the first failing session's status)
+# make still fails with the first failing session's status); data every session reads the same
+# (serve's store of real runs) is made once for all of them in STORBENCH_TEST_SHARED
 SERVER_JOBS ?= 2
 test: install
 	@bash tests/setup-system.sh
-	@first=0; second=0; third=0; base=$$(mktemp -d /tmp/sbt-XXXXXX); \
+	@first=0; second=0; third=0; base=$$(mktemp -d /tmp/sbt-XXXXXX); shared=$$(mktemp -d /tmp/sbs-XXXXXX); \
+	export STORBENCH_TEST_SHARED=$$shared; \
 	$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak and not backend and not browser and not root and not serial" || first=$$?; \
 	$(BIN)/python -m pytest -q -n $(SERVER_JOBS) --dist loadgroup --basetemp $$base -m "not soak and (backend or browser or root) and not serial and not daemons" || second=$$?; \
 	rm -rf --one-file-system $$base; \
 	$(BIN)/python -m pytest -q -m "not soak and (daemons or serial)" || third=$$?; \
+	rm -rf --one-file-system $$shared; \
 	if [ $$first -ne 0 ] || [ $$second -ne 0 ] || [ $$third -ne 0 ]; then \
 	  echo "make test: the parallel session exited $$first, the servers/browser/root session $$second, the one-at-a-time one $$third" >&2; \
 	  if [ $$first -ne 0 ]; then exit $$first; elif [ $$second -ne 0 ]; then exit $$second; else exit $$third; fi; \

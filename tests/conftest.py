@@ -148,10 +148,33 @@ def zfs(zfs_daemon, tmp_path):
 @pytest.fixture(scope="session")
 def serve_history(tmp_path_factory):
     """The store of real runs the serve tests read (tests/serve/test_serve.make_history), made once
-    a session; each module takes a copy (test_serve.history)."""
+    a session, or once for all of ``make test``'s sessions and workers where it names a directory
+    they share (``STORBENCH_TEST_SHARED``: the first to need it makes it, under a lock, the others
+    wait for it); each module takes a copy (test_serve.history)."""
     from test_serve import make_history
 
-    return make_history(tmp_path_factory.mktemp("serve-history"))
+    shared = os.environ.get("STORBENCH_TEST_SHARED")
+    if not shared:
+        return make_history(tmp_path_factory.mktemp("serve-history"))
+    return made_once(Path(shared) / "serve-history", lambda root: make_history(root).name)
+
+
+def made_once(where: Path, make) -> Path:
+    """``where / make(where)``, made by the first process that asks (``make`` given the directory,
+    returning the name of what it made there, kept in ``where/.made``), the others waiting on a
+    lock beside it; made again if a process died making it."""
+    import fcntl
+
+    where.parent.mkdir(parents=True, exist_ok=True)
+    with open(where.parent / f".{where.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = where / ".made"
+        if not done.exists():
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir()
+            name = make(where)
+            done.write_text(name)
+        return where / done.read_text()
 
 
 @pytest.fixture(scope="session")
