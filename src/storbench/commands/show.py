@@ -85,6 +85,13 @@ def show(app: App, run_ref, as_json, raw, every_host):
         app.out("dbench's operations (last repetition of each workload; the slowest first):")
         for line in operations:
             app.out(line)
+    from ..render.terminal import format_segments
+
+    segment_lines = format_segments(shown)
+    if segment_lines:
+        app.out("each second of every repetition (the fastest, median and slowest whole second; each repetition's first and last, cut short, left out):")
+        for line in segment_lines:
+            app.out(line)
     backend_lines = format_backend(records)
     if backend_lines:
         app.out("what the storage back-end did (last repetition of each workload):")

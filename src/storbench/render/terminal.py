@@ -303,6 +303,37 @@ def format_load_operations(records: Sequence[ResultRecord]) -> list[str]:
     return out
 
 
+#: what a request is called on an object store's target (fio's directions there: PUT, GET, DELETE)
+OBJECT_REQUESTS = {"read": "GET", "write": "PUT", "trim": "DELETE"}
+
+
+def format_segments(records: Sequence[ResultRecord]) -> list[str]:
+    """Each workload's fastest, median and slowest whole second over its repetitions (warp's
+    segments: :mod:`storbench.stats.segments`), one line a direction that had at least 3 whole
+    seconds; on an object store (``s3://``) named by its requests::
+
+        get-1m-t4 GET: fastest 498 objects/s (498.0 MiB/s), median 471 (471.2 MiB/s), slowest 402 (401.9 MiB/s); 12 whole seconds
+    """
+    from ..stats.segments import segments
+
+    out: list[str] = []
+    for group in group_records(records):
+        objects = (group[0].target or "").startswith("s3://")
+        for direction in DIRECTIONS:
+            seg = segments([r.series for r in group], direction)
+            if seg is None:
+                continue
+            unit = "objects/s" if objects else "IOPS"
+            parts = []
+            for i, word in enumerate(("fastest", "median", "slowest")):
+                rate = fmt_iops(seg.per_s[i]) + (f" {unit}" if i == 0 else "")
+                moved = f" ({fmt_bw(seg.bytes_per_s[i])})" if seg.bytes_per_s is not None else ""
+                parts.append(f"{word} {rate}{moved}")
+            name = OBJECT_REQUESTS.get(direction, direction) if objects else direction
+            out.append(f"  {group[0].workload} {name}: {', '.join(parts)}; {seg.seconds} whole seconds")
+    return out
+
+
 def format_backend(records: Sequence[ResultRecord]) -> list[str]:
     """What the back-end under each target (a ZFS pool, a Ceph cluster, an nfs-ganesha export) did, per workload (its last repetition)."""
     from ..backend.ceph import format_ceph_activity
