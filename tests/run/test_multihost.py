@@ -639,6 +639,32 @@ def test_unreachable_host_is_left_out_and_the_other_runs(cli, tmp_path, agents) 
 
 
 @needs_fio
+def test_storbenchs_own_probe_says_what_fios_client_says(agents, monkeypatch) -> None:
+    """The pre-flight's probe over a socket of storbench's own (run/fioprobe.py) against a real fio
+    server: the line fio's own client prints for it; a client of another protocol version gets
+    nothing (the server closes, as it does for fio's client), which the pre-flight names."""
+    from storbench.run import fioprobe, preflight
+    from storbench.run.preflight import CONNECT_TIMEOUT_S, check_hosts, parse_probe_line, probe_host
+
+    a = agents("a1")
+    host = parse_host(a.endpoint)
+    [(why, line)] = fioprobe.ask_all([host], fioprobe.SERVER_VERSIONS["fio-3.33"], CONNECT_TIMEOUT_S, 20)
+    theirs = probe_host("fio", host)
+    assert why is None and line is not None and parse_probe_line(line) == parse_probe_line(theirs.stdout)
+    assert fioprobe.ask_all([host], fioprobe.SERVER_VERSIONS["fio-3.36"], CONNECT_TIMEOUT_S, 20) == [(None, None)]
+    # the pre-flight asks itself from NATIVE_PROBE_MIN_HOSTS hosts on: here from one
+    monkeypatch.setattr(preflight, "NATIVE_PROBE_MIN_HOSTS", 1)
+    (other,) = check_hosts([host], "fio", "fio-3.36")
+    assert "no fio probe reply" in other.problem and "a fio version other than fio-3.36" in other.problem
+    (same_protocol,) = check_hosts([host], "fio", "fio-3.32")  # 3.32 speaks 3.33's protocol: the reply names the version
+    assert same_protocol.facts is not None and "runs fio-3.33 but this client runs fio-3.32" in same_protocol.problem
+    (ok,) = check_hosts([host], "fio", "fio-3.33")
+    assert ok.ok and ok.facts == parse_probe_line(theirs.stdout)
+    closed = parse_host(f"127.0.0.1:{free_port()}")
+    assert fioprobe.ask_all([closed, host], 97, CONNECT_TIMEOUT_S, 20) == [("connection refused", None), (None, line)]
+
+
+@needs_fio
 def test_version_mismatch_leaves_hosts_out(cli, tmp_path, agents) -> None:
     a = agents("a1")
     fake = tmp_path / "fio-3.99"
