@@ -37,7 +37,7 @@ check: install
 	@$(BIN)/python -m pytest -q -m "$(FAST) and serial"
 
 # everything, as CI runs it: the tests that need no server, device or browser on every core; then
-# the real servers, loop devices and Chromium on two workers, each test grouped with whatever it
+# the real servers, loop devices and Chromium on three workers (most of their time is waiting), each test grouped with whatever it
 # shares (a machine-wide daemon, a module's server: tests/conftest.py), so that every server starts
 # once (a short --basetemp: a worker's directory adds popen-gwN/ to paths that hold unix sockets,
 # 107 bytes at most); then, one at a time, the rate-capped runs and seed 002's guest dbench on
@@ -45,7 +45,7 @@ check: install
 # (every session runs even when one before it failed, so that one red test does not hide the rest;
 # make still fails with the first failing session's status); data every session reads the same
 # (serve's store of real runs) is made once for all of them in STORBENCH_TEST_SHARED
-SERVER_JOBS ?= 2
+SERVER_JOBS ?= 3
 test: install
 	@bash tests/setup-system.sh
 	@first=0; second=0; third=0; base=$$(mktemp -d /tmp/sbt-XXXXXX); shared=$$(mktemp -d /tmp/sbs-XXXXXX); \
