@@ -288,7 +288,7 @@ def shared_groups() -> dict[str, str]:
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """``make test``'s servers session (``-n 2 --dist loadgroup``): each test module goes to a worker
+    """``make test``'s servers session (``-n $(SERVER_JOBS) --dist loadgroup``): each test module goes to a worker
     with the modules it shares something with (:func:`shared_groups`), each group whole, so that every
     server starts once while modules that share nothing run beside each other. (pytest-xdist's own
     ``xdist_group`` marks cannot do it with pytest 9.2, whose node ids are no longer the attribute
