@@ -12,7 +12,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/fio-engines.sh
 	@missing=""; for p in $(APT_PACKAGES); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing with apt-get:$$missing"; \

@@ -2,7 +2,8 @@
 # Build fio's own "libiscsi", "nfs" (libnfs) and "http" (libcurl: S3, Swift, WebDAV) engines as
 # external engines for the fio that is installed, from that very version's Debian source package
 # (Debian 12's fio 3.33 is built without them), into OUTDIR: fio-libiscsi.so, fio-nfs.so and
-# fio-http.so, loaded by /usr/bin/fio with ioengine=external:OUTDIR/fio-libiscsi.so.  storbench's
+# fio-http.so, loaded by /usr/bin/fio with ioengine=external:OUTDIR/fio-libiscsi.so; and fio's own
+# example job files into OUTDIR/examples.  storbench's
 # iscsi://...?client=fio and nfs://...?client=fio targets use the first two
 # (docs/network-storage.md), s3:// targets the third (docs/object-storage.md).  Debian's fio is linked with -rdynamic (it exports register_ioengine,
 # log_err, ...), and the engines are compiled with fio's own flags against its own headers, so the
@@ -21,7 +22,7 @@ ver=$(dpkg-query -W -f='${Version}' fio 2>/dev/null) || fail "fio is not a Debia
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 if [ "$(cat "$out/fio-version" 2>/dev/null)" = "$ver" ] && [ -s "$out/fio-libiscsi.so" ] && [ -s "$out/fio-nfs.so" ] \
-   && [ -s "$out/fio-http.so" ]; then
+   && [ -s "$out/fio-http.so" ] && [ -s "$out/examples/ssd-test.fio" ]; then
   exit 0
 fi
 need=()
@@ -65,4 +66,7 @@ gcc "${flags[@]}" -shared -rdynamic -o "$build/fio-http.so" engines/http.c -lcur
   || fail "compiling fio's http engine failed"
 fio --enghelp="$build/fio-http.so" 2>/dev/null | grep -q http_s3_keyid || fail "the installed fio does not load the built http engine"
 install -m 0755 "$build/fio-libiscsi.so" "$build/fio-nfs.so" "$build/fio-http.so" "$out/"
+# fio's own example job files of this very version (Debian's binary package ships none): what
+# 'storbench run --job-file' is tested on (tests/commands/test_job_file.py, docs/job-files.md)
+rm -rf "$out/examples" && mkdir -p "$out/examples" && install -m 0644 examples/*.fio "$out/examples/"
 echo "$ver" > "$out/fio-version"

@@ -73,3 +73,21 @@ def test_run_plan_probes_a_size_based_workload_and_runs_nothing(cli, tmp_path):
     assert lines[2].startswith("plan: 2 workloads x 2 repetitions on 1 target: about ")
     assert sorted(p.name for p in target.iterdir()) == []  # the probe's file is gone, nothing else made
     assert json.loads(cli("list", "--json").out) == []  # nothing stored
+
+
+def test_a_group_of_jobs_run_together_lasts_as_its_longest_with_the_speed_shared():
+    from storbench.jobs import plan
+    from storbench.jobs.plan import group_estimate
+
+    # two size-based jobs at one probed speed end together: 96 MiB over 32 MiB/s
+    two = group_estimate("a..b", "/t", [{"size": "64m"}, {"size": "32m"}], 1, rate_bps=32 * 2**20)
+    assert two.seconds == pytest.approx(3.0 + plan.FIO_START_STOP_S)
+    assert two.basis == "2 jobs together, the longest: 64.0 MiB at about 21.3 MiB/s"
+    # a timed job beside a short sized one: the timed one sets the length
+    timed = group_estimate("a..b", "/t", [{"size": "1m"}, {"runtime": "20", "time_based": None}], 2, rate_bps=2**30)
+    assert timed.seconds == pytest.approx(20 + plan.FIO_START_STOP_S) and timed.basis.endswith("runtime 20 s")
+    # one job: the job's own estimate
+    assert group_estimate("a", "/t", [{"runtime": "5", "time_based": None}], 1) == plan.estimate("a", "/t", {"runtime": "5", "time_based": None}, 1)
+    # a job whose length is unknown makes the group's unknown, said
+    unknown = group_estimate("a..b", "/t", [{"runtime": "5", "time_based": None}, {"size": "1g"}], 1)
+    assert unknown.seconds is None and unknown.basis == "2 jobs together; one: 1.0 GiB, speed not probed"

@@ -97,6 +97,51 @@ def run_catalog(suite_file: str | None, suite_name: str | None, workload_names) 
     return load_catalog(suite_file)
 
 
+def job_file_catalog(app: App, path: str) -> Catalog:
+    """A fio job file's workloads as a catalog of one suite (:mod:`storbench.suites.fiofile`), after
+    the installed fio has read the file itself (``fio --parse-only``: what fio refuses is refused in
+    fio's words); each option storbench replaced or left out is said on stderr."""
+    import subprocess
+    from types import MappingProxyType
+
+    from ..suites import Catalog
+    from ..suites.fiofile import parse_job_file_text
+
+    cwd = app.env.cwd or os.getcwd()
+    text = _read_text(os.path.join(cwd, path), "job file", path)
+
+    def read(name: str, from_label: str) -> tuple[str, str]:  # fio's rule: as given, else beside the including file
+        here = os.path.join(cwd, name)
+        found = here if os.path.exists(here) else os.path.join(cwd, os.path.dirname(from_label), name)
+        return name, _read_text(found, f"file included by {from_label}", name)
+
+    job_file = parse_job_file_text(text, path, environ=app.env.environ, read=read)
+    try:
+        checked = subprocess.run([app.env.fio_path, "--parse-only", path], capture_output=True, text=True, errors="replace",
+                                 timeout=60, env=dict(app.env.environ), cwd=cwd)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"{path}: fio could not read it ({exc})") from None
+    if checked.returncode != 0:
+        said = [ln.strip() for ln in (checked.stderr + checked.stdout).splitlines() if ln.strip()]
+        raise UsageError(f"{path}: fio refuses it: {'; '.join(said[:2]) or f'exit status {checked.returncode}'}")
+    for note in job_file.notes:
+        app.err(f"storbench: {note}")
+    suite = job_file.suite
+    return Catalog(workloads=MappingProxyType({w.name: w for w in suite.workloads}), suites=MappingProxyType({suite.name: suite}))
+
+
+def _read_text(path: str, what: str, label: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise UsageError(f"{label}: cannot read the {what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{label}: the {what} is not UTF-8 text (byte {exc.start})") from None
+
+
 def load_catalog(suite_file: str | None) -> Catalog:
     """Every built-in suite and workload, with ``suite_file``'s added."""
     from ..suites import builtin_catalog, load_suite_file
@@ -107,14 +152,14 @@ def load_catalog(suite_file: str | None) -> Catalog:
     return catalog
 
 
-def chosen_workloads(catalog, suite_name: str | None, workload_names) -> tuple[tuple, str | None]:
-    """The workloads ``--suite``/``--workload`` name (default: the quick suite) and the suite's
-    name (None for single workloads); a one-line UsageError for both at once."""
+def chosen_workloads(catalog, suite_name: str | None, workload_names, default: str = "quick") -> tuple[tuple, str | None]:
+    """The workloads ``--suite``/``--workload`` name (default: the quick suite, or a job file's
+    one) and the suite's name (None for single workloads); a one-line UsageError for both at once."""
     if workload_names:
         if suite_name:
             raise UsageError("give either --suite or --workload, not both")
         return tuple(catalog.workload(n) for n in workload_names), None
-    suite = catalog.suite(suite_name or "quick")
+    suite = catalog.suite(suite_name or default)
     return suite.workloads, suite.name
 
 

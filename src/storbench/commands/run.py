@@ -23,6 +23,7 @@ from .common import (
     App,
     chosen_workloads,
     default_repeat,
+    job_file_catalog,
     overrides_from,
     print_json,
     public_records,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 @click.option("--suite", "suite_name", metavar="NAME", help="Suite to run (default: quick). See 'storbench suites'.")
 @click.option("--workload", "workload_names", metavar="NAME", multiple=True, help="Run only this workload (repeatable).")
 @click.option("--suite-file", type=click.Path(dir_okay=False), help="TOML file with your own workloads and suites.")
+@click.option("--job-file", "job_file", metavar="FILE.fio", type=click.Path(dir_okay=False), help="Run a fio job file as it is: each group of jobs fio runs together (between stonewalls) a workload; where the I/O goes is the target's (docs/job-files.md).")
 @click.option("--target", "targets", metavar="PATH|URI", multiple=True, help="Directory, file, block device, NBD export (nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH), GlusterFS volume (gluster://HOST/VOLUME), RBD image (rbd:POOL/IMAGE) or RADOS pool (rados:POOL) to test (repeatable). Default: a scratch directory here.")
 @click.option("--destroy-data", "destroy", metavar="DEVICE|URI", multiple=True, help="Allow write workloads on this exact block device, export, image or pool, destroying its data.")
 @click.option("--ceph-conf", metavar="PATH", type=click.Path(dir_okay=False), help="The Ceph cluster's ceph.conf for rbd: and rados: targets (default: $CEPH_CONF, else /etc/ceph/ceph.conf).")
@@ -72,7 +74,7 @@ if TYPE_CHECKING:
 @click.option("--replay-mode", type=click.Choice(["both", "timed", "fast"]), default="both", show_default=True, help="timed: each request at its recorded time; fast: as fast as the target takes them (the headroom); both: one workload each.")
 @click.option("--reads-only", is_flag=True, help="With --replay: leave the trace's writes and flushes out (nothing is written; said in the result).")
 @click.pass_context
-def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, hosts_required, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress, replays, replay_mode, reads_only):
+def run(ctx, suite_name, workload_names, suite_file, job_file, targets, destroy, ceph_conf, ceph_client, ceph_timeout, prefill, host_values, hosts_file, hosts_required, size, runtime, sweeps, label, keep_files, dry_run, show_plan, as_json, repeat, until_rse, until, precondition, min_runs, max_runs, no_telemetry, resume, report_path, no_report, progress, replays, replay_mode, reads_only):
     """Run a suite (or single workloads) through fio and store every result.
 
     With --host/--hosts the workloads run on fio servers ('storbench agent'), on all
@@ -91,7 +93,7 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
         raise UsageError("--reads-only is for --replay: it leaves a trace's writes out")
     if resume is not None:
         given = [
-            name for name in ("replays", "suite_name", "workload_names", "suite_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client", "ceph_timeout")
+            name for name in ("replays", "suite_name", "workload_names", "suite_file", "job_file", "targets", "size", "runtime", "sweeps", "label", "repeat", "until_rse", "dry_run", "destroy", "prefill", "ceph_conf", "ceph_client", "ceph_timeout")
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
         ]
         if given:
@@ -110,7 +112,12 @@ def run(ctx, suite_name, workload_names, suite_file, targets, destroy, ceph_conf
             _execute(app, request, as_json=as_json, progress=progress, resume_run=run_id, report_path=report_path, no_report=no_report)
         return
 
-    if replays and not (suite_name or workload_names):
+    if job_file is not None:
+        if suite_file or suite_name or replays:
+            raise UsageError("--job-file is the suite: give --workload to run some of its workloads, not --suite, --suite-file or --replay")
+        catalog = job_file_catalog(app, job_file)
+        workloads, suite_label = chosen_workloads(catalog, None, workload_names, default=next(iter(catalog.suites)))
+    elif replays and not (suite_name or workload_names):
         workloads, suite_label = (), None
     else:
         workloads, suite_label = chosen_workloads(run_catalog(suite_file, suite_name, workload_names), suite_name, workload_names)

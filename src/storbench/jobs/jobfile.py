@@ -61,6 +61,7 @@ import re
 from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
 from storbench.targets import (
+    Placement,
     drop_for_kind,
     engine_for_kind,
     fio_filename,  # noqa: F401  (re-exported: hosts, tests)
@@ -158,6 +159,24 @@ def render_job_text(name: str, options: tuple[tuple[str, str | None], ...] | lis
     return "\n".join(lines) + "\n"
 
 
+def in_every_section(job_text: str, lines: list[str] | tuple[str, ...]) -> str:
+    """``job_text`` with ``lines`` (``key=value``) at the end of each of its job sections: a job
+    file's group of jobs (:attr:`Workload.sections`) has several, and each must get them."""
+    out: list[str] = []
+    seen = False
+    for line in job_text.rstrip("\n").split("\n"):
+        if line.startswith("["):
+            if seen:
+                while out and not out[-1]:
+                    out.pop()
+                out.extend(lines)
+                out.append("")
+            seen = True
+        out.append(line)
+    out.extend(lines)
+    return "\n".join(out) + "\n"
+
+
 def _set(options: list[tuple[str, str | None]], keys: tuple[str, ...], key: str, value: str | None) -> None:
     """Replace the first option named one of ``keys`` in place (keeping its spelling), else append ``key``."""
     for i, (k, _) in enumerate(options):
@@ -212,10 +231,60 @@ def build_job(
     same inputs give the same text.
     """
     overrides = overrides or Overrides()
-    kind = kind_of(target)
+    kind_of(target)  # an unknown kind is refused before anything else
     if not target.path:
         raise TargetError("empty target path")
-    options: list[tuple[str, str | None]] = list(workload.options)
+    sections = workload.sections or ((workload.name, workload.options),)
+    options, notes, placed = _section(workload, sections[0][1], target, overrides, ioengine, test_file_name, export_size)
+    if _has(options, "read_iolog"):
+        # a replayed trace: every request of the log goes where the job's file is, or, for an engine
+        # that reaches one export or image whatever the file (nbd, rbd), there
+        where = next((v for k, v in placed.options if k == "filename"), None)
+        engine = next((v for k, v in options if k == "ioengine"), None)
+        if where is not None and "\\:" not in where:
+            options.append(("replay_redirect", where))
+        elif engine not in REPLAY_OWN_ENGINES:
+            raise TargetError(
+                f"workload {workload.name!r} replays a trace, which fio sends to one file, device, export or image "
+                f"(replay_redirect): a {target.kind} target is none; replay onto a block device, a file, a directory, "
+                "an NBD export, an iSCSI LUN or an RBD image"
+            )
+    test_files = placed.test_files
+    body = render_job_text(sections[0][0], tuple(options))
+    built = [tuple(options)]
+    for name, section_options in sections[1:]:  # a job file's jobs that fio runs together
+        more, more_notes, more_placed = _section(workload, section_options, target, overrides, ioengine, test_file_name, export_size)
+        notes += [n for n in more_notes if n not in notes]
+        test_files += tuple(f for f in more_placed.test_files if f not in test_files)
+        body += "\n" + render_job_text(name, tuple(more))
+        built.append(tuple(more))
+
+    frozen = tuple(options)
+    comments = "".join(f"# storbench: {note}\n" for note in notes)
+    return JobSpec(
+        workload=workload,
+        target=target,
+        job_text=comments + body,
+        test_files=test_files,
+        options=frozen,
+        env=placed.env,
+        sections=tuple(built) if len(built) > 1 else (),
+    )
+
+
+def _section(
+    workload: Workload,
+    section_options: tuple[tuple[str, str | None], ...],
+    target: Target,
+    overrides: Overrides,
+    ioengine: str | None,
+    test_file_name: str,
+    export_size: str | None,
+) -> tuple[list[tuple[str, str | None]], list[str], Placement]:
+    """One job section's options made concrete for ``target`` (the kind's engine, ``ioengine=auto``
+    resolved, ``--size``/``--runtime``/extra options, where the I/O goes), its notes, its placement."""
+    kind = kind_of(target)
+    options: list[tuple[str, str | None]] = list(section_options)
     for key, _ in options:
         if key in WHERE_KEYS:
             raise SuiteError(
@@ -254,29 +323,4 @@ def build_job(
 
     placed = kind.place(target, options, test_file_name=test_file_name, export_size=export_size)
     options.extend(placed.options)
-    if _has(options, "read_iolog"):
-        # a replayed trace: every request of the log goes where the job's file is, or, for an engine
-        # that reaches one export or image whatever the file (nbd, rbd), there
-        where = next((v for k, v in placed.options if k == "filename"), None)
-        engine = next((v for k, v in options if k == "ioengine"), None)
-        if where is not None and "\\:" not in where:
-            options.append(("replay_redirect", where))
-        elif engine not in REPLAY_OWN_ENGINES:
-            raise TargetError(
-                f"workload {workload.name!r} replays a trace, which fio sends to one file, device, export or image "
-                f"(replay_redirect): a {target.kind} target is none; replay onto a block device, a file, a directory, "
-                "an NBD export, an iSCSI LUN or an RBD image"
-            )
-    notes += placed.notes
-    test_files = placed.test_files
-
-    frozen = tuple(options)
-    comments = "".join(f"# storbench: {note}\n" for note in notes)
-    return JobSpec(
-        workload=workload,
-        target=target,
-        job_text=comments + render_job_text(workload.name, frozen),
-        test_files=test_files,
-        options=frozen,
-        env=placed.env,
-    )
+    return options, notes + list(placed.notes), placed

@@ -16,6 +16,7 @@ it at 1 min"), :func:`format_total` the one line every run starts with.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -81,6 +82,10 @@ def size_bytes(options: Mapping[str, str | None]) -> int | None:
     return one * jobs * loops
 
 
+def group_needs_probe(sections: Sequence[Mapping[str, str | None]]) -> bool:
+    return any(needs_probe(o) for o in sections)
+
+
 def needs_probe(options: Mapping[str, str | None]) -> bool:
     """A size-based job big enough that its time depends on the target's speed."""
     if _opt(options, "runtime", "timeout") is not None and _flag(options, "time_based"):
@@ -118,6 +123,25 @@ def estimate(workload: str, target: str, options: Mapping[str, str | None], repe
         cap = parse_duration(CAP_RUNTIME)
         hint = f"--runtime {CAP_RUNTIME} would cap it at about {format_duration(warm + cap)}"
     return Estimate(workload, target, repetitions, seconds, f"{format_bytes(n)} at about {format_bytes(rate_bps)}/s", hint)
+
+
+def group_estimate(workload: str, target: str, sections: Sequence[Mapping[str, str | None]], repetitions: int,
+                   rate_bps: float | None = None) -> Estimate:  # fmt: skip
+    """The duration of several jobs fio runs together (a job file's group): the longest of theirs,
+    the probed speed (``rate_bps``, all jobs together) shared by the bytes each moves, so that
+    size-based jobs end together at their total over the speed."""
+    if len(sections) == 1:
+        return estimate(workload, target, sections[0], repetitions, rate_bps)
+    sized = [size_bytes(o) for o in sections]
+    total = sum(n for n in sized if n)
+    each = [estimate(workload, target, o, repetitions, rate_bps * n / total if rate_bps and n and total else rate_bps)
+            for o, n in zip(sections, sized)]  # fmt: skip
+    known = [e for e in each if e.seconds is not None]
+    if len(known) < len(each):
+        unknown = next(e for e in each if e.seconds is None)
+        return dataclasses.replace(unknown, basis=f"{len(sections)} jobs together; one: {unknown.basis}")
+    longest = max(known, key=lambda e: e.seconds or 0.0)
+    return dataclasses.replace(longest, basis=f"{len(sections)} jobs together, the longest: {longest.basis}")
 
 
 def replay_estimate(workload: str, target: str, replay: Mapping[str, object], repetitions: int) -> Estimate:

@@ -98,6 +98,11 @@ class Workload:
     #: a replay of a stored trace (``storbench run --replay``): its reference figures and mode
     #: (:func:`storbench.trace.fidelity.replay_reference`), which the fidelity checks read
     replay: JSONMapping | None = None
+    #: several job sections fio runs together in one process (a group of a fio job file between two
+    #: stonewalls, ``run --job-file``): each ``(section name, its options)``, in the file's order;
+    #: ``options`` is then the first section's (what the checks and the headline read).  Empty:
+    #: one section, named ``name``, with ``options``
+    sections: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = ()
 
     @property
     def is_fio(self) -> bool:
@@ -120,6 +125,8 @@ def workload_to_meta(w: Workload) -> JSONObject:
         out["tool"] = w.tool
     if w.replay is not None:
         out["replay"] = dict(w.replay)
+    if w.sections:
+        out["sections"] = [[name, [list(o) for o in opts]] for name, opts in w.sections]
     return out
 
 
@@ -128,6 +135,7 @@ def workload_from_meta(d: JSONMapping) -> Workload:
         name=d["name"], description=d["description"], options=tuple((k, v) for k, v in d["options"]),
         headline=d.get("headline", "iops"), origin=d.get("origin", "built-in"), tool=d.get("tool", "fio"),
         replay=d.get("replay") if isinstance(d.get("replay"), dict) else None,
+        sections=tuple((name, tuple((k, v) for k, v in opts)) for name, opts in d.get("sections") or ()),
     )  # fmt: skip
 
 
@@ -201,6 +209,13 @@ class JobSpec:
     options: tuple[tuple[str, str | None], ...]  # the effective options in the job section
     #: environment fio needs for this target (CEPH_CONF for an RBD image's cluster)
     env: tuple[tuple[str, str], ...] = ()
+    #: every section's effective options where the job has several (a job file's group of jobs run
+    #: together, :attr:`Workload.sections`); ``options`` is the first's.  Empty for one section
+    sections: tuple[tuple[tuple[str, str | None], ...], ...] = ()
+
+    @property
+    def every_section(self) -> tuple[tuple[tuple[str, str | None], ...], ...]:
+        return self.sections or (self.options,)
 
 
 # --------------------------------------------------------------------------- findings

@@ -273,7 +273,11 @@ def format_suites(suites: Sequence[Suite]) -> list[str]:
         for w in suite.workloads:
             opts = ("" if w.is_fio else f"{w.tool}: ") + " ".join(k if v is None else f"{k}={v}" for k, v in w.options)
             lines.append(f"  {w.name} [{w.headline}]: {w.description}")
-            lines.append(f"      {opts}")
+            if w.sections:  # a job file's jobs fio runs together: each section's own options
+                lines.extend(f"      [{name}] " + " ".join(k if v is None else f"{k}={v}" for k, v in options)
+                             for name, options in w.sections)  # fmt: skip
+            else:
+                lines.append(f"      {opts}")
         lines.append("")
     return lines
 

@@ -90,11 +90,14 @@ class FioExecutor(Protocol):
 
 def output_format(job_text: str) -> str:
     """``json+`` (with the latency histograms) where fio reports several jobs of one workload apart
-    (numjobs above 1 without group_reporting), whose p99 storbench merges from their histograms
-    (:func:`storbench.metrics.union_p99`); else ``json`` (a job's own percentiles are exact)."""
+    (numjobs above 1, or a job file's group of sections, without group_reporting), whose p99
+    storbench merges from their histograms (:func:`storbench.metrics.union_p99`); else ``json``
+    (a job's own percentiles are exact)."""
     numjobs = re.findall(r"^numjobs=(\d+)\s*$", job_text, re.M)
+    sections = len(re.findall(r"^\[", job_text, re.M))
     grouped = re.search(r"^group_reporting(=1|=true)?\s*$", job_text, re.M) is not None
-    return "json+" if numjobs and int(numjobs[-1]) > 1 and not grouped else "json"
+    grouped = grouped and re.search(r"^new_group(=1)?\s*$", job_text, re.M) is None  # new_group: reported apart
+    return "json+" if (sections > 1 or any(int(n) > 1 for n in numjobs)) and not grouped else "json"
 
 
 #: ``fio --version`` started ahead of need, by resolved path (see :func:`start_version`)

@@ -271,19 +271,24 @@ def job_for_host(job_text: str, target: str | None) -> str:
     from ..jobs.jobfile import fio_filename
 
     lines = job_text.split("\n")
-    for i in range(len(lines) - 1, -1, -1):
-        if lines[i].startswith("filename="):
-            name = lines[i][len("filename=") :].rsplit("/", 1)[-1]
+    found = False
+    for i, line in enumerate(lines):  # every section's (a job file's group has several)
+        if line.startswith("filename="):
+            name = line[len("filename=") :].rsplit("/", 1)[-1]
             lines[i] = "filename=" + fio_filename(target.rstrip("/") + "/" + name if target != "/" else "/" + name)
-            return "\n".join(lines)
-    raise ValueError("job text has no filename= line")
+            found = True
+    if not found:
+        raise ValueError("job text has no filename= line")
+    return "\n".join(lines)
 
 
 def with_window_logs(job_text: str, index: int) -> str:
     """The job text with per-second IOPS and bandwidth logs stamped with Unix time, named for host
     ``index`` (``sbhN``: two servers on one address would overwrite each other's ``sb`` logs)."""
+    from ..jobs.jobfile import in_every_section
+
     lines = [f"write_iops_log=sbh{index}", f"write_bw_log=sbh{index}", *(f"{k}={v}" for k, v in WINDOW_LOG_OPTIONS)]
-    return job_text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+    return in_every_section(job_text, lines)
 
 
 def filename_of(job_text: str) -> str | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import Interrupted
-from ..jobs.jobfile import build_job
+from ..jobs.jobfile import build_job, in_every_section
 from ..jobs.load import build_load_job
 from ..model import JobSpec, Repeat, Target
 from ..process import signals
@@ -195,7 +195,7 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                         if repetition > 0 and deletes_objects(spec):  # the repetition before deleted them
                             seed_objects(spec, executor)
                         if index in last_use and repetition == repeat.count - 1:  # its hosts remove the file at its end
-                            run_spec = dataclasses.replace(spec, job_text=spec.job_text.rstrip("\n") + "\nunlink=1\n")
+                            run_spec = dataclasses.replace(spec, job_text=in_every_section(spec.job_text, ["unlink=1"]))
                         outcome = measure_once(
                             run_id, run_spec, repetition, records, storage,
                             executor=executor, telemetry=telemetry, label=label, clock=clock,
@@ -266,7 +266,7 @@ def _watch(spec: JobSpec, server: ServerWatch | None) -> Callable[[], str | None
 
     check = server.check if server is not None else None
     stall = kind_of(spec.target).request_stall_s
-    planned = plan.estimate(spec.workload.name, spec.target.display, dict(spec.options), 1).seconds if stall is not None else None
+    planned = plan.group_estimate(spec.workload.name, spec.target.display, [dict(o) for o in spec.every_section], 1).seconds if stall is not None else None
     if stall is None or planned is None:
         return check
     from .serverwatch import with_deadline

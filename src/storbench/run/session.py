@@ -231,13 +231,14 @@ def estimates(ctx: SessionEnv, specs: Sequence[JobSpec], request: RunRequest, ex
             out.append(plan.replay_estimate(spec.workload.name, spec.target.display, spec.workload.replay, request.repetitions))
             continue
         rate = None
-        if probe and plan.needs_probe(options):
+        sections = [dict(o) for o in spec.every_section]
+        if probe and plan.group_needs_probe(sections):
             key = (spec.workload.name, spec.target.display)
             if key not in rates:
                 ctx.say(f"probing {spec.workload.name} on {spec.target.display} for {runner.PROBE_RUNTIME} to estimate its duration ...")
                 rates[key] = runner.probe_rate(executor, spec)
             rate = rates[key]
-        out.append(plan.estimate(spec.workload.name, spec.target.display, options, request.repetitions, rate))
+        out.append(plan.group_estimate(spec.workload.name, spec.target.display, sections, request.repetitions, rate))
     return out
 
 

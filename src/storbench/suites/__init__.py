@@ -228,11 +228,11 @@ class Catalog:
 
 
 def _unknown(kind: str, name: str, known: JSONMapping) -> str:
-    hint = _did_you_mean(name, known)
+    hint = did_you_mean(name, known)
     return f"unknown {kind} {name!r}{hint} (known: {', '.join(sorted(known))})"
 
 
-def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     import difflib  # only for a mistake: 10 ms of import a run's start-up does not need
 
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
@@ -459,7 +459,7 @@ def _fio_value(
         if engine != "auto" and engine not in table.engines:
             raise src.fail(
                 path,
-                f"unknown ioengine {engine!r}{_did_you_mean(engine, table.engines)} "
+                f"unknown ioengine {engine!r}{did_you_mean(engine, table.engines)} "
                 f"(allowed: auto, {', '.join(sorted(e for e in table.engines if e != 'exec'))})",
             )
         return engine
@@ -467,7 +467,7 @@ def _fio_value(
         if not _RW_RE.match(text.strip()):
             raise src.fail(
                 path,
-                f"invalid {key} {text!r}{_did_you_mean(text.strip(), _RW_VALUES)} (allowed: {', '.join(_RW_VALUES)})",
+                f"invalid {key} {text!r}{did_you_mean(text.strip(), _RW_VALUES)} (allowed: {', '.join(_RW_VALUES)})",
             )
         return text.strip()
     if name in _INT_OPTIONS:
@@ -523,7 +523,7 @@ def _fio_options(
         if canonical in OWNED_OPTIONS or key in OWNED_OPTIONS:
             raise src.fail(kpath, f"fio option {key!r} may not be set in a workload: {OWNED_OPTIONS.get(canonical) or OWNED_OPTIONS[key]}")
         if opt is None:
-            raise src.fail(kpath, f"unknown fio option {key!r}{_did_you_mean(key, table.options)} "
+            raise src.fail(kpath, f"unknown fio option {key!r}{did_you_mean(key, table.options)} "
                                   "(see 'fio --cmdhelp=all')")  # fmt: skip
         if opt.engines and engine not in opt.engines:
             raise src.fail(
@@ -555,7 +555,7 @@ def _parse_workload(src: _Source, name: str, body: JSONValue, origin: str, table
         return _parse_replay_workload(src, name, body, origin)
     for key in body:
         if key not in _WORKLOAD_KEYS:
-            raise src.fail(path + (key,), f"unknown key {key!r}{_did_you_mean(key, _WORKLOAD_KEYS)} "
+            raise src.fail(path + (key,), f"unknown key {key!r}{did_you_mean(key, _WORKLOAD_KEYS)} "
                                           f"(allowed: {', '.join(_WORKLOAD_KEYS)})")  # fmt: skip
     if "fio" not in body:
         raise src.fail(path, "missing fio table: give the fio options, e.g. fio = { rw = \"randread\", bs = \"4k\" }")
@@ -634,7 +634,7 @@ def _parse_document(
 ) -> Catalog:
     for key in doc:
         if key not in _TOP_KEYS:
-            raise src.fail((key,), f"unknown top-level table {key!r}{_did_you_mean(key, _TOP_KEYS)} "
+            raise src.fail((key,), f"unknown top-level table {key!r}{did_you_mean(key, _TOP_KEYS)} "
                                    f"(allowed: {', '.join(_TOP_KEYS)})")  # fmt: skip
     raw_workloads = doc.get("workload", {})
     raw_suites = doc.get("suite", {})
@@ -664,7 +664,7 @@ def _parse_document(
             raise src.fail(path, f"must be a table with description and workloads (got {_toml_type(body)})")
         for key in body:
             if key not in _SUITE_KEYS:
-                raise src.fail(path + (key,), f"unknown key {key!r}{_did_you_mean(key, _SUITE_KEYS)} "
+                raise src.fail(path + (key,), f"unknown key {key!r}{did_you_mean(key, _SUITE_KEYS)} "
                                               f"(allowed: {', '.join(_SUITE_KEYS)})")  # fmt: skip
         description = _check_description(src, path + ("description",), body.get("description", ""))
         if "workloads" not in body:
@@ -684,7 +684,7 @@ def _parse_document(
                 known = {**base.workloads, **workloads}
                 raise src.fail(
                     wpath,
-                    f"unknown workload {wname!r}{_did_you_mean(wname, known)} "
+                    f"unknown workload {wname!r}{did_you_mean(wname, known)} "
                     f"(defined here: {', '.join(sorted(workloads)) or 'none'}; built-in ones: see 'storbench suites')",
                     value=wname,
                 )
