@@ -116,9 +116,11 @@ def job_file_catalog(app: App, path: str) -> Catalog:
         return name, _read_text(found, f"file included by {from_label}", name)
 
     job_file = parse_job_file_text(text, path, environ=app.env.environ, read=read)
+    from ..process import proc
+
     try:
-        checked = subprocess.run([app.env.fio_path, "--parse-only", path], capture_output=True, text=True, errors="replace",
-                                 timeout=60, env=dict(app.env.environ), cwd=cwd)  # fmt: skip
+        checked = proc.run([app.env.fio_path, "--parse-only", path], timeout_s=60, c_locale=False, errors="replace",
+                           env_extra=dict(app.env.environ), cwd=cwd)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UsageError(f"{path}: fio could not read it ({exc})") from None
     if checked.returncode != 0:

@@ -72,6 +72,21 @@ class SessionOutcome:
 ReporterFactory = Callable[[float | None], "Reporter"]
 
 
+#: who started a run from ``storbench serve``'s page (its client's address), kept in the run's meta
+STARTED_BY_ENV = "STORBENCH_STARTED_BY"
+#: a file the run's id is written to once the run is stored (serve's launcher follows the run by it)
+RUN_ID_FILE_ENV = "STORBENCH_RUN_ID_FILE"
+
+
+def _tell_run_id(path: str | None, run_id: int) -> None:
+    if not path:
+        return
+    with contextlib.suppress(OSError):
+        with open(path + ".part", "w", encoding="ascii") as fh:
+            fh.write(f"{run_id}\n")
+        os.replace(path + ".part", path)
+
+
 def reconcile(store: RunStore, cwd: str, say: Callable[[str], None]) -> None:
     """Before a run: runs of this host left ``running`` by a killed storbench are marked incomplete
     (said once each, with how to resume), and its fio temporary directories and scratch directory
@@ -466,7 +481,11 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
                 meta = {"host": runner.host_facts(fio_version), "argv": sys.argv[1:], **request.meta()}
                 if preflight is not None:  # what each fio server said about itself, and who was left out
                     meta["host_checks"] = preflight.meta()
-                return store, store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
+                if started_by := ctx.env.environ.get(STARTED_BY_ENV):  # a run started from storbench serve's page
+                    meta["started_by"] = started_by[:200]
+                run_id = store.create_run(label=label, kind="run", suite=request.suite, meta=meta)
+                _tell_run_id(ctx.env.environ.get(RUN_ID_FILE_ENV), run_id)
+                return store, run_id
             except BaseException:
                 store.close()
                 raise

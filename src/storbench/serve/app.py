@@ -1,6 +1,8 @@
 """The web application (Starlette, ASGI): routes, parameters, the token, the store.
 
-Read-only by construction: every route is GET (HEAD too); the store is only read.  Parameters
+Read-only by construction: every route is GET (HEAD too) and the store is only read, except the
+pages that start runs (:mod:`.starts`, only with ``serve --allow-run`` and a token), whose runs are
+``storbench run`` children writing the store as any run does.  Parameters
 are validated here (integers, bounded text, known names) and passed to the store as bound
 values; a run or result that does not exist is a 404 page (or a JSON error under ``/api``).
 """
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from ..store.protocol import HistoryStore
     from ..trace.rows import TraceRow
     from .guard import Guard
+    from .launch import Launcher
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -241,7 +244,7 @@ class Server:
         table = [r for r in records if r.host in (None, "all")] if summarised else records
         return _page("run.html.j2", title=f"run {run_id}" + (f" ({info.label})" if info.label else ""), info=info,
                      glance=shown, rows=views.result_rows(table), findings=views.findings_once(records),
-                     storages=storages, jobs=jobs, charts=charts, backend=backend, argv=meta.get("argv"), wide=True,
+                     storages=storages, jobs=jobs, charts=charts, backend=backend, argv=meta.get("argv"), started_by=meta.get("started_by"), wide=True,
                      curves=curves, curve_figure=views.curves_figure(curves) if curves else None,
                      host_lines=format_host_lines(records) if summarised else None, host_count=host_count,
                      live=bool(live), site=self.title)  # fmt: skip
@@ -481,14 +484,38 @@ def _static(request: Request) -> Response:
     return FileResponse(files[name], media_type=kind)
 
 
+def _start_routes(launcher: Launcher | None, title: str) -> list[Route]:
+    """The pages that start runs (:mod:`.starts`), or a 404 saying how to turn them on."""
+    from . import starts
+
+    _templates().globals["can_start"] = launcher is not None
+    if launcher is None:
+        return [Route(p, starts.off, methods=["GET", "POST"]) for p in ("/start", "/launches", "/launches/{launch_id:int}",
+                                                                        "/launches/{launch_id:int}/cancel")]  # fmt: skip
+    h = starts.Starts(launcher, _page, title)
+    return [
+        Route("/start", h.start_page, methods=["GET"]),
+        Route("/start", h.start, methods=["POST"]),
+        Route("/launches", h.launches_page),
+        Route("/launches/{launch_id:int}", h.launch_page),
+        Route("/launches/{launch_id:int}/cancel", h.cancel, methods=["POST"]),
+        Route("/api/launches", h.launches_api),
+        Route("/api/launches/{launch_id:int}", h.launch_api),
+    ]
+
+
 def create_app(store: HistoryStore, *, token: str | None = None, title: str = "storbench",
-               hosts: frozenset[str] | None = None) -> Guard:  # fmt: skip
+               hosts: frozenset[str] | None = None, launcher: Launcher | None = None) -> Guard:  # fmt: skip
     """The ASGI application over an open store (read only), behind :class:`.guard.Guard`: only
-    ``hosts`` (default: the loopback names) are answered; with ``token``, every request needs it."""
+    ``hosts`` (default: the loopback names) are answered; with ``token``, every request needs it.
+    With a ``launcher`` (``serve --allow-run``, which needs a token), runs can be started from the
+    page (:mod:`.starts`)."""
     from starlette.middleware.gzip import GZipMiddleware
 
     from .guard import Guard, allowed_hosts
 
+    if launcher is not None and not token:
+        raise ValueError("runs from the page need a token")
     s = Server(store, title=title)
 
     async def error_page(request: Request, exc: HTTPException) -> Response:
@@ -528,6 +555,7 @@ def create_app(store: HistoryStore, *, token: str | None = None, title: str = "s
         Route("/api/live", s.live_api_list),
         Route("/api/live/{run_id:int}", s.live_api),
         Route("/metrics", s.metrics),
+        *_start_routes(launcher, title),
         Route("/static/{name}", _static),
         Route("/healthz", lambda request: PlainTextResponse("ok\n")),
         Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon; not a 404 in the console

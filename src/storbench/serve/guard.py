@@ -92,6 +92,42 @@ def given_tokens(headers: dict[str, str], query: dict[str, str], cookies: dict[s
     return out
 
 
+#: the per-browser token every form of the page carries (double submit: the cookie and the field agree)
+CSRF_COOKIE = "storbench_csrf"
+
+
+def csrf_token(cookies: dict[str, str]) -> tuple[str, bool]:
+    """The browser's form token (its cookie's, else a new one) and whether it is new (then the
+    response sets the cookie)."""
+    import secrets
+
+    have = cookies.get(CSRF_COOKIE, "")
+    if len(have) == 32 and all(c in "0123456789abcdef" for c in have):
+        return have, False
+    return secrets.token_hex(16), True
+
+
+def csrf_cookie(token: str) -> str:
+    return f"{CSRF_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+
+
+def form_refusal(headers: dict[str, str], cookies: dict[str, str], field: str | None, own_origin: str) -> str | None:
+    """Why a submitted form is refused as cross-site, or None: the request's ``Origin`` (else its
+    ``Referer``) must be this server's own, and the form's token must be the browser's cookie's. Pure."""
+    origin = headers.get("origin")
+    if origin is None:
+        referer = headers.get("referer", "")
+        origin = referer if referer == own_origin or referer.startswith(own_origin + "/") else (referer or None)
+        if origin is not None and origin != own_origin and origin.startswith(own_origin + "/"):
+            origin = own_origin
+    if origin != own_origin:
+        return f"a form sent from {str(origin)[:80]!r}, not from this server ({own_origin}): refused (cross-site request)"
+    cookie = cookies.get(CSRF_COOKIE, "")
+    if not field or not cookie or not hmac.compare_digest(field.encode(), cookie.encode()):
+        return "the form's token does not match this browser's (an old or forged form): open the page again"
+    return None
+
+
 def _policy(path: str) -> str:
     return REPORT_POLICY if path == "/report" or path.endswith("/report") else PAGE_POLICY
 
