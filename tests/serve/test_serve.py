@@ -462,7 +462,7 @@ def test_hostile_requests_get_4xx_never_a_5xx_or_a_traceback(history):
 
 @pytest.mark.slow  # real fio runs make the store (about 20 s for the module)
 def test_hosts_headers_token_and_compression(history):
-    """A foreign Host gets 421 (DNS rebinding); CSP, nosniff and no-referrer on every answer; a
+    """A foreign Host gets 421 (DNS rebinding); CSP, nosniff and same-origin referrers on every answer; a
     405 says what is allowed; plotly.js and pages go gzip-compressed to a client that takes it."""
     with serving(history) as base:
         port = base.rsplit(":", 1)[1]
@@ -472,7 +472,7 @@ def test_hosts_headers_token_and_compression(history):
         for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"LOCALHOST:{port}"):
             assert get(base + "/api/runs", {"Host": host})[0] == 200, host
         code, _, headers = get(base + "/")
-        assert code == 200 and headers["referrer-policy"] == "no-referrer"
+        assert code == 200 and headers["referrer-policy"] == "same-origin"
         assert "script-src 'self'" in headers["content-security-policy"] and "unsafe-inline" not in headers["content-security-policy"].split("script-src")[1].split(";")[0]
         _code, html, _ = get(base + "/live")
         assert "<script>" not in html  # no inline script on a page (the CSP would block it)

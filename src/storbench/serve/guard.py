@@ -11,7 +11,8 @@
 * **Headers on every response**: a Content-Security-Policy (scripts only from storbench itself,
   no inline script; a stored HTML report, which is self-contained by design, may run its own
   inline script and nothing from elsewhere), ``X-Content-Type-Options: nosniff``,
-  ``Referrer-Policy: no-referrer``.
+  ``Referrer-Policy: same-origin`` (nothing to other sites; its own forms carry their origin, which
+  the check of :func:`form_refusal` reads: under ``no-referrer`` a browser sends ``Origin: null``).
 
 :func:`host_name` and :func:`given_tokens` are pure and tested alone.
 """
@@ -150,7 +151,7 @@ class Guard:
         request = Request(scope)
         path = scope.get("path", "")
         extra = [(b"content-security-policy", _policy(path).encode()), (b"x-content-type-options", b"nosniff"),
-                 (b"referrer-policy", b"no-referrer")]  # fmt: skip
+                 (b"referrer-policy", b"same-origin")]  # fmt: skip
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
