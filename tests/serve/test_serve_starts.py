@@ -196,3 +196,11 @@ def test_serve_stopped_with_a_run_in_progress_ends_it_and_leaves_nothing(history
     assert list(target.iterdir()) == []
     leftover = subprocess.run(["pgrep", "-f", f"--target {target}"], capture_output=True, text=True)
     assert leftover.stdout == "", leftover.stdout
+    # the launcher's own directory (the runs' logs) is gone with it; one of a killed serve goes at the next start
+    import tempfile
+
+    from storbench.serve.launch import WORKDIR_PREFIX
+
+    dead = [p.name for p in Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*")
+            if not Path(f"/proc/{p.name[len(WORKDIR_PREFIX):].split('-')[0]}").exists()]  # fmt: skip
+    assert dead == []

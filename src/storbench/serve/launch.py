@@ -184,7 +184,8 @@ class Launcher:
         self._lock = threading.Lock()
         self._launches: dict[int, Launch] = {}
         self._next = 1
-        self._dir = tempfile.mkdtemp(prefix="storbench-serve-runs-")
+        _remove_stale(tempfile.gettempdir())
+        self._dir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         self._stop = threading.Event()
         self._poll_s = poll_s
         self._thread = threading.Thread(target=self._loop, name="storbench-launcher", daemon=True)
@@ -294,6 +295,19 @@ class Launcher:
             return
         launch.exit_code, launch.ended_at = code, time.time()
         launch.state = "cancelled" if launch.state == "cancelling" else "done" if code == 0 else "failed"
+
+
+#: the launcher's directory of run logs and run-id files: ``storbench-serve-runs-PID-XXXX`` in the temporary directory
+WORKDIR_PREFIX = "storbench-serve-runs-"
+
+
+def _remove_stale(tmp: str) -> None:
+    """The directories of launchers whose serve was killed (its pid gone), removed."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(tmp):
+            pid = name[len(WORKDIR_PREFIX) :].split("-", 1)[0]
+            if name.startswith(WORKDIR_PREFIX) and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
 
 
 def _tail(path: str) -> tuple[str, ...]:
