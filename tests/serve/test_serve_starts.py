@@ -100,7 +100,7 @@ def test_a_run_started_from_the_page_is_an_ordinary_stored_run_saying_who_starte
         status, html = b.get(f"/runs/{view['run_id']}")
         assert status == 200 and 'id="started-by">started from this page by 127.0.0.1' in html
     run_status, label, suite, meta = _run_row(history, view["run_id"])
-    assert (run_status, label, meta["started_by"]) == ("complete", "from-the-page", "127.0.0.1")
+    assert (run_status, label, suite, meta["started_by"]) == ("complete", "from-the-page", None, "127.0.0.1")  # workloads chosen: no suite
     assert TOKEN not in json.dumps(meta)  # who started it, never the token
     with contextlib.closing(sqlite3.connect(history)) as con:
         rows = con.execute("select workload, read_iops from results where run_id = ?", (view["run_id"],)).fetchall()

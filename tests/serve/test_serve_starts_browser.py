@@ -134,7 +134,7 @@ class _Forger(http.server.BaseHTTPRequestHandler):
 
     action = ""
 
-    def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+    def do_GET(self) -> None:
         body = (f'<!doctype html><form method="post" action="{self.action}"><input name="suite" value="quick">'
                 '<input name="target" value="0"><input name="action" value="start"><input name="csrf" value="guess"></form>'
                 "<script>document.forms[0].submit()</script>").encode()  # fmt: skip
