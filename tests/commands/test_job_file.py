@@ -18,7 +18,7 @@ from conftest import DATA, needs_fio
 pytestmark = needs_fio
 
 EXAMPLES = Path(ENGINES_DIR) / "examples"
-SMALL = ("--size", "8m", "--runtime", "1s", "--no-report")
+SMALL = ("--size", "8m", "--runtime", "500ms", "--no-report")
 
 
 def _examples() -> list[Path]:
