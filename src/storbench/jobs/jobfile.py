@@ -62,6 +62,7 @@ from storbench.errors import SuiteError, TargetError
 from storbench.model import JobSpec, Overrides, Target, Workload
 from storbench.targets import (
     Placement,
+    TargetKind,
     drop_for_kind,
     engine_for_kind,
     fio_filename,  # noqa: F401  (re-exported: hosts, tests)
@@ -231,11 +232,11 @@ def build_job(
     same inputs give the same text.
     """
     overrides = overrides or Overrides()
-    kind_of(target)  # an unknown kind is refused before anything else
+    kind = kind_of(target)
     if not target.path:
         raise TargetError("empty target path")
     sections = workload.sections or ((workload.name, workload.options),)
-    options, notes, placed = _section(workload, sections[0][1], target, overrides, ioengine, test_file_name, export_size)
+    options, notes, placed = _section(workload, sections[0][1], kind, target, overrides, ioengine, test_file_name, export_size)
     if _has(options, "read_iolog"):
         # a replayed trace: every request of the log goes where the job's file is, or, for an engine
         # that reaches one export or image whatever the file (nbd, rbd), there
@@ -253,7 +254,7 @@ def build_job(
     body = render_job_text(sections[0][0], tuple(options))
     built = [tuple(options)]
     for name, section_options in sections[1:]:  # a job file's jobs that fio runs together
-        more, more_notes, more_placed = _section(workload, section_options, target, overrides, ioengine, test_file_name, export_size)
+        more, more_notes, more_placed = _section(workload, section_options, kind, target, overrides, ioengine, test_file_name, export_size)
         notes += [n for n in more_notes if n not in notes]
         test_files += tuple(f for f in more_placed.test_files if f not in test_files)
         body += "\n" + render_job_text(name, tuple(more))
@@ -275,6 +276,7 @@ def build_job(
 def _section(
     workload: Workload,
     section_options: tuple[tuple[str, str | None], ...],
+    kind: TargetKind,
     target: Target,
     overrides: Overrides,
     ioengine: str | None,
@@ -283,7 +285,6 @@ def _section(
 ) -> tuple[list[tuple[str, str | None]], list[str], Placement]:
     """One job section's options made concrete for ``target`` (the kind's engine, ``ioengine=auto``
     resolved, ``--size``/``--runtime``/extra options, where the I/O goes), its notes, its placement."""
-    kind = kind_of(target)
     options: list[tuple[str, str | None]] = list(section_options)
     for key, _ in options:
         if key in WHERE_KEYS:
