@@ -599,14 +599,20 @@ CASES: dict[str, Case] = {
                              ("PUTs over 512 keys in one repetition",), "to PUT new objects only"),
     "object-client-cpu": Case(lambda: _s3("s3_get_1m_radosgw.json", rw="randread", bs="1m", numjobs="1", cpu=(70.0, 25.0)), "warning",
                               ("a fio job used 95 % of a CPU",), "add clients"),
+    "object-404": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", rgw=(100, 0)), "invalid",
+                       (" GETs but radosgw served ", ": 100 were answered 404 (no such object)"), "a PUT pass of the same keys"),
+    "object-server-errors": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", rgw=(0, 7)), "invalid",
+                                 ("radosgw counted 7 failed requests of ", "which fio reported without an error"), "radosgw's log"),
     "share-mount-limits": Case(lambda: _soft_small_nfs(), "warning", ("nfs4 share of /export/bench from nas01.example.lan at /mnt/bench", "it is mounted soft",
                                                                         "rsize=32.0 KiB is smaller than the workload's bs=1.0 MiB: each I/O is 32 requests"), "mount with hard"),
 }
 
 
 def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, float] | None = None,
-        cpu: tuple[float, float] | None = None) -> CheckContext:
-    """A run recorded on radosgw (fio's http engine; tests/data/fio-json/s3_*.json), 2 s time-based on 2 MiB a job."""
+        cpu: tuple[float, float] | None = None, rgw: tuple[int, int] | None = None) -> CheckContext:
+    """A run recorded on radosgw (fio's http engine; tests/data/fio-json/s3_*.json), 2 s time-based on 2 MiB a job.
+    ``rgw``: radosgw's counters around it (backend.rgw), (GETs it did not serve of fio's, failed requests
+    beyond those), its perf dump's other counters those of tests/data/ceph/rgw-perf-dump.json."""
     r = load(name)
     jobs = []
     for j in r.jobs:
@@ -619,7 +625,19 @@ def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, floa
     r = dataclasses.replace(r, jobs=tuple(jobs))
     st = StorageInfo(target="s3://bench?endpoint=http://127.0.0.1:7480", target_kind="s3", filesystem=None, devices=())
     options = {"rw": rw, "bs": bs, "numjobs": numjobs, "size": "2m", "time_based": None, "runtime": "2", "randrepeat": "0", "ramp_time": "1"}
-    return clean(options=options, results=(r,), storage=st, activity=(), files_before=(), files_after=(), fs_used_before=None, fs_used_after=None)
+    backend = None
+    if rgw is not None:
+        from storbench.backend import BackendActivity
+        from storbench.backend.rgw import RgwActivity, parse_perf_dump
+
+        before = parse_perf_dump((DATA.parent / "ceph" / "rgw-perf-dump.json").read_text())
+        gets = sum(d.total_ios or 0 for j in r.jobs if not j.is_aggregate for n, d in j.directions.items() if n == "read")
+        missing, failed = rgw
+        after = {**before, "req": before["req"] + gets + failed, "get": before["get"] + gets - missing,
+                 "failed_req": before["failed_req"] + missing + failed}  # fmt: skip
+        backend = BackendActivity(rgw=RgwActivity(socket="/run/ceph/rgw.asok", before=before, after=after))
+    return clean(options=options, results=(r,), storage=st, activity=(), files_before=(), files_after=(), fs_used_before=None,
+                 fs_used_after=None, backend=backend)  # fmt: skip
 
 
 def _replay(*, mode: str = "timed", iodepth: str = "4", span_s: float | None = None, ops: dict | None = None,

@@ -91,3 +91,15 @@ def test_a_group_of_jobs_run_together_lasts_as_its_longest_with_the_speed_shared
     # a job whose length is unknown makes the group's unknown, said
     unknown = group_estimate("a..b", "/t", [{"runtime": "5", "time_based": None}, {"size": "1g"}], 1)
     assert unknown.seconds is None and unknown.basis == "2 jobs together; one: 1.0 GiB, speed not probed"
+
+
+def test_an_s3_jobs_plan_says_the_objects_it_writes_reads_or_deletes():
+    from storbench.jobs.plan import objects_note
+
+    put = {"http_mode": "s3", "rw": "write", "bs": "4k", "size": "4m", "numjobs": "4", "runtime": "5", "time_based": None}
+    assert objects_note(put) == "4,096 objects of 4.0 KiB (16.0 MiB), written"
+    get = {**put, "rw": "randread", "bs": "1m", "size": "16m", "numjobs": "1"}
+    assert objects_note(get) == "16 objects of 1.0 MiB (16.0 MiB), written first, then read"
+    assert objects_note({**put, "rw": "trim", "numjobs": "1", "size": "5k"}) == "2 objects of 4.0 KiB (8.0 KiB), written first, then deleted"
+    assert objects_note({"rw": "write", "bs": "4k", "size": "4m"}) is None  # not an S3 job
+    assert estimate("put-4k-t4", "s3://b", put, 3).basis == "runtime 5 s; 4,096 objects of 4.0 KiB (16.0 MiB), written"

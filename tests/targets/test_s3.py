@@ -112,6 +112,68 @@ def test_put_get_delete_on_radosgw_count_as_the_server_counts(cli, keys):
     assert "object-request-bound" in found  # 4 KiB objects
 
 
+def test_the_plan_says_the_objects_each_workload_writes_and_touches_nothing(cli, keys):
+    s3 = keys.s3()
+    s3.create_bucket(Bucket="planned")
+    res = cli("run", "--target", _target(keys, "planned"), "--workload", "put-4k-t4", "--workload", "get-64k-t1",
+              "--size", "256k", "--repeat", "2", "--plan")  # fmt: skip
+    assert res.code == 0, res.err
+    lines = res.err + res.out
+    assert "put-4k-t4 on " in lines and "runtime 5 s; 256 objects of 4.0 KiB (1.0 MiB), written: about" in lines, lines
+    assert "runtime 5 s; 4 objects of 64.0 KiB (256.0 KiB), written first, then read: about" in lines, lines
+    assert s3.list_objects_v2(Bucket="planned").get("KeyCount") == 0
+
+
+def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_took_for_reads(cli, keys):
+    """With admin_socket=, radosgw's perf counters are read around every repetition and stored: its
+    GETs and PUTs served equal fio's (the objects written first are outside them); then a mixed
+    workload whose objects another client keeps deleting: its GETs are not checked (fio checks the
+    reads of read-only jobs only), radosgw answers some 404, fio counts them as reads, and the
+    repetition is named invalid with the gateway's numbers."""
+    import threading
+
+    s3 = keys.s3()
+    s3.create_bucket(Bucket="counted")
+    target = f"s3://counted?endpoint={keys.endpoint}&admin_socket={keys.asok}"
+    res = cli("run", "--target", target, "--workload", "put-4k-t1", "--workload", "get-4k-t4", "--label", "counted", *SMALL)
+    assert res.code == 0, res.err
+    records = _records(cli.db, 1)
+    for workload, direction, counter in (("put-4k-t1", "write", "put"), ("get-4k-t4", "read", "get")):
+        [rec] = [r for r in records if r.workload == workload]
+        rgw = rec.backend.rgw
+        assert rgw is not None and rgw.problems == () and rgw.socket == str(keys.asok)
+        assert rgw.delta(counter) == _ios(records, workload, direction) > 0
+        assert rgw.delta("failed_req") == 0
+        assert not {f.check for f in rec.findings} & {"object-404", "object-server-errors"}
+
+    stop = threading.Event()
+
+    def delete_all() -> None:  # another client, deleting what the run writes
+        other = keys.s3()
+        while not stop.is_set():
+            keys_now = [o["Key"] for o in other.list_objects_v2(Bucket="counted").get("Contents", [])]
+            if keys_now:
+                other.delete_objects(Bucket="counted", Delete={"Objects": [{"Key": k} for k in keys_now]})
+            stop.wait(0.05)
+
+    deleter = threading.Thread(target=delete_all, daemon=True)
+    deleter.start()
+    try:
+        res = cli("run", "--target", target, "--workload", "mixed-64k-t4", "--label", "deleted", *SMALL)
+    finally:
+        stop.set()
+        deleter.join(timeout=30)
+    assert res.code == 0, res.err  # fio saw nothing wrong
+    [rec] = _records(cli.db, 2)
+    rgw = rec.backend.rgw
+    gets = _ios([rec], "mixed-64k-t4", "read")
+    assert gets > rgw.delta("get") and rgw.delta("failed_req") >= gets - rgw.delta("get")
+    [found] = [f for f in rec.findings if f.check == "object-404"]
+    assert found.severity == "invalid"
+    assert f"fio counted {gets:,} GETs but radosgw served {rgw.delta('get'):,}: {gets - rgw.delta('get'):,} were answered 404" in found.message
+    assert "object-404" in res.out + res.err
+
+
 def test_a_bucket_is_made_and_removed_only_when_named(cli, keys):
     """A bucket that does not exist: one line naming --destroy-data s3://BUCKET, nothing made; with
     it, the run's bucket is made, used and removed; --dry-run makes none."""

@@ -57,7 +57,7 @@ class _Samplers:
         for s in self.samplers:
             got = s.activity()
             found = (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware), ("bridge", got.bridge),
-                     ("nfs_server", got.nfs_server))  # fmt: skip
+                     ("nfs_server", got.nfs_server), ("rgw", got.rgw))  # fmt: skip
             parts.update({k: v for k, v in found if v is not None})
         return BackendActivity(**parts)
 
@@ -112,6 +112,14 @@ def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_
 
             version = "v4.0" if target.kind == "nfs-fio" and nfs_version(target.path) == 4 else "v3"
             samplers.append(GaneshaIoSampler(source[0], source[1], version))
+    if target is not None and getattr(target, "kind", None) == "s3":  # a radosgw whose admin socket was named
+        from ..targets.s3 import parse_s3_spec
+
+        socket = parse_s3_spec(target.path).admin_socket
+        if socket is not None:
+            from .rgw_sampler import RgwSampler
+
+            samplers.append(RgwSampler(socket))
     drives = getattr(storage, "drives", ())
     if drives:  # physical drives smartctl could read when the target was described
         from .hardware_sampler import HardwareSampler
@@ -166,6 +174,7 @@ def backend_from_dict(data: JSONMapping) -> BackendActivity:
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
     from .nfs_server import NfsServerActivity
+    from .rgw import RgwActivity
 
     try:
         zfs = _zfs_from(data["zfs"]) if data.get("zfs") is not None else None
@@ -178,9 +187,11 @@ def backend_from_dict(data: JSONMapping) -> BackendActivity:
         bridge = BridgeActivity(**{**bridge, "problems": tuple(bridge.get("problems", ()))}) if bridge is not None else None
         nfs = data.get("nfs_server")
         nfs = NfsServerActivity(**{**nfs, "problems": tuple(nfs.get("problems", ()))}) if nfs is not None else None
+        rgw = data.get("rgw")
+        rgw = RgwActivity(**{**rgw, "problems": tuple(rgw.get("problems", ()))}) if rgw is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge, nfs_server=nfs)
+    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge, nfs_server=nfs, rgw=rgw)
 
 
 __all__ = ["FORMAT_VERSION", "BackendActivity", "BackendSampler", "backend_from_dict", "backend_to_dict", "sampler_for"]

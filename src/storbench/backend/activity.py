@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
     from .nfs_server import NfsServerActivity
+    from .rgw import RgwActivity
     from .zfs import ZfsActivity
 
 
@@ -34,10 +35,12 @@ class BackendActivity:
     bridge: BridgeActivity | None = None
     #: what the nfs-ganesha beside storbench served for an NFS target's export (its own counters)
     nfs_server: NfsServerActivity | None = None
+    #: what a Ceph radosgw under an S3 target served (its own request counters)
+    rgw: RgwActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge, self.nfs_server)
+        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge, self.nfs_server, self.rgw)
         return tuple(p for part in parts if part is not None for p in part.problems)
 
 

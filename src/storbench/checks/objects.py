@@ -14,6 +14,11 @@ Checks (ids):
   the rest rewrote objects that existed, which a gateway handles otherwise than new ones.
 * ``object-client-cpu`` (warning) -- fio's client at 85 % of a CPU or more (it signs each PUT's
   payload with SHA-256): the client set the pace, not the server.
+* ``object-404`` (invalid) -- radosgw's own counters (``admin_socket=`` on the target,
+  :mod:`storbench.backend.rgw`) served fewer GETs than fio counted: the rest were answered 404 (no
+  such object), which fio 3.33's http engine takes for zero-filled successes.
+* ``object-server-errors`` (invalid) -- radosgw counted failed requests (beyond those 404s) during
+  a repetition fio reported without an error.
 """
 
 from __future__ import annotations
@@ -65,6 +70,53 @@ INFO = {
         severities=("warning",),
     ),
 }
+
+
+INFO["object-404"] = CheckInfo(
+    title="GETs answered 404, counted as reads",
+    explanation="fio 3.33's http engine counts an S3 GET of an object that does not exist (HTTP 404) as a success and returns zeros: a GET job on keys never written reported 4,499 reads at 1,499 IOPS here while radosgw served none. radosgw's own counters, read around the repetition, served fewer GETs than fio counted.",
+    evidence="An s3:// target with admin_socket= (radosgw's counters), and fio's GETs above the GETs radosgw served during the repetition.",
+    fix="Read only objects that exist: storbench writes them first for its GET workloads and checks what it reads; a mixed or user workload's GETs are not checked, so give it keys it wrote (a PUT pass of the same size first).",
+    severities=("invalid",),
+)
+INFO["object-server-errors"] = CheckInfo(
+    title="The gateway failed requests fio counted as done",
+    explanation="radosgw counted failed requests during a repetition that fio reported without an error: fio's figure includes requests the gateway did not carry out.",
+    evidence="An s3:// target with admin_socket= (radosgw's counters): its failed_req grew during the repetition by more than the GETs it answered 404.",
+    fix="Read the gateway's log for the failed requests (permissions, quota, a full pool, a missing bucket), mend the cause, run again.",
+    severities=("invalid",),
+)
+
+
+def _fio_requests(ctx: CheckContext, direction: str) -> int:
+    """The requests of ``direction`` fio counted in the latest repetition (its jobs, not an aggregate)."""
+    latest = ctx.results[-1] if ctx.results else None
+    if latest is None:
+        return 0
+    return sum(d.total_ios or 0 for j in latest.jobs if not j.is_aggregate for n, d in j.directions.items() if n == direction)
+
+
+def _server(ctx: CheckContext) -> list[Finding]:
+    """radosgw's own counters against fio's (``object-404``, ``object-server-errors``)."""
+    rgw = getattr(ctx.backend, "rgw", None)
+    if rgw is None:
+        return []
+    served, failed, requests = rgw.delta("get"), rgw.delta("failed_req"), rgw.delta("req")
+    out: list[Finding] = []
+    gets = _fio_requests(ctx, "read")
+    missing = max(0, gets - served) if served is not None else 0
+    if missing:
+        out.append(finding("object-404", "invalid",
+                           f"fio counted {gets:,} GETs but radosgw served {served:,}: {missing:,} were answered 404 (no such object), "
+                           "which fio's http engine takes for zero-filled reads; the read figures are not of objects read",
+                           "read only objects that exist (a PUT pass of the same keys first)"))  # fmt: skip
+    if failed is not None and failed - missing > 0:
+        of = f" of {requests:,}" if requests is not None else ""
+        out.append(finding("object-server-errors", "invalid",
+                           f"radosgw counted {failed - missing:,} failed request{'s' if failed - missing != 1 else ''}{of} "
+                           "during this repetition, which fio reported without an error",
+                           "read radosgw's log for them (permissions, quota, a full pool), mend the cause and run again"))  # fmt: skip
+    return out
 
 
 def _object_bytes(ctx: CheckContext) -> int | None:
@@ -156,9 +208,10 @@ def _client_cpu(ctx: CheckContext) -> Finding | None:
 def check(ctx: CheckContext) -> list[Finding]:
     if ctx.storage is None or ctx.storage.target_kind != "s3":
         return []
+    server = _server(ctx)
     obj = _object_bytes(ctx)
     if not obj:
-        return []
+        return server
     fastest = _fastest_ns(ctx)
     found = [_request_bound(ctx, obj, fastest), _delay(ctx, obj), _overwrite(ctx, obj), _client_cpu(ctx)]
-    return [f for f in found if f is not None]
+    return server + [f for f in found if f is not None]

@@ -96,7 +96,15 @@ def needs_probe(options: Mapping[str, str | None]) -> bool:
 
 def estimate(workload: str, target: str, options: Mapping[str, str | None], repetitions: int,
              rate_bps: float | None = None) -> Estimate:  # fmt: skip
-    """One job's expected duration; ``rate_bps`` is the probed speed (bytes/s, all jobs together)."""
+    """One job's expected duration; ``rate_bps`` is the probed speed (bytes/s, all jobs together).
+    An S3 job's basis also says the objects it writes, reads or deletes (:func:`objects_note`)."""
+    found = _estimate(workload, target, options, repetitions, rate_bps)
+    note = objects_note(options)
+    return dataclasses.replace(found, basis=f"{found.basis}; {note}") if note else found
+
+
+def _estimate(workload: str, target: str, options: Mapping[str, str | None], repetitions: int,
+              rate_bps: float | None = None) -> Estimate:  # fmt: skip
     warm = _seconds(_opt(options, "startdelay")) + _seconds(_opt(options, "ramp_time"))
     runtime_text = _opt(options, "runtime", "timeout")
     runtime = _seconds(runtime_text) if runtime_text is not None else None
@@ -123,6 +131,27 @@ def estimate(workload: str, target: str, options: Mapping[str, str | None], repe
         cap = parse_duration(CAP_RUNTIME)
         hint = f"--runtime {CAP_RUNTIME} would cap it at about {format_duration(warm + cap)}"
     return Estimate(workload, target, repetitions, seconds, f"{format_bytes(n)} at about {format_bytes(rate_bps)}/s", hint)
+
+
+def objects_note(options: Mapping[str, str | None]) -> str | None:
+    """What a job on an S3 target (fio's http engine, ``http_mode=s3``: each block one object,
+    ``size / bs`` objects a job, ``numjobs`` jobs with keys of their own) writes, reads or deletes:
+    ``"4,096 objects of 4.0 KiB (16.0 MiB), written first"``; None for any other job."""
+    if _opt(options, "http_mode") != "s3":
+        return None
+    size_text, bs_text = _opt(options, "size"), (_opt(options, "bs", "blocksize") or "4k").split(",")[0]
+    try:
+        size, bs = parse_size(size_text or ""), parse_size(bs_text)
+    except (UsageError, ValueError):
+        return None
+    if bs <= 0:
+        return None
+    jobs = int(_opt(options, "numjobs") or 1)
+    count = -(-size // bs) * jobs
+    rw = (_opt(options, "rw", "readwrite") or "read").split(":")[0]
+    what = {"read": "written first, then read", "randread": "written first, then read", "trim": "written first, then deleted",
+            "randtrim": "written first, then deleted"}.get(rw, "written")  # fmt: skip
+    return f"{count:,} objects of {format_bytes(bs)} ({format_bytes(count * bs)}), {what}"
 
 
 def group_estimate(workload: str, target: str, sections: Sequence[Mapping[str, str | None]], repetitions: int,

@@ -356,6 +356,10 @@ def format_backend(records: Sequence[ResultRecord]) -> list[str]:
             from ..backend.nfs_server import format_nfs_server_activity
 
             body += format_nfs_server_activity(backend.nfs_server)
+        if backend.rgw is not None:
+            from ..backend.rgw import format_rgw_activity
+
+            body += format_rgw_activity(backend.rgw)
         if body:
             lines.append(f"{workload}:")
             lines.extend(f"  {line}" for line in body)

@@ -78,6 +78,9 @@ class S3Spec:
     prefix: str  #: "" or "a/b" (no slash at either end)
     endpoint: str  #: scheme://host:port
     region: str
+    #: radosgw's admin socket on this machine (``admin_socket=PATH``): its own request counters are
+    #: read around every repetition (:mod:`storbench.backend.rgw`)
+    admin_socket: str | None = None
 
     @property
     def host(self) -> str:
@@ -89,8 +92,9 @@ class S3Spec:
 
 
 def parse_s3_spec(spec: str) -> S3Spec:
-    """``s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R]`` -> its parts; one line otherwise."""
-    form = "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=REGION]"
+    """``s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R][&admin_socket=PATH]`` -> its parts;
+    one line otherwise."""
+    form = "s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=REGION][&admin_socket=PATH]"
     if not spec.startswith(PREFIX):
         raise TargetError(f"S3 target {spec!r} is not {form}")
     where, _, query = spec[len(PREFIX):].partition("?")
@@ -102,8 +106,8 @@ def parse_s3_spec(spec: str) -> S3Spec:
         raise TargetError(f"S3 target {spec!r}: prefix {prefix!r} may hold letters, digits, '.', '_', '-' and '/' only")
     params: dict[str, str] = {}
     for key, value in parse_qsl(query, keep_blank_values=True):
-        if key not in ("endpoint", "region") or key in params:
-            raise TargetError(f"S3 target {spec!r}: {key!r} is not an option storbench knows here (endpoint=, region=, once each)")
+        if key not in ("endpoint", "region", "admin_socket") or key in params:
+            raise TargetError(f"S3 target {spec!r}: {key!r} is not an option storbench knows here (endpoint=, region=, admin_socket=, once each)")
         params[key] = value
     endpoint = params.get("endpoint", "")
     parts = urlsplit(endpoint)
@@ -116,7 +120,10 @@ def parse_s3_spec(spec: str) -> S3Spec:
     region = params.get("region") or "us-east-1"
     if not _REGION_RE.match(region):
         raise TargetError(f"S3 target {spec!r}: region {region!r} is not a region name (lower-case letters, digits and '-')")
-    return S3Spec(bucket=bucket, prefix=prefix, endpoint=f"{parts.scheme}://{parts.netloc}", region=region)
+    socket_path = params.get("admin_socket")
+    if socket_path is not None and not (socket_path.startswith("/") and len(socket_path) < 4096):
+        raise TargetError(f"S3 target {spec!r}: admin_socket {socket_path!r} is not an absolute path (radosgw's admin socket, e.g. /run/ceph/ceph-client.rgw.NAME.asok)")
+    return S3Spec(bucket=bucket, prefix=prefix, endpoint=f"{parts.scheme}://{parts.netloc}", region=region, admin_socket=socket_path)
 
 
 def bucket_uri(spec: str) -> str:
@@ -245,6 +252,16 @@ class S3Kind(TargetKind):
         if engine is None:
             raise TargetError(f"{spec}: fio's http engine (S3) is not built here: run make install (it builds it from this fio's Debian source), "
                               "or set STORBENCH_FIO_ENGINES to the directory holding fio-http.so")  # fmt: skip
+        if s3.admin_socket is not None:  # radosgw's counters are read from it around every repetition
+            import stat
+
+            try:
+                is_socket = stat.S_ISSOCK(os.stat(s3.admin_socket).st_mode)
+            except OSError as exc:
+                raise TargetError(f"{spec}: admin_socket {s3.admin_socket}: {exc.strerror or exc} (radosgw's admin socket: "
+                                  "'admin socket' in its ceph.conf, /run/ceph/ceph-client.rgw.NAME.asok by default)") from None  # fmt: skip
+            if not is_socket:
+                raise TargetError(f"{spec}: admin_socket {s3.admin_socket} is not a socket (radosgw's admin socket, /run/ceph/ceph-client.rgw.NAME.asok by default)")
         key, secret = credentials()
         api = client(s3, key, secret)
         created = False
@@ -401,6 +418,8 @@ class S3Kind(TargetKind):
         notes = [f"S3 bucket {s3.bucket} at {s3.endpoint} (region {s3.region}, path-style requests), objects under "
                  f"{'/'.join(p for p in (s3.prefix, target.param('run_prefix')) if p)}/ only, removed after the run",
                  "fio's http engine (S3 mode): one object per block, PUT payloads SHA-256-signed on the client"]  # fmt: skip
+        if s3.admin_socket is not None:
+            notes.append(f"radosgw's own request counters read from {s3.admin_socket} around every repetition (perf dump)")
         if target.param("make_bucket"):
             notes.append(f"bucket {s3.bucket} made for the run (--destroy-data {bucket_uri(target.path)}), removed after it")
         if target.param("removed_stale"):

@@ -1,0 +1,52 @@
+"""The edge of :mod:`.rgw`: radosgw's ``perf dump`` read from its admin socket around one fio run
+(``ceph --admin-daemon SOCKET perf dump``; the command injectable)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+
+from ..process import proc
+from .activity import BackendActivity
+from .rgw import RgwActivity, parse_perf_dump
+
+#: how long one perf dump may take
+TIMEOUT_S = 15.0
+
+
+def _perf_dump(socket: str) -> str:
+    done = proc.run(["ceph", "--admin-daemon", socket, "perf", "dump"], timeout_s=TIMEOUT_S)
+    if done.returncode != 0:
+        raise OSError(proc.last_line(done.stderr) or proc.last_line(done.stdout) or f"exit status {done.returncode}")
+    return done.stdout
+
+
+class RgwSampler:
+    """radosgw's counters before and after one run (a context manager; ``activity()`` after it)."""
+
+    def __init__(self, socket: str, *, read: Callable[[str], str] = _perf_dump) -> None:
+        self.socket = socket
+        self.read = read
+        self._before: dict[str, int] | None = None
+        self._activity = RgwActivity(socket=socket)
+
+    def _sample(self, when: str) -> dict[str, int] | None:
+        try:
+            return parse_perf_dump(self.read(self.socket))
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # no ceph command, a dead socket, a hung gateway
+            self._activity = RgwActivity(socket=self.socket, problems=(f"radosgw's counters {when} the run could not be read from {self.socket}: {exc}",))
+            return None
+
+    def __enter__(self) -> RgwSampler:
+        self._before = self._sample("before")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is None:
+            return
+        after = self._sample("after")
+        if after is not None:
+            self._activity = RgwActivity(socket=self.socket, before=self._before, after=after)
+
+    def activity(self) -> BackendActivity:
+        return BackendActivity(rgw=self._activity)
