@@ -599,6 +599,8 @@ CASES: dict[str, Case] = {
                              ("PUTs over 512 keys in one repetition",), "to PUT new objects only"),
     "object-client-cpu": Case(lambda: _s3("s3_get_1m_radosgw.json", rw="randread", bs="1m", numjobs="1", cpu=(70.0, 25.0)), "warning",
                               ("a fio job used 95 % of a CPU",), "add clients"),
+    "object-server-cache": Case(lambda: _s3("s3_get_1m_radosgw.json", rw="randread", bs="1m", numjobs="4"), "warning",
+                                ("the objects read (8.0 MiB) fit in the memory of this machine", "(16.0 GiB of RAM)"), "at least 4.0 GiB"),
     "object-404": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", rgw=(100, 0)), "invalid",
                        (" GETs but radosgw served ", ": 100 were answered 404 (no such object)"), "a PUT pass of the same keys"),
     "object-server-errors": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", rgw=(0, 7)), "invalid",

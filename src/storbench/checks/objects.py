@@ -14,6 +14,9 @@ Checks (ids):
   the rest rewrote objects that existed, which a gateway handles otherwise than new ones.
 * ``object-client-cpu`` (warning) -- fio's client at 85 % of a CPU or more (it signs each PUT's
   payload with SHA-256): the client set the pace, not the server.
+* ``object-server-cache`` (warning) -- the objects a reading workload reads fit in the memory of
+  the machine the gateway runs on (an endpoint on this machine: its RAM): the gateway's and the
+  OSDs' caches answered, not their disks.
 * ``object-404`` (invalid) -- radosgw's own counters (``admin_socket=`` on the target,
   :mod:`storbench.backend.rgw`) served fewer GETs than fio counted: the rest were answered 404 (no
   such object), which fio 3.33's http engine takes for zero-filled successes.
@@ -72,6 +75,13 @@ INFO = {
 }
 
 
+INFO["object-server-cache"] = CheckInfo(
+    title="The objects read fit in the server's memory",
+    explanation="A GET workload reads the same objects again and again (its size per client): when they fit in the memory of the machine that serves them, the gateway's and the storage daemons' caches (Ceph's BlueStore cache, the page cache) answer, and the figure is memory's, not the disks'.",
+    evidence="An s3:// target whose endpoint is this machine (loopback or one of its addresses), a workload that reads, and the objects it reads (size x clients) at most this machine's RAM.",
+    fix="Read more objects than the server's memory (a size per client of RAM / clients or more), or read the figure as a cached one.",
+    severities=("warning",),
+)
 INFO["object-404"] = CheckInfo(
     title="GETs answered 404, counted as reads",
     explanation="fio 3.33's http engine counts an S3 GET of an object that does not exist (HTTP 404) as a success and returns zeros: a GET job on keys never written reported 4,499 reads at 1,499 IOPS here while radosgw served none. radosgw's own counters, read around the repetition, served fewer GETs than fio counted.",
@@ -86,6 +96,29 @@ INFO["object-server-errors"] = CheckInfo(
     fix="Read the gateway's log for the failed requests (permissions, quota, a full pool, a missing bucket), mend the cause, run again.",
     severities=("invalid",),
 )
+
+
+#: endpoints that are this machine
+_LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
+
+
+def _server_cache(ctx: CheckContext) -> Finding | None:
+    rw = (text(ctx.options, "rw", "readwrite") or "read").split(":")[0]
+    area, mem = size(ctx.options, "size"), ctx.mem_bytes
+    endpoint = ctx.storage.target.split("endpoint=", 1)[-1].split("&", 1)[0] if ctx.storage is not None else ""
+    host = endpoint.split("://", 1)[-1].rsplit(":", 1)[0]
+    if rw not in ("read", "randread", "rw", "readwrite", "randrw") or not area or not mem or not host.startswith(_LOCAL_HOSTS):
+        return None
+    read = area * (integer(ctx.options, "numjobs", default=1) or 1)
+    if read > mem:
+        return None
+    from ..units import format_bytes
+
+    return finding("object-server-cache", "warning",
+                   f"the objects read ({format_bytes(read)}) fit in the memory of this machine, which serves them "
+                   f"({format_bytes(mem)} of RAM): the gateway's and the storage daemons' caches answered, not their disks",
+                   f"read more than {format_bytes(mem)} of objects (a size per client of at least {format_bytes(mem // (integer(ctx.options, 'numjobs', default=1) or 1))}), "
+                   "or read the figure as a cached one")  # fmt: skip
 
 
 def _fio_requests(ctx: CheckContext, direction: str) -> int:
@@ -208,7 +241,7 @@ def _client_cpu(ctx: CheckContext) -> Finding | None:
 def check(ctx: CheckContext) -> list[Finding]:
     if ctx.storage is None or ctx.storage.target_kind != "s3":
         return []
-    server = _server(ctx)
+    server = _server(ctx) + [f for f in (_server_cache(ctx),) if f is not None]
     obj = _object_bytes(ctx)
     if not obj:
         return server
