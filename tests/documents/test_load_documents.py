@@ -76,3 +76,20 @@ def test_a_load_output_that_cannot_be_read_is_named_and_the_rest_imported(cli, t
     assert [r["workload"] for r in json.loads(res.out)] == ["dbench-2"]
     [line] = [ln for ln in res.err.splitlines() if "skipped" in ln]
     assert line.startswith("cut.md: lines 4-25 skipped: sysbench-fileio output storbench cannot read: sysbench fileio output cut short"), line
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_a_post_with_other_line_ends_imports_the_same(cli, tmp_path, ending):
+    """Windows' CR LF and old Mac's lone CR: the loads' lines are blanked for fio's reader by the
+    lines the document is read as, so nothing of theirs is taken for fio's."""
+    fio_output = (DATA / "fio-text" / "seed000-01.txt").read_text()
+    doc = tmp_path / "post.md"
+    doc.write_bytes(post(fio_output).replace("\n", ending).encode())
+    res = cli("import", str(doc), "--group-by", "heading", "--label", "post", "--json")
+    assert res.code == 0, res.err
+    records = json.loads(res.out)
+    assert [r["workload"] for r in records if r.get("tool")] == ["pgbench-custom-query", "pgbench-rw", "dbench-2", "fsmark-4k-fsync",
+                                                                 "sysbench-fileio-rndwr", "sysbench-fileio-seqrewr"]  # fmt: skip
+    fio = [r for r in records if not r.get("tool")]
+    assert len(fio) == 1 and fio[0]["target"] == "fio, for comparison"
+    assert "6 application load outputs" in res.err and "1 fio output" in res.err

@@ -158,9 +158,10 @@ def _plan_loads(name: str, source: str, text: str, label_from: str, group_by: st
     for sk in skipped:
         said.append(f"{name}: lines {sk.first_line}-{sk.last_line} skipped: {sk.tool} output storbench cannot read: {sk.reason}")
     taken = load_line_numbers(found, skipped)
-    if taken:
-        lines = text.split("\n")
-        text = "\n".join("" if i in taken else ln for i, ln in enumerate(lines, 1))
+    if taken:  # numbered as the document's lines are (a lone CR ends one too)
+        from ..documents.source import split_lines
+
+        text = "\n".join("" if i in taken else ln for i, ln in enumerate(split_lines(text), 1))
     return plans, said, text
 
 

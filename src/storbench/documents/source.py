@@ -40,7 +40,7 @@ def is_html(text: str) -> bool:
 
 def document_lines(text: str) -> list[Line]:
     """The document's lines, from whatever form it is in (see the module's docstring)."""
-    raw = _html_lines(text) if is_html(text) else [Line(i, t) for i, t in enumerate(_split(text), 1)]
+    raw = _html_lines(text) if is_html(text) else [Line(i, t) for i, t in enumerate(split_lines(text), 1)]
     odd = any(c in text for c in _ODD)
     out = []
     for ln in raw:
@@ -51,7 +51,8 @@ def document_lines(text: str) -> list[Line]:
     return out
 
 
-def _split(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
+    """The lines of a plain-text document as :func:`document_lines` numbers them (CR LF and a lone CR end a line too)."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
