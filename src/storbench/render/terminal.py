@@ -48,13 +48,14 @@ def group_records(records: Sequence[ResultRecord]) -> list[list[ResultRecord]]:
 
 
 def _cell(values: list[float | None], fmt) -> str:
-    """One figure, or ``mean ± sd`` over repetitions with ``min … max`` below it."""
+    """One figure, or ``mean ± sd`` over repetitions with ``range min … max`` below it (named: two
+    ends under a mean read as an interval otherwise)."""
     if not values or any(v is None for v in values):
         return fmt(None)
     if len(values) == 1:
         return fmt(values[0])
     s = summarize(values)  # type: ignore[arg-type]
-    return f"{fmt(s.mean)} ± {fmt(s.stddev)}\n{fmt(s.min)} … {fmt(s.max)}"
+    return f"{fmt(s.mean)} ± {fmt(s.stddev)}\nrange {fmt(s.min)} … {fmt(s.max)}"
 
 
 def run_wide_checks(records: Sequence[ResultRecord]) -> dict[tuple[str, str], list[str]]:
@@ -111,7 +112,7 @@ def _said_once(head: str, said: list, indent: str) -> list[str]:
 
 
 def format_results_table(records: Sequence[ResultRecord], title: str | None = None) -> Table:
-    """One row per workload, target and direction; repetitions shown as mean ± σ, min … max.
+    """One row per workload, target and direction; repetitions shown as mean ± σ, range min … max.
     The findings column names what is particular to each workload; what holds for every
     workload is said once (:func:`format_run_wide`)."""
     wide = set(run_wide_checks(records))
