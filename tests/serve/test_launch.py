@@ -84,3 +84,18 @@ def test_the_form_token_is_the_browsers_cookie_or_a_new_one():
     made, new = csrf_token({CSRF_COOKIE: "not-hex"})
     assert new and len(made) == 32 and made != csrf_token({})[0]
     assert csrf_cookie(made) == f"{CSRF_COOKIE}={made}; HttpOnly; SameSite=Strict; Path=/"
+
+
+def test_a_launch_whose_storbench_cannot_start_fails_with_its_reason_and_the_queue_goes_on(tmp_path):
+    from storbench.serve.launch import Launcher
+
+    launcher = Launcher([Allowed(str(tmp_path))], f"sqlite:///{tmp_path}/db.sqlite", command=[str(tmp_path / "no-such-storbench")])
+    try:
+        req = read_form(form(), [Allowed(str(tmp_path))], SUITES, started_by="127.0.0.1")
+        first, second = launcher.submit(req), launcher.submit(req)
+        views = {v["id"]: v for v in launcher.views()}
+        for launch_id in (first, second):
+            assert views[launch_id]["state"] == "failed"
+            assert views[launch_id]["output"][0].startswith("storbench could not be started: [Errno 2] No such file or directory")
+    finally:
+        launcher.close()

@@ -278,10 +278,15 @@ class Launcher:
         # the run needs no token, and its children never see it
         env = {**self.environ, "STORBENCH_DB": self.db_url, STARTED_BY_ENV: launch.request.started_by,
                RUN_ID_FILE_ENV: base + ".run", "STORBENCH_TOKEN": ""}  # fmt: skip
-        with open(launch.log_path, "wb") as log:  # a child that outlives a killed serve gets SIGTERM (its own Ctrl-C)
-            launch.proc, _ = proc.spawn([*self.command, *run_argv(launch.request)], env_extra=env, stdout=log,
-                                        stderr=subprocess.STDOUT, cwd=self._dir)  # fmt: skip
-        launch.state, launch.started_at = "running", time.time()
+        launch.started_at = time.time()
+        try:
+            with open(launch.log_path, "wb") as log:  # a child that outlives a killed serve gets SIGTERM (its own Ctrl-C)
+                launch.proc, _ = proc.spawn([*self.command, *run_argv(launch.request)], env_extra=env, stdout=log,
+                                            stderr=subprocess.STDOUT, cwd=self._dir)  # fmt: skip
+        except OSError as exc:  # storbench itself could not be started: said on the launch's page
+            launch.state, launch.ended_at, launch.tail = "failed", time.time(), (f"storbench could not be started: {exc}",)
+            return
+        launch.state = "running"
 
     def _follow(self, launch: Launch) -> None:
         assert launch.proc is not None
