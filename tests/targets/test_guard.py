@@ -15,6 +15,7 @@ import random
 import shutil
 import struct
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -320,8 +321,12 @@ class Devices:
             if os.path.exists(dev + "p1"):
                 _sh("partx", "-d", dev, check=False)
             _sh("losetup", "-d", dev, check=False)
-        # nothing left behind
+        # nothing left behind: a loop device another process has open at that moment (a pool scan of
+        # another test's zfs-fuse, udev's probe) is detached when it lets go (losetup -d sets autoclear)
         for dev, image in self.loops:
+            deadline = time.monotonic() + 10
+            while _sh("losetup", "-j", str(image), check=False).stdout.strip() and time.monotonic() < deadline:
+                time.sleep(0.1)
             assert _sh("losetup", "-j", str(image), check=False).stdout.strip() == "", f"{image} still attached"
             assert not os.path.exists(dev + "p1"), f"{dev}p1 still exists"
         for mnt in self.mounts + [m for m in self.tmp.iterdir() if m.is_dir()]:
