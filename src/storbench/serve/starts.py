@@ -67,11 +67,11 @@ class Starts:
             raise HTTPException(403, refusal)
         return form
 
-    def _context(self, **extra: Any) -> dict[str, Any]:  # type: ignore[explicit-any]  # a template's context
+    def _context(self, launches: list[dict[str, object]] | None = None, **extra: Any) -> dict[str, Any]:  # type: ignore[explicit-any]  # a template's context
         suites, _ = _suites()
         allowed = [{"index": i, "path": a.path, "destroy": a.destroy} for i, a in enumerate(self.launcher.allowed)]
         return {"suites": suites, "allowed": allowed, "max_repetitions": MAX_REPETITIONS, "sizes": SIZES, "runtimes": RUNTIMES,
-                "launches": self.launcher.views(), **extra}  # fmt: skip
+                "launches": launches if launches is not None else self.launcher.views(), **extra}  # fmt: skip
 
     def start_page(self, request: Request) -> Response:
         return self._with_token(request, "start.html.j2", **self._context(plan=None, chosen=None, error=None))
@@ -89,11 +89,11 @@ class Starts:
             return RedirectResponse(f"/launches/{launch_id}", status_code=303)
         names = req.workloads or suites[req.suite]
         rows, total = plan_of(req, [(n, options[n]) for n in names])
+        launches = self.launcher.views()
         chosen = {"suite": req.suite, "workloads": list(req.workloads), "target": self.launcher.allowed.index(req.target),
                   "repetitions": req.repetitions, "label": req.label or "", "size": req.size, "runtime": req.runtime,
-                  "busy": any(v["target"] == req.target.path and v["state"] in ("queued", "running", "cancelling")
-                              for v in self.launcher.views())}  # fmt: skip
-        return self._with_token(request, "start.html.j2", **self._context(plan={"rows": rows, "total": total}, chosen=chosen, error=None))
+                  "busy": any(v["target"] == req.target.path and v["state"] in ("queued", "running", "cancelling") for v in launches)}  # fmt: skip
+        return self._with_token(request, "start.html.j2", **self._context(launches, plan={"rows": rows, "total": total}, chosen=chosen, error=None))
 
     def launches_page(self, request: Request) -> Response:
         return self._with_token(request, "launches.html.j2", launches=self.launcher.views())
