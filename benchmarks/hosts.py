@@ -1,8 +1,9 @@
 """Many hosts at once: what one ``storbench run --hosts FILE`` costs at 1, 16, 64 and 256 fio
 servers, beside bare ``fio --client`` driving the same servers with storbench's own job files.
 
-The servers: plain ``fio --server`` processes on 127.0.42.N (one port, a directory each), all on
-this machine; each host's job is a random 4 KiB read of a 4 MiB file capped at 200 IOPS for 3 s
+The servers: plain ``fio --server`` processes on 127.0.42.N (one port, a working directory each),
+all on this machine, given one directory they all share as the target (``--target``: the clients
+of one NFS export); each host's job is a random 4 KiB read of a 4 MiB file capped at 200 IOPS for 3 s
 (20 s beyond 64 hosts) (``rate_iops``), so the servers' I/O stays small.  storbench runs it once
 (``--repeat 1 --no-report``) with fio replaced by a shell wrapper that logs each call's start and
 end and keeps a copy of its job files; then bare fio runs the workload's call again: the same job
@@ -162,6 +163,7 @@ class Through:
     together_s: float | None  #: seconds every host ran together
     calls: tuple[FioCall, ...]  #: every fio it started, in order
     start_s: float  #: epoch seconds at its exec
+    left: tuple[str, ...]  #: what it left in the directory the hosts share
 
 
 def through_storbench(work: Path, hosts: list[str], env: dict) -> Through:
@@ -179,12 +181,16 @@ def through_storbench(work: Path, hosts: list[str], env: dict) -> Through:
     log.unlink(missing_ok=True)
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir()
-    argv = [sys.executable, str(wrapper), "run", "--hosts", str(hosts_file), "--suite-file", str(suite_file), "--workload", "bench-hosts",
-            "--repeat", "1", "--no-report", "--json"]  # fmt: skip
+    shared = work / "shared"
+    shutil.rmtree(shared, ignore_errors=True)
+    shared.mkdir()
+    argv = [sys.executable, str(wrapper), "run", "--hosts", str(hosts_file), "--target", str(shared), "--suite-file", str(suite_file),
+            "--workload", "bench-hosts", "--repeat", "1", "--no-report", "--json"]  # fmt: skip
     start = time.time()
     t = run_timed(argv, env={**env, "STORBENCH_BENCH_RUSAGE": str(usage), "STORBENCH_FIO": str(fio), "STORBENCH_BENCH_FIO_LOG": str(log),
                              "STORBENCH_BENCH_KEEP": str(keep)}, cwd=work).check()  # fmt: skip
     own = json.loads(usage.read_text())
+    left = sorted(p.name for p in shared.iterdir())
     records = json.loads(t.stdout)
     calls = []
     for line in log.read_text().splitlines():
@@ -193,7 +199,8 @@ def through_storbench(work: Path, hosts: list[str], env: dict) -> Through:
     window = next((r.get("window") for r in records if r.get("host") == "all"), None)
     return Through(wall_s=t.wall_s, cpu_s=own["cpu_s"], peak_kib=own["maxrss_kib"],
                    stored=sum(1 for r in records if r.get("host") not in (None, "all")),
-                   together_s=window["seconds"] if window else None, calls=tuple(sorted(calls, key=lambda c: c.start_s)), start_s=start)  # fmt: skip
+                   together_s=window["seconds"] if window else None, calls=tuple(sorted(calls, key=lambda c: c.start_s)), start_s=start,
+                   left=tuple(left))  # fmt: skip
 
 
 def phases(t: Through) -> dict[str, float]:
@@ -236,7 +243,8 @@ def main() -> int:
             where = phases(t)
             said = ", ".join(f"{k} {v:.2f} s" for k, v in where.items())
             print(f"  {count} hosts, {runtime} s: storbench {t.wall_s:.1f} s ({said}; own CPU {t.cpu_s:.2f} s, peak {t.peak_kib / 1024:.0f} MiB, "
-                  f"{t.stored} host results, all ran together {t.together_s if t.together_s is not None else '-'} s); "
+                  f"{t.stored} host results, all ran together {t.together_s if t.together_s is not None else '-'} s, "
+                  f"{len(t.left)} files left in the shared directory); "
                   f"bare fio with storbench's job files {same_wall:.1f} s, with a plain job {plain_wall:.1f} s", flush=True)  # fmt: skip
             if args.calls:
                 for c in t.calls:
@@ -253,6 +261,9 @@ def main() -> int:
                        unit=" s", detail=said),
                 Figure("hosts", f"own CPU per host {at}", t.cpu_s / count * 1000, "<= 10" if count >= 64 else "", unit=" ms",
                        detail=f"{t.cpu_s:.2f} s in all"),
+                Figure("hosts", f"hosts lost sharing one directory {at}", count - t.stored, "<= 0",
+                       detail=f"{t.stored} of {count} host results stored; left in the directory: {', '.join(t.left[:5]) or 'nothing'}"),
+                Figure("hosts", f"files left in the shared directory {at}", len(t.left), "<= 0"),
             ]  # fmt: skip
             if more > 0:  # what each host beyond the smallest run adds to storbench's peak memory
                 figures.append(Figure("hosts", f"peak memory per added host {at}", (t.peak_kib - base[2]) / 1024 / more,

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import statistics
 import threading
@@ -342,7 +343,6 @@ class Replay:
     """A remote FioExecutor that answers with a recorded client/server output."""
 
     remote = True
-    shares_files = False
 
     def __init__(self, hosts, stdout: str, stderr: str = "", returncode: int = 0) -> None:
         self.hosts, self.stdout, self.stderr, self.returncode = hosts, stdout, stderr, returncode
@@ -391,28 +391,45 @@ def test_runner_stores_each_host_and_the_aggregate(tmp_path, monkeypatch) -> Non
     assert (tmp_path / "storbench.testfile").read_text() == "a local file of the same name"
 
 
-def test_hosts_that_may_share_a_test_file_never_remove_it_before_all_are_done(tmp_path, monkeypatch) -> None:
+def test_hosts_that_may_share_a_directory_each_write_a_file_of_their_own(tmp_path, monkeypatch) -> None:
     """Issue 54: 256 fio servers sharing one directory, each host's last job ended with unlink=1,
     so the first host done removed the file the others were still to open (59-62 of 256 hosts
-    failed with ENOENT here; with this rule 256 of 256 were stored, nothing left in the directory)."""
+    failed with ENOENT here).  Hosts on alike paths now name their files apart, as fio's own
+    client does on a shared filesystem, so each removes its own as its last job ends."""
     from storbench.run.hosts import ClientFio
+    from storbench.run.inventory import file_tags, shares_paths
 
-    monkeypatch.chdir(tmp_path)
-    same = ClientFio([H1, H2])  # one path on both: a directory they may share
-    own = ClientFio([dataclasses.replace(H1, target="/srv/a"), dataclasses.replace(H2, target="/srv/b")])
-    assert same.shares_files and not own.shares_files and not ClientFio([H1]).shares_files
-    assert ClientFio([dataclasses.replace(H1, target="/srv/a"), dataclasses.replace(H2, target="/srv/a")]).shares_files
+    own = [dataclasses.replace(H1, target="/srv/a"), dataclasses.replace(H2, target="/srv/b")]
+    assert shares_paths([H1, H2]) and not shares_paths(own) and not shares_paths([H1])
+    assert shares_paths([dataclasses.replace(H1, target="/srv/a"), dataclasses.replace(H2, target="/srv/a")])
+    assert file_tags(own) == {} and file_tags([H1]) == {}
+    assert file_tags([H1, H2]) == {H1.display: H1.display.replace(":", "_"), H2.display: H2.display.replace(":", "_")}
+    v6, label = parse_host("[fd00::5]:8765"), dataclasses.replace(H1, name="hv-05")
+    assert file_tags([v6, label]) == {"[fd00::5]:8765": "_fd00__5__8765", "hv-05": "hv-05"}
+    clash = [dataclasses.replace(H1, name="a_1"), parse_host("a:1")]  # two names alike once made safe: by place
+    assert file_tags(clash) == {"a_1": "h0", "a:1": "h1"}
+
+    spec = _spec()
+    assert filename_of(job_for_host(spec.job_text, None, "hv-05")) == "./storbench.testfile.hv-05"
+    assert filename_of(job_for_host(spec.job_text, "/mnt/x", "hv-05")) == "/mnt/x/storbench.testfile.hv-05"
+    assert filename_of(job_for_host("[x]\nfilename=/srv/t/storbench.testfile\n", None, "h3")) == "/srv/t/storbench.testfile.h3"
+    assert filename_of(job_for_host("[x]\nfilename=/storbench.testfile\n", None, "h3")) == "/storbench.testfile.h3"
+    client = ClientFio([H1, H2])
+    assert [filename_of(client.job_for(spec.job_text, h)) for h in (H1, H2)] == [
+        f"./storbench.testfile.{H1.display.replace(':', '_')}", f"./storbench.testfile.{H2.display.replace(':', '_')}"]
+    assert client.job_for(spec.job_text, H1) != spec.job_text and ClientFio(own).job_for(spec.job_text, own[0]).endswith(
+        "filename=/srv/a/storbench.testfile\n")
 
     class Recording(Replay):
         def run(self, job_text, on_status):
             self.jobs.append(job_text)
             return super().run(job_text, on_status)
 
-    for shares, unlinks in ((True, False), (False, True)):
-        executor = Recording([H1, H2], recorded("two_hosts")[0])
-        executor.shares_files, executor.jobs = shares, []
-        _execute(executor)
-        assert len(executor.jobs) == 1 and ("\nunlink=1\n" in executor.jobs[0]) is unlinks
+    monkeypatch.chdir(tmp_path)
+    executor = Recording([H1, H2], recorded("two_hosts")[0])
+    executor.jobs = []
+    _execute(executor)  # the one repetition is the file's last use: its hosts remove it as it ends
+    assert len(executor.jobs) == 1 and "\nunlink=1\n" in executor.jobs[0]
 
 
 def test_runner_killed_host_is_a_per_host_failure_and_the_other_is_stored(tmp_path, monkeypatch) -> None:
@@ -621,9 +638,10 @@ def test_inventory_labels_and_per_host_targets(cli, tmp_path, agents) -> None:
     assert res.code == 0, res.err
     records = json.loads(res.out)
     assert [r["host"] for r in records] == ["alpha", "second", "all"]
-    assert [p.name for p in remote.iterdir()] == ["storbench.testfile"]
+    # one host without a target of its own may share a directory with the other: each file is named for its host
+    assert [p.name for p in remote.iterdir()] == ["storbench.testfile.alpha"]
     assert list(a.directory.iterdir()) == []
-    assert [p.name for p in b.directory.iterdir()] == ["storbench.testfile"]
+    assert [p.name for p in b.directory.iterdir()] == ["storbench.testfile.second"]
 
 
 @needs_fio
@@ -665,6 +683,41 @@ def test_storbenchs_own_probe_says_what_fios_client_says(agents, monkeypatch) ->
 
 
 @needs_fio
+def test_the_probe_asks_a_host_again_whose_first_connection_is_silent(agents) -> None:
+    """A fio server's connection handler that polled before the probe arrived answers only a
+    second later (server.c); ask_all asks such a host again on a new connection and takes the
+    first answer.  Here the first connection is held unanswered for good, the second is relayed
+    to a real fio server: its reply is fio's own, well before the probe's timeout."""
+    from storbench.run import fioprobe
+    from storbench.run.preflight import CONNECT_TIMEOUT_S
+
+    real = parse_host(agents("a1").endpoint)
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def serve() -> None:
+        silent, _ = listener.accept()  # read, never answered
+        accepted.append(silent)
+        second, _ = listener.accept()
+        accepted.append(second)
+        with socket.create_connection((real.address, real.port), timeout=10) as upstream:
+            upstream.sendall(second.recv(65536))
+            second.sendall(upstream.recv(65536))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        host = parse_host(f"127.0.0.1:{listener.getsockname()[1]}")
+        [(why, line)] = fioprobe.ask_all([host], fioprobe.SERVER_VERSIONS["fio-3.33"], CONNECT_TIMEOUT_S, 20)
+        thread.join(10)
+        assert why is None and line is not None and "fio=fio-3.33" in line and len(accepted) == 2
+    finally:
+        listener.close()
+        for sock in accepted:
+            sock.close()
+
+
+@needs_fio
 def test_version_mismatch_leaves_hosts_out(cli, tmp_path, agents) -> None:
     a = agents("a1")
     fake = tmp_path / "fio-3.99"
@@ -685,7 +738,7 @@ def test_server_killed_mid_run_is_a_per_host_error_and_the_other_is_stored(cli, 
     def kill_when_running() -> None:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if (b.directory / "storbench.testfile").exists():  # b's job has started
+            if any(b.directory.glob("storbench.testfile*")):  # b's job has started (its file is named for it)
                 time.sleep(0.5)
                 os.killpg(b.fio_pid, signal.SIGKILL)  # the agent's fio and its job processes
                 killed.set()

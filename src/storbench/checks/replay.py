@@ -28,7 +28,6 @@ import re
 from typing import TYPE_CHECKING
 
 from storbench.model import Finding
-from storbench.trace.fidelity import fidelity, missing_share
 
 from ._common import CheckInfo, finding, fix_of, integer
 
@@ -133,6 +132,8 @@ def check(ctx: CheckContext) -> list[Finding]:
     ref = ctx.replay
     if not ref:
         return []
+    from storbench.trace.fidelity import fidelity, missing_share  # numpy's 0.1 s import: replays only
+
     result = ctx.results[-1]
     series = ctx.series[-1] if len(ctx.series) == len(ctx.results) else None
     depth = integer(ctx.options, "iodepth") or 1

@@ -113,8 +113,10 @@ def parse_fio_json(text: str) -> FioResult:
     notes = _notes(text, skipped)
     if any(s > end for s, _, _ in failures):
         notes.append("storbench: ignored an incomplete JSON document after the last complete one")
+    if _MAY_HOLD_SURROGATES.search(text):
+        doc, notes = _no_lone_surrogates(doc), _no_lone_surrogates(notes)
     try:
-        return _result(_no_lone_surrogates(doc), tuple(_no_lone_surrogates(notes)))
+        return _result(doc, tuple(notes))
     except FioParseError:
         raise
     except (TypeError, ValueError, OverflowError, AttributeError, KeyError, RecursionError) as exc:
@@ -134,10 +136,11 @@ def _scan(text: str) -> tuple[list[tuple[int, int, JSONValue]], list[tuple[int, 
     docs: list[tuple[int, int, JSONValue]] = []
     failures: list[tuple[int, int, str]] = []
     pos = 0
-    for match in _DOC_START.finditer(text):
+    # searched on from the end of each decoded document, never inside one: finding every candidate
+    # of a 1 MB client document (64 hosts) first took 45 ms of the 56 ms this scan took
+    while (match := _DOC_START.search(text, pos)) is not None:
         start = match.start()
-        if start < pos:
-            continue  # inside a document already decoded
+        pos = match.end()
         try:
             obj, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError as exc:
@@ -249,6 +252,8 @@ def _pct_map(value: JSONValue) -> dict[str, float]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: where a decoded document can hold a lone surrogate: the text has one, or a JSON escape of one
+_MAY_HOLD_SURROGATES = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
 
 
 def _no_lone_surrogates(value: JSONValue) -> JSONValue:

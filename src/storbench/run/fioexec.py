@@ -76,12 +76,6 @@ class FioExecutor(Protocol):
     #: the fio program (also what probes of the I/O engine run)
     path: str
 
-    @property
-    def shares_files(self) -> bool:
-        """Several of its hosts may reach one test file (the same path on each: a directory they
-        share, an NFS export), so none may remove it before every host is done (no ``unlink=1``)."""
-        ...
-
     def version(self) -> str: ...
 
     def run(self, job_text: str, on_status: Callable[[Status], None], env: Mapping[str, str] | None = None,
@@ -149,7 +143,6 @@ class SubprocessFio:
     """Runs the real fio binary with an argument list (never a shell)."""
 
     remote = False
-    shares_files = False
 
     def __init__(self, fio_path: str = "fio") -> None:
         resolved = shutil.which(fio_path)

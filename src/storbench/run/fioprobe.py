@@ -6,7 +6,8 @@ server's host name, byte order, word size, OS, architecture and fio version); st
 alone (``fio --showcmd --client=...``), it took 1.4-3.1 s at 64 servers on this 2-core machine
 and 14 s at 256.  The same question over sockets of storbench's own, every host at once, takes a
 few ms, or 1 s where a server's connection handler polled before the probe reached it (server.c
-waits a second for something to send, then reads): at most about 1 s at any count, measured.  The command is fio's
+waits a second for something to send, then reads): a host unanswered after 0.1 s is asked again on
+a second connection (:data:`HEDGE_AFTER_S`).  The command is fio's
 (server.h: a 24-byte little-endian header, version, opcode, flags, tag, payload length, then a
 CRC-16 of the header's first 20 bytes and one of the payload, poly 0x8005 as crc/crc16.c); the
 protocol version must be the server's own (:data:`SERVER_VERSIONS`, from ``FIO_SERVER_VER`` of
@@ -103,59 +104,97 @@ def replies(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
     return out, data
 
 
+#: a host that has not answered this long after its probe went out is asked again on a second
+#: connection, and the first answer counts: a fio server's connection handler that polled once
+#: before the probe arrived sleeps a second before it polls again (server.c), and on 2 cores that
+#: happened to 1-6 of 64 loopback servers a probe even when each was sent the moment its
+#: connection opened (a pre-flight of 1.02 s instead of 0.03 s)
+HEDGE_AFTER_S = 0.1
+
+
 def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float, timeout_s: float) -> list[tuple[str | None, str | None]]:
     """Edge: every host asked at once from one thread, in the hosts' order: (why it cannot be
     reached, or None; its probe line, or None when it closed or said nothing within
-    ``timeout_s``).  Each probe is sent the moment its connection opens, every host at once."""
-    results: list[tuple[str | None, str | None]] = [(None, None)] * len(hosts)
+    ``timeout_s``).  Each probe is sent the moment its connection opens, every host at once; one
+    still unanswered :data:`HEDGE_AFTER_S` later is asked once more on a new connection."""
+    results: list[tuple[str | None, str | None] | None] = [None] * len(hosts)
     sel = selectors.DefaultSelector()
     started = time.monotonic()
-    pending: dict[int, _Asking] = {}
-    for i, host in enumerate(hosts):
-        try:
-            infos = socket.getaddrinfo(host.address, host.port, type=socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            results[i] = (f"name does not resolve ({exc.strerror})", None)
-            continue
-        family, kind, proto, _, addr = infos[0]
+    asking: dict[int, list[_Asking]] = {}  # host index -> its open connections
+    addresses: dict[int, tuple] = {}
+    commands = [probe_command(server_version, host.address) for host in hosts]
+
+    def ask(i: int) -> str | None:
+        """Open a connection to host ``i`` and send its probe as soon as it opens; why not, or None."""
+        family, kind, proto, addr = addresses[i]
         sock = socket.socket(family, kind, proto)
         sock.setblocking(False)
         err = sock.connect_ex(addr)
         if err not in (0, errno.EINPROGRESS):
             sock.close()
-            results[i] = (os.strerror(err).lower(), None)
+            return os.strerror(err).lower()
+        a = _Asking(i, sock, commands[i])
+        a.reading = a.send_now()
+        if a.failed is not None:
+            sock.close()
+            return a.failed
+        asking.setdefault(i, []).append(a)
+        sel.register(sock, selectors.EVENT_READ if a.reading else selectors.EVENT_WRITE, a)
+        return None
+
+    def close(a: _Asking) -> None:
+        sel.unregister(a.sock)
+        a.sock.close()
+        asking[a.index].remove(a)
+
+    for i, host in enumerate(hosts):
+        try:
+            family, kind, proto, _, addr = socket.getaddrinfo(host.address, host.port, type=socket.SOCK_STREAM)[0]
+        except socket.gaierror as exc:
+            results[i] = (f"name does not resolve ({exc.strerror})", None)
             continue
-        asking = _Asking(i, sock, probe_command(server_version, host.address))
-        pending[i] = asking
-        sel.register(sock, selectors.EVENT_WRITE, asking)
+        addresses[i] = (family, kind, proto, addr)
+        if (why := ask(i)) is not None:
+            results[i] = (why, None)
     try:
-        while pending:
-            elapsed = time.monotonic() - started
-            if elapsed > timeout_s:
+        while any(asking.values()):
+            now = time.monotonic()
+            if now - started > timeout_s:
                 break
-            for key, _events in sel.select(timeout=min(0.5, timeout_s - elapsed)):
+            for key, _events in sel.select(timeout=min(0.05, timeout_s - (now - started))):
                 a: _Asking = key.data
+                if results[a.index] is not None:  # its other connection answered in this same round
+                    continue
                 done = a.step()
-                if a.connected and not a.sent_registered:
+                if a.sent_at is not None and not a.reading:
                     sel.modify(a.sock, selectors.EVENT_READ, a)
-                    a.sent_registered = True
-                if done is not None:
-                    results[a.index] = done
-                    sel.unregister(a.sock)
-                    a.sock.close()
-                    del pending[a.index]
-            if time.monotonic() - started > connect_timeout_s:  # connections never opened: unreachable
-                for a in [a for a in pending.values() if not a.connected]:
-                    results[a.index] = (f"no answer within {connect_timeout_s:g} s", None)
-                    sel.unregister(a.sock)
-                    a.sock.close()
-                    del pending[a.index]
+                    a.reading = True
+                if done is None:
+                    continue
+                if done[1] is None and len(asking[a.index]) > 1:  # this one failed; the other may still answer
+                    close(a)
+                    continue
+                results[a.index] = done
+                for other in list(asking[a.index]):
+                    close(other)
+            now = time.monotonic()
+            for i, open_ in asking.items():
+                if len(open_) == 1 and not open_[0].hedged and open_[0].sent_at is not None and now - open_[0].sent_at > HEDGE_AFTER_S:
+                    open_[0].hedged = True
+                    ask(i)
+            if now - started > connect_timeout_s:  # connections never opened: unreachable
+                for i, open_ in asking.items():
+                    if open_ and not any(a.sent_at is not None for a in open_):
+                        results[i] = (f"no answer within {connect_timeout_s:g} s", None)
+                        for a in list(open_):
+                            close(a)
     finally:
-        for a in pending.values():
-            sel.unregister(a.sock)
-            a.sock.close()
+        for open_ in asking.values():
+            for a in open_:
+                sel.unregister(a.sock)
+                a.sock.close()
         sel.close()
-    return results
+    return [r if r is not None else (None, None) for r in results]
 
 
 class _Asking:
@@ -163,16 +202,33 @@ class _Asking:
 
     def __init__(self, index: int, sock: socket.socket, command: bytes) -> None:
         self.index, self.sock, self.command = index, sock, command
-        self.connected = False
-        self.sent_registered = False
+        self.sent_at: float | None = None  #: monotonic seconds when the probe went out
+        self.reading = False  #: registered for its reply
+        self.hedged = False  #: a second connection was opened beside it
+        self.failed: str | None = None  #: why the connection failed, found when the probe was sent
         self.data = b""
 
+    def send_now(self) -> bool:
+        """Send the probe at once where the connection is open already (on loopback it is as
+        soon as ``connect`` returns): the earlier it arrives, the likelier the server's handler
+        finds it at its first poll.  False when not connected yet (sent when writable)."""
+        try:
+            self.sock.send(self.command)  # 160 bytes: the socket's buffer takes them whole
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError as exc:
+            if exc.errno != errno.ENOTCONN:  # refused or unreachable: the socket's error is spent here
+                self.failed = os.strerror(exc.errno or errno.EIO).lower()
+            return False
+        self.sent_at = time.monotonic()
+        return True
+
     def step(self) -> tuple[str | None, str | None] | None:
-        if not self.connected:
+        if self.sent_at is None:
             err = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if err:
                 return os.strerror(err).lower(), None
-            self.connected = True
+            self.sent_at = time.monotonic()
             try:
                 self.sock.sendall(self.command)  # 160 bytes: the socket's buffer takes them whole
             except OSError:

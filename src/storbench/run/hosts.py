@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import FioMissingError, FioParseError, UsageError
 from ..process import proc, signals
-from .inventory import Host, filename_of, job_for_host, with_window_logs
+from .inventory import Host, file_tags, filename_of, job_for_host, with_window_logs
 from .perhost import fio_lines, lost_hosts
 
 if TYPE_CHECKING:
@@ -87,16 +87,20 @@ class ClientFio:
         self.left_out: Mapping[str, str] = dict(left_out or {})
         #: test files every host removed itself (their last job ran with unlink=1 and ended well)
         self.removed: set[str] = set()
+        #: each host's suffix for its own files where hosts may reach one directory (fixed for the
+        #: run: a host lost later keeps its name)
+        self._tags = file_tags(self.hosts)
+        self._asked = {h.display: h for h in self.hosts}
         self._version: str | None = version
 
-    @property
-    def shares_files(self) -> bool:
-        """Whether two hosts may reach one test file: their job files name the same path (no
-        target of their own, or the same one), which on a directory they share (an NFS export, a
-        cluster filesystem) is one file; storbench cannot tell a shared directory from alike local
-        ones, so alike paths are taken as shared."""
-        targets = [h.target for h in self.hosts]
-        return len(targets) > 1 and (None in targets or len(set(targets)) < len(targets))
+    def job_for(self, job_text: str, host: Host) -> str:
+        """``job_text`` as ``host`` runs it: in its own target directory, and where hosts may
+        reach one directory, with test files named for the host (:func:`inventory.file_tags`)."""
+        return job_for_host(job_text, host.target, self._tags.get(host.display))
+
+    def file_on(self, escaped: str, host: Host) -> str:
+        """The test file ``escaped`` (fio's ``filename``) as ``host``'s job names it."""
+        return filename_of(self.job_for(f"[x]\nfilename={escaped}\n", host)) or escaped
 
     @property
     def host_names(self) -> dict[tuple[str, int], str]:
@@ -133,7 +137,7 @@ class ClientFio:
             for i, host in enumerate(self.hosts):
                 path = os.path.join(tmp, f"job-{i}.fio")
                 with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(with_window_logs(job_for_host(job_text, host.target), i))
+                    fh.write(with_window_logs(self.job_for(job_text, host), i))
                 paths.append(path)
             out_path, err_path = os.path.join(tmp, "stdout.json"), os.path.join(tmp, "stderr.txt")
             interrupted = False
@@ -224,7 +228,7 @@ class ClientFio:
 
         def probe_file(host: Host) -> str:
             where = (host.target or default_target).rstrip("/") or "/"
-            return fio_filename(("" if where == "/" else where) + "/storbench-probe")  # no dot: see run/engines.py
+            return self.file_on(fio_filename(("" if where == "/" else where) + "/storbench-probe"), host)  # no leading dot: see run/engines.py
 
         reasons = []
         for engine in AUTO_ENGINES:
@@ -249,15 +253,14 @@ class ClientFio:
         deleted).  Returns problems, one line each (the run's results stand anyway)."""
         texts = list(job_texts)
         files = list(dict.fromkeys(f for f in (filename_of(t) for t in texts) if f and f not in self.removed))
-        problems = [f"the test file {f} is left on {host}, lost during the run: remove it there"
-                    for host, why in self.left_out.items() if why.startswith("lost during")
+        problems = [f"the test file {self.file_on(f, self._asked[host])} is left on {host}, lost during the run: remove it there"
+                    for host, why in self.left_out.items() if why.startswith("lost during") and host in self._asked
                     for f in dict.fromkeys(x for x in (filename_of(t) for t in texts) if x)]  # fmt: skip
         if not self.hosts:
             return problems
         for escaped in files:
             def for_host(host: Host, escaped: str = escaped) -> str:
-                text = job_for_host(f"[x]\nfilename={escaped}\n", host.target)
-                return filename_of(text) or escaped
+                return self.file_on(escaped, host)
 
             try:
                 code, out, err = self._tiny_job(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
@@ -261,12 +261,13 @@ def load_inventory(path: str) -> tuple[Host, ...]:
     return parse_inventory(text, path)
 
 
-def job_for_host(job_text: str, target: str | None) -> str:
-    """The job text with its ``filename`` moved into ``target`` (a host's own directory).
+def job_for_host(job_text: str, target: str | None, tag: str | None = None) -> str:
+    """The job text with its ``filename`` moved into ``target`` (a host's own directory) and, with
+    ``tag``, named for the host (``storbench.testfile.TAG``: :func:`file_tags`).
 
-    The test file keeps its name (``storbench.testfile``); ``None`` leaves the text as is.
+    The test file keeps its name otherwise; ``None`` for both leaves the text as is.
     """
-    if target is None:
+    if target is None and tag is None:
         return job_text
     from ..jobs.jobfile import fio_filename
 
@@ -274,12 +275,40 @@ def job_for_host(job_text: str, target: str | None) -> str:
     found = False
     for i, line in enumerate(lines):  # every section's (a job file's group has several)
         if line.startswith("filename="):
-            name = line[len("filename=") :].rsplit("/", 1)[-1]
-            lines[i] = "filename=" + fio_filename(target.rstrip("/") + "/" + name if target != "/" else "/" + name)
+            head, _, name = line[len("filename=") :].rpartition("/")
+            name = f"{name}.{tag}" if tag else name
+            if target is not None:
+                lines[i] = "filename=" + fio_filename(target.rstrip("/") + "/" + name if target != "/" else "/" + name)
+            else:
+                lines[i] = "filename=" + (f"{head}/{name}" if head or line.startswith("filename=/") else name)
             found = True
     if not found:
         raise ValueError("job text has no filename= line")
     return "\n".join(lines)
+
+
+def shares_paths(hosts: Sequence[Host]) -> bool:
+    """Whether two of ``hosts`` may reach one file: the same path on each (no target of their own,
+    or the same one), which on a directory they share (an NFS export, a cluster filesystem) is one
+    file.  storbench cannot tell a shared directory from alike local ones: alike paths count as
+    shared.  Pure."""
+    targets = [h.target for h in hosts]
+    return len(targets) > 1 and (None in targets or len(set(targets)) < len(targets))
+
+
+def file_tags(hosts: Sequence[Host]) -> dict[str, str]:
+    """Each host's own suffix for the files it writes (display -> tag) where hosts may reach one
+    directory (:func:`shares_paths`), else nothing: what fio's own client does on a shared
+    filesystem (it prefixes each server's address to the file name).  One host's file is then its
+    own, so each host removes it as its last job ends, with no host pulling a file from under
+    another.  The tag is the host's name with anything but letters, digits, ``.``, ``_`` and ``-``
+    made ``_``; ``hN`` (its place in the list) for all of them should two tags coincide.  Pure."""
+    if not shares_paths(hosts):
+        return {}
+    tags = {h.display: re.sub(r"[^A-Za-z0-9._-]", "_", h.display) for h in hosts}
+    if len(set(tags.values())) < len(tags):
+        tags = {h.display: f"h{i}" for i, h in enumerate(hosts)}
+    return tags
 
 
 def with_window_logs(job_text: str, index: int) -> str:

@@ -31,17 +31,19 @@ def lost_hosts(hosts: Sequence[Host], output_text: str, stderr_text: str) -> dic
     """Pure: hosts (by display name) that are missing from a client/server result, with
     fio's words about them when it said any.  Empty when the output holds no result at
     all (the whole workload failed; the runner says so)."""
-    from ..fio.json import parse_fio_json
+    from ..fio.json import find_fio_json
 
-    try:
-        result = parse_fio_json(output_text)
-    except FioParseError:
+    docs, _ = find_fio_json(output_text)  # which hosts answered, without the whole parse
+    if not docs:
         return {}
-    present = {(j.hostname, j.port) for j in result.jobs if j.hostname and not j.is_aggregate}
+    present = {(str(e.get("hostname")), _port(e.get("port"))) for e in docs[-1][2].get("client_stats") or ()
+               if isinstance(e, dict) and e.get("hostname") and e.get("jobname") != "All clients"}  # fmt: skip
     if not present:
         return {}
-    said = fio_lines(stderr_text + "\n" + output_text) + client_lines(stderr_text + "\n" + output_text)
     missing = [h for h in hosts if h.fio_key not in present]
+    if not missing:  # fio's words are read only when some host is missing (0.11 s of 1 MB at 64 hosts)
+        return {}
+    said = fio_lines(stderr_text + "\n" + output_text) + client_lines(stderr_text + "\n" + output_text)
     out: dict[str, str] = {}
     for host in missing:
         about = [s for s in said if host.endpoint in s or f"{host.address}:{host.port}" in s]
@@ -71,7 +73,8 @@ def host_outputs(output_text: str, names: Mapping[tuple[str, int], str]) -> dict
     for entry in doc.get("client_stats") or ():
         if isinstance(entry, dict) and (name := names.get((str(entry.get("hostname")), _port(entry.get("port"))))):
             entries.setdefault(name, []).append(entry)
-    return {name: json.dumps({**rest, "client_stats": mine}, indent=2) for name, mine in entries.items()}
+    # compact: with indent=2, Python's own encoder took 0.33 s for 64 hosts' parts, the C one 0.05 s
+    return {name: json.dumps({**rest, "client_stats": mine}, separators=(",", ":")) for name, mine in entries.items()}
 
 
 def _port(value: JSONValue) -> int:

@@ -26,7 +26,7 @@ from ..model import JobSpec, Repeat, Target
 from ..process import signals
 from .failures import fio_failure_reason
 from .fioexec import FioExecutor, FioInvocation, SubprocessFio, raise_if_stopping, run_fio
-from .measure import INTERVAL_LOG_OPTIONS, measure_load, measure_once, store_result
+from .measure import INTERVAL_LOG_OPTIONS, measure_load, measure_once, store_results
 from .outcome import Failure, Reporter, ResultSink, RunOutcome, RunPlan, SilentReporter
 from .prepare import (
     PREFILL_WORKLOAD,
@@ -151,9 +151,9 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
     broken: dict[str, str] = {}
     #: --hosts-required was not met: no further workload runs
     stop_now = False
-    #: client/server: the spec index whose last repetition removes its test file on every host (only
-    #: where no two hosts reach one file: else one host's unlink would pull it from under the others)
-    last_use = _last_uses(specs) if executor.remote and not executor.shares_files and not keep_files and repeat.until_rse_pct is None else set()
+    #: client/server: the spec index whose last repetition removes its test file on every host (each
+    #: host's own file: hosts that may share a directory name theirs apart, run/inventory.file_tags)
+    last_use = _last_uses(specs) if executor.remote and not keep_files and repeat.until_rse_pct is None else set()
     try:
         with signals.as_interrupt():
             for index, spec in enumerate(specs):
@@ -230,10 +230,9 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
                     if decision is not None and not decision.again and not decision.converged:
                         primary = with_finding(primary, not_converged(spec.workload.name, decision.reason, repeat))
                         reporter.note(f"{spec.workload.name}: {decision.reason}")
-                    for extra in per_host:  # client/server: one result per host besides the aggregate
-                        stored.append(store_result(sink, extra))
-                    result_id = store_result(sink, primary)
-                    stored.append(result_id)
+                    # client/server: one result per host besides the aggregate, all in one commit
+                    *_, result_id = ids = store_results(sink, [*per_host, primary])
+                    stored.extend(ids)
                     primary = dataclasses.replace(primary, result_id=result_id)
                     records.append(primary)
                     reporter.workload_done(primary)

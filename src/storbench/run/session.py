@@ -215,13 +215,14 @@ def dry_run_lines(ctx: SessionEnv, request: RunRequest) -> Iterator[str]:
 
     for spec in runner.plan_jobs(plan, engine_for):
         if request.hosts:
-            from .inventory import job_for_host
+            from .inventory import file_tags, job_for_host
 
+            tags = file_tags(request.hosts)
             for host in request.hosts:
                 yield f"# workload {spec.workload.name} on host {host.display} ({host.endpoint}), directory {host.target or spec.target.display}"
                 if any(k == "ioengine" and v == "auto" for k, v in spec.workload.options):
                     yield "# ioengine=auto: the engine is probed on the hosts when the run starts"
-                yield job_for_host(spec.job_text, host.target).rstrip("\n")
+                yield job_for_host(spec.job_text, host.target, tags.get(host.display)).rstrip("\n")
                 yield ""
             continue
         yield f"# workload {spec.workload.name} on {spec.target.display}"
