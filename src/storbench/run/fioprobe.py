@@ -22,6 +22,7 @@ import os
 import selectors
 import socket
 import struct
+import sys
 import time
 from collections.abc import Sequence
 
@@ -104,25 +105,33 @@ def replies(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
     return out, data
 
 
-#: a host that has not answered this long after its probe went out is asked again on a second
-#: connection, and the first answer counts: a fio server's connection handler that polled once
-#: before the probe arrived sleeps a second before it polls again (server.c), and on 2 cores that
-#: happened to 1-6 of 64 loopback servers a probe even when each was sent the moment its
-#: connection opened (a pre-flight of 1.02 s instead of 0.03 s)
+#: a host that has not answered this long after its probe went out is asked again on another
+#: connection (up to :data:`HEDGES` times), and the first answer counts: a fio server's connection
+#: handler that polled once before the probe arrived sleeps a second before it polls again
+#: (server.c), and on 2 cores that happened to 1-6 of 64 loopback servers a probe even when each
+#: was sent the moment its connection opened (a pre-flight of 1.02 s instead of 0.03 s)
 HEDGE_AFTER_S = 0.1
+HEDGES = 3
+#: the interpreter's thread switch interval while probing: a thread of storbench's own busy
+#: beside it (the store opening, importing its modules) held the interpreter for up to 5 ms after
+#: each ``connect`` returned, long enough for the server to poll before the probe was sent
+PROBE_SWITCH_INTERVAL_S = 0.0001
 
 
 def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float, timeout_s: float) -> list[tuple[str | None, str | None]]:
     """Edge: every host asked at once from one thread, in the hosts' order: (why it cannot be
     reached, or None; its probe line, or None when it closed or said nothing within
     ``timeout_s``).  Each probe is sent the moment its connection opens, every host at once; one
-    still unanswered :data:`HEDGE_AFTER_S` later is asked once more on a new connection."""
+    still unanswered :data:`HEDGE_AFTER_S` later is asked again on a new connection."""
     results: list[tuple[str | None, str | None] | None] = [None] * len(hosts)
     sel = selectors.DefaultSelector()
     started = time.monotonic()
     asking: dict[int, list[_Asking]] = {}  # host index -> its open connections
     addresses: dict[int, tuple] = {}
     commands = [probe_command(server_version, host.address) for host in hosts]
+    hedges = dict.fromkeys(range(len(hosts)), 0)  # host index -> connections opened beyond the first
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch_interval, PROBE_SWITCH_INTERVAL_S))
 
     def ask(i: int) -> str | None:
         """Open a connection to host ``i`` and send its probe as soon as it opens; why not, or None."""
@@ -147,16 +156,16 @@ def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float
         a.sock.close()
         asking[a.index].remove(a)
 
-    for i, host in enumerate(hosts):
-        try:
-            family, kind, proto, _, addr = socket.getaddrinfo(host.address, host.port, type=socket.SOCK_STREAM)[0]
-        except socket.gaierror as exc:
-            results[i] = (f"name does not resolve ({exc.strerror})", None)
-            continue
-        addresses[i] = (family, kind, proto, addr)
-        if (why := ask(i)) is not None:
-            results[i] = (why, None)
     try:
+        for i, host in enumerate(hosts):
+            try:
+                family, kind, proto, _, addr = socket.getaddrinfo(host.address, host.port, type=socket.SOCK_STREAM)[0]
+            except socket.gaierror as exc:
+                results[i] = (f"name does not resolve ({exc.strerror})", None)
+                continue
+            addresses[i] = (family, kind, proto, addr)
+            if (why := ask(i)) is not None:
+                results[i] = (why, None)
         while any(asking.values()):
             now = time.monotonic()
             if now - started > timeout_s:
@@ -179,8 +188,9 @@ def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float
                     close(other)
             now = time.monotonic()
             for i, open_ in asking.items():
-                if len(open_) == 1 and not open_[0].hedged and open_[0].sent_at is not None and now - open_[0].sent_at > HEDGE_AFTER_S:
-                    open_[0].hedged = True
+                latest = open_[-1] if open_ else None
+                if latest is not None and hedges[i] < HEDGES and latest.sent_at is not None and now - latest.sent_at > HEDGE_AFTER_S:
+                    hedges[i] += 1
                     ask(i)
             if now - started > connect_timeout_s:  # connections never opened: unreachable
                 for i, open_ in asking.items():
@@ -189,6 +199,7 @@ def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float
                         for a in list(open_):
                             close(a)
     finally:
+        sys.setswitchinterval(switch_interval)
         for open_ in asking.values():
             for a in open_:
                 sel.unregister(a.sock)
@@ -204,7 +215,6 @@ class _Asking:
         self.index, self.sock, self.command = index, sock, command
         self.sent_at: float | None = None  #: monotonic seconds when the probe went out
         self.reading = False  #: registered for its reply
-        self.hedged = False  #: a second connection was opened beside it
         self.failed: str | None = None  #: why the connection failed, found when the probe was sent
         self.data = b""
 
