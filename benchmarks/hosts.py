@@ -15,8 +15,10 @@ Figures per host count: storbench's wall time, bare fio's with the same files, t
 where storbench's part goes (its own work before the workload's fio: start-up, plan, probe and
 layout; the other fio calls: version, engine probe, cleanup; its own work after: the logs, the
 merge, the findings, the store, the printing); storbench's own CPU seconds a host (its own
-process, children excluded: read by a wrapper from ``getrusage(RUSAGE_SELF)`` when it exits) and
-its peak resident memory a host.  All servers share this machine's cores: every fio job a server
+process, children excluded: read by a wrapper from ``getrusage(RUSAGE_SELF)`` when it exits), in
+all divided by the hosts and what each host beyond the smallest count added (its fixed start, the
+store's modules above all, is ~0.4 s of CPU at any count), and its peak resident memory a host.
+Every count also checks the shared directory: every host stored, nothing left in it.  All servers share this machine's cores: every fio job a server
 starts calibrates its clock (~0.1 s of CPU), so bare fio's own time grows with the host count
 here, as it would not across real machines.
 
@@ -265,7 +267,9 @@ def main() -> int:
                        detail=f"{t.stored} of {count} host results stored; left in the directory: {', '.join(t.left[:5]) or 'nothing'}"),
                 Figure("hosts", f"files left in the shared directory {at}", len(t.left), "<= 0"),
             ]  # fmt: skip
-            if more > 0:  # what each host beyond the smallest run adds to storbench's peak memory
+            if more > 0:  # what each host beyond the smallest run adds to storbench's CPU and peak memory
+                figures.append(Figure("hosts", f"own CPU per added host {at}", (t.cpu_s - base[1]) / more * 1000, "<= 10" if count >= 64 else "",
+                                      unit=" ms", detail=f"{t.cpu_s:.2f} s against {base[1]:.2f} s at {base[0]}"))  # fmt: skip
                 figures.append(Figure("hosts", f"peak memory per added host {at}", (t.peak_kib - base[2]) / 1024 / more,
                                       "<= 1" if count >= 64 else "", unit=" MiB",
                                       detail=f"peak {t.peak_kib / 1024:.0f} MiB against {base[2] / 1024:.0f} MiB at {base[0]}"))  # fmt: skip

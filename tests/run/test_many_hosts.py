@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -68,8 +69,6 @@ def _signal_all(server: Server, sig: int) -> None:
 
 
 def _wait_listening(servers: list[Server], timeout_s: float = 30) -> None:
-    import socket
-
     deadline = time.monotonic() + timeout_s
     for s in servers:
         while True:
@@ -186,6 +185,31 @@ def test_a_host_killed_mid_run_leaves_a_partial_aggregate_and_stops_a_run_that_n
     assert "hosts-partial" in shown.out
     # the test files were removed on the hosts that lived (one fio job on each, unlink=1)
     assert [sorted(os.listdir(s.directory)) for s in servers if s is not victim] == [[]] * 63
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("servers", [32], indirect=True)
+def test_hosts_sharing_one_directory_are_each_measured_and_leave_nothing(cli, tmp_path, servers) -> None:
+    """Issue 54: fio servers sharing one directory (the clients of one NFS export; here every
+    server reports this machine's host name) each write a test file of their own, named for the
+    host, and remove it as their last job ends: every host measured at every repetition, nothing
+    left (at 256 servers: benchmarks/hosts.py, 256 of 256 stored)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    argv = ["run", "--hosts", str(_hosts_file(tmp_path, servers)), "--target", str(shared), "--workload", "rnd4k-q1t1-read",
+            "--size", "4m", "--runtime", "1", "--repeat", "2", "--no-report", "--json"]  # fmt: skip
+    kept = cli(*argv, "--keep-files")
+    assert kept.code == 0, kept.err
+    # one host name for all 32 (fio's probe reports this machine's): the files are named by address and port
+    assert f"32 hosts answered: fio-3.33 on Linux x86-64 (machine {socket.gethostname()}; " in kept.err, kept.err
+    hosts = [r["host"] for r in json.loads(kept.out)]
+    assert sorted(hosts) == sorted([s.endpoint for s in servers] * 2 + ["all", "all"])
+    assert sorted(p.name for p in shared.iterdir()) == sorted(f"storbench.testfile.{s.endpoint.replace(':', '_')}" for s in servers)
+    assert [os.listdir(s.directory) for s in servers] == [[]] * 32  # nothing in a server's own working directory
+    again = cli(*argv)
+    assert again.code == 0, again.err
+    assert sorted(r["host"] for r in json.loads(again.out)) == sorted(hosts)
+    assert list(shared.iterdir()) == []  # each host removed its own file as its last repetition ended
 
 
 @pytest.mark.slow
