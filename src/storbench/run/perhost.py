@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from storbench.jsontypes import JSONList, JSONObject, JSONValue
 
-from ..errors import FioParseError
 from ..model import EACH_HOST_UP_TO, Finding, FioResult, versions
 from ..record import ResultRecord
 from .inventory import Host
