@@ -219,6 +219,39 @@ def test_runner_hook_adds_the_share_ceiling_finding(tmp_path, ceilings, expected
         assert found[0].severity == "invalid" and found[0].workload == "seqread"
 
 
+def test_an_s3_gateway_is_judged_against_the_network_to_its_host() -> None:
+    """Issue 52: the network ceiling for a remote S3 endpoint: a local run's objects against what
+    `storbench net` measured to the gateway's host (near it: network-bound; above it: the ceiling
+    was not measured on the path the requests took, since an S3 client has no cache); a client
+    run's aggregate (its hosts reach the gateway over their own network) is not judged."""
+    import dataclasses
+
+    from storbench.record import ResultRecord
+    from storbench.run.measure import _share_ceiling
+
+    result = fio("s3_get_1m_radosgw.json")
+    bits = result.jobs[0].directions["read"].bw_bytes * 8
+    storage = StorageInfo(target="s3://bench?endpoint=http://gw.lan:7480", target_kind="s3", filesystem=None, devices=())
+    record = ResultRecord(run_id=1, workload="get-1m-t1", target=storage.target, fio=result, raw_output="", storage=storage)
+
+    class Ceilings(NoTelemetry):
+        def __init__(self, ceilings) -> None:
+            self.ceilings = ceilings
+
+        @property
+        def net_ceilings(self):
+            return self.ceilings
+
+    [near] = _share_ceiling(record, Ceilings({"gw.lan": bits * 1.02}))
+    assert near.severity == "warning" and near.workload == "get-1m-t1" and " on s3 is 98% of the network ceiling" in near.message
+    assert near.message.endswith("network-bound, the storage was never the bottleneck") and "--hosts" in near.fix
+    [above] = _share_ceiling(record, Ceilings({"gw.lan": bits / 2}))
+    assert above.severity == "warning" and "not measured on the path these requests took" in above.message
+    assert _share_ceiling(record, Ceilings({"gw.lan": bits * 10})) == ()  # far below: nothing to say
+    assert _share_ceiling(record, Ceilings({"other": bits})) == ()
+    assert _share_ceiling(dataclasses.replace(record, host="all"), Ceilings({"gw.lan": bits})) == ()
+
+
 # --------------------------------------------------------------------------- the store
 
 

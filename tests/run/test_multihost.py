@@ -717,6 +717,25 @@ def test_the_probe_asks_a_host_again_whose_first_connection_is_silent(agents) ->
             sock.close()
 
 
+def test_a_target_the_hosts_cannot_reach_themselves_is_one_line_before_any_host_is_asked(cli, tmp_path) -> None:
+    """With --host, a --target path is a directory on the hosts and an s3:// bucket is reached by
+    every host itself; a kind whose client or bridge runs here (rbd:, nbd://, iscsi://, ...) is
+    refused in one line, as is a per-host directory beside a bucket.  No host is asked first (the
+    address here answers nothing)."""
+    closed = f"127.0.0.1:{free_port()}"
+    for target, kind in (("rbd:bench/img", "an RBD image"), ("nbd://127.0.0.1:10809", "an NBD export")):
+        res = cli("run", "--host", closed, "--target", target, "--workload", "rnd4k-q1t1-read")
+        assert res.code == 2 and res.err.strip().splitlines() == [
+            f"storbench: error: --target {target}: {kind} cannot be driven through --host/--hosts (its client or bridge runs "
+            "on this machine); give a directory on the hosts, or an s3:// bucket"], res.err
+    inv = tmp_path / "hosts.toml"
+    inv.write_text(f'[host.hv1]\naddress = "127.0.0.1"\nport = {closed.rsplit(":", 1)[1]}\ntarget = "/srv/a"\n')
+    res = cli("run", "--hosts", str(inv), "--target", "s3://bench?endpoint=http://127.0.0.1:1", "--workload", "put-4k-t1")
+    assert res.code == 2 and res.err.strip().splitlines() == [
+        "storbench: error: --target s3://bench?endpoint=http://127.0.0.1:1: an S3 bucket is reached by every host itself; "
+        "the hosts file gives hv1 a target directory of its own: leave it out"], res.err
+
+
 @needs_fio
 def test_version_mismatch_leaves_hosts_out(cli, tmp_path, agents) -> None:
     a = agents("a1")

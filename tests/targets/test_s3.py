@@ -177,6 +177,58 @@ def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_too
     assert "object-404" in res.out + res.err
 
 
+def test_many_clients_through_fio_servers_each_with_keys_of_their_own(cli, keys, tmp_path):
+    """Issue 52 item 6: three fio servers on loopback (fio's client/server, --host) PUT and GET
+    into one bucket: each host its own key bases (named for the host), the keys in the job file
+    each server is sent (fio's client passes no environment) and masked everywhere after; one
+    aggregate; radosgw's own counters, read here around each repetition, equal the hosts' sum;
+    the objects written first are each host's own; afterwards the bucket is empty and neither key
+    is in the store."""
+    from servers import free_port, wait_for_port
+
+    s3 = keys.s3()
+    s3.create_bucket(Bucket="many")
+    ports = [free_port() for _ in range(3)]
+    procs = []
+    try:
+        for i, port in enumerate(ports):
+            d = tmp_path / f"fio{i}"
+            d.mkdir()
+            procs.append(subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], cwd=d, start_new_session=True,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+        for port in ports:
+            wait_for_port(port)
+        hosts = [f"127.0.0.1:{p}" for p in ports]
+        target = f"s3://many?endpoint={keys.endpoint}&admin_socket={keys.asok}"
+        host_args = [a for h in hosts for a in ("--host", h)]
+        dry = cli("run", *host_args, "--target", target, "--workload", "put-4k-t1", "--dry-run")
+        assert dry.code == 0 and keys.SECRET not in dry.out + dry.err, dry.err
+        assert "filename_format=/many/storbench-" in dry.out and f"/$jobname.$jobnum.127.0.0.1_{ports[0]}" in dry.out, dry.out
+        res = cli("run", *host_args, "--target", target, "--workload", "put-4k-t1", "--workload", "get-4k-t1", "--label", "many",
+                  *SMALL, "--json")  # fmt: skip
+        assert res.code == 0, res.err
+    finally:
+        for proc in procs:
+            os.killpg(proc.pid, 9)
+            proc.wait(timeout=30)
+    records = _records(cli.db, 1)
+    assert sorted(r.host for r in records) == sorted(hosts * 2 + ["all", "all"])
+    for workload, direction, counter in (("put-4k-t1", "write", "put"), ("get-4k-t1", "read", "get")):
+        mine = [r for r in records if r.workload == workload]
+        each = [_ios([r], workload, direction) for r in mine if r.host != "all"]
+        assert len(each) == 3 and all(n > 0 for n in each)
+        [aggregate] = [r for r in mine if r.host == "all"]
+        rgw = aggregate.backend.rgw
+        assert rgw is not None and rgw.delta(counter) == sum(each), (rgw.delta(counter), each)
+        assert rgw.delta("failed_req") == 0
+    # the GETs' objects: 64 of 4 KiB for each host's one client, written first
+    assert "wrote 192 objects (768.0 KiB) before the workloads that read or delete them" in res.err, res.err
+    assert s3.list_objects_v2(Bucket="many").get("KeyCount") == 0
+    data = cli.db.read_bytes()
+    assert keys.SECRET.encode() not in data and keys.KEY.encode() not in data
+    assert all(keys.SECRET not in r.raw_output for r in records)
+
+
 def test_a_bucket_is_made_and_removed_only_when_named(cli, keys):
     """A bucket that does not exist: one line naming --destroy-data s3://BUCKET, nothing made; with
     it, the run's bucket is made, used and removed; --dry-run makes none."""

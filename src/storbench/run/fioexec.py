@@ -296,8 +296,13 @@ def run_fio(executor: FioExecutor, spec: JobSpec, on_status: Callable[[Status], 
     extra: JSONObject = {"watch": watch} if watch is not None else {}
     if not spec.env:
         return executor.run(spec.job_text, on_status, **extra)
-    if executor.remote:  # the FioExecutor protocol: client mode passes no environment
-        raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(k for k, _ in spec.env)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
+    if executor.remote and (unnamed := [k for k, _ in spec.env if "${" + k + "}" not in spec.job_text]):
+        # the FioExecutor protocol: client mode passes no environment, only values the job names
+        raise TargetError(f"{spec.target.display}: this target needs fio's environment ({', '.join(unnamed)}), which fio's client/server mode cannot pass; run storbench on a host that reaches the cluster")
+    if executor.remote and (odd := [k for k, v in spec.env if any(c in v for c in ";#\n")]):
+        # fio reads everything after ';' or '#' on a job file's line as a comment (parse.c)
+        raise TargetError(f"{spec.target.display}: the value of {odd[0]} holds ';', '#' or a line break, which fio would cut "
+                          "from the job file its servers are sent; run storbench where fio runs, without --host")  # fmt: skip
     inv = executor.run(spec.job_text, on_status, env=dict(spec.env), **extra)
     return masked(inv, [v for k, v in spec.env if k.startswith(SECRET_ENV_PREFIX) and v])
 

@@ -126,8 +126,9 @@ class ClientFio:
         """``watch`` is never given (the runner watches servers for local runs only: the hosts reach them, not this one)."""
         from .fioexec import FioInvocation, stop_fio
 
-        if env:  # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)
-            raise ValueError(f"fio's client mode cannot pass an environment ({', '.join(env)})")
+        if env and (unnamed := [k for k in env if "${" + k + "}" not in job_text]):
+            # fio's client cannot hand an environment to its servers (runner.run_fio refuses such jobs first)
+            raise ValueError(f"fio's client mode cannot pass an environment ({', '.join(unnamed)})")
         if not self.hosts:  # every host was lost by earlier workloads: fio without --client would run HERE
             return FioInvocation(returncode=1, output_text="", stderr_text="fio: every host was lost earlier in this run; nothing to run on",
                                  stdout_text="", left_out=dict(self.left_out))  # fmt: skip
@@ -136,8 +137,8 @@ class ClientFio:
             paths = []
             for i, host in enumerate(self.hosts):
                 path = os.path.join(tmp, f"job-{i}.fio")
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(with_window_logs(self.job_for(job_text, host), i))
+                with open(path, "w", encoding="utf-8", opener=_private) as fh:
+                    fh.write(with_values(with_window_logs(self.job_for(job_text, host), i), env or {}))
                 paths.append(path)
             out_path, err_path = os.path.join(tmp, "stdout.json"), os.path.join(tmp, "stderr.txt")
             interrupted = False
@@ -273,6 +274,22 @@ class ClientFio:
                 said = fio_lines(err + out)
                 problems.append(f"could not remove test file {escaped} on every host: {said[0] if said else f'fio exit status {code}'}")
         return problems
+
+
+def with_values(job_text: str, env: Mapping[str, str]) -> str:
+    """``job_text`` with each ``${NAME}`` of ``env`` replaced by its value: fio's client cannot
+    hand its servers an environment, so the values a job names (an S3 target's keys) travel in the
+    job file each server is sent, as fio's own protocol carries it (in the clear, like warp's to
+    its agents); the file is the owner's alone and removed when fio ends, and fio's output has the
+    values masked before anything reads it (:func:`storbench.run.fioexec.run_fio`).  Pure."""
+    for name, value in env.items():
+        job_text = job_text.replace("${" + name + "}", value)
+    return job_text
+
+
+def _private(path: str, flags: int) -> int:
+    """``open``'s opener for a job file: readable by its owner only (it may hold an S3 key)."""
+    return os.open(path, flags, 0o600)
 
 
 def _only_already_gone(output_text: str) -> bool:

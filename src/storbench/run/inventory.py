@@ -265,7 +265,9 @@ def job_for_host(job_text: str, target: str | None, tag: str | None = None) -> s
     """The job text with its ``filename`` moved into ``target`` (a host's own directory) and, with
     ``tag``, named for the host (``storbench.testfile.TAG``: :func:`file_tags`).
 
-    The test file keeps its name otherwise; ``None`` for both leaves the text as is.
+    The test file keeps its name otherwise; ``None`` for both leaves the text as is.  A job that
+    names its files by ``filename_format`` (an S3 target's key bases, every host reaching one
+    bucket) gets the tag after each base (``.../$jobname.$jobnum.TAG``).
     """
     if target is None and tag is None:
         return job_text
@@ -274,7 +276,10 @@ def job_for_host(job_text: str, target: str | None, tag: str | None = None) -> s
     lines = job_text.split("\n")
     found = False
     for i, line in enumerate(lines):  # every section's (a job file's group has several)
-        if line.startswith("filename="):
+        if line.startswith("filename_format=") and target is None:
+            lines[i] = f"{line}.{tag}"
+            found = True
+        elif line.startswith("filename="):
             head, _, name = line[len("filename=") :].rpartition("/")
             name = f"{name}.{tag}" if tag else name
             if target is not None:
@@ -283,7 +288,7 @@ def job_for_host(job_text: str, target: str | None, tag: str | None = None) -> s
                 lines[i] = "filename=" + (f"{head}/{name}" if head or line.startswith("filename=/") else name)
             found = True
     if not found:
-        raise ValueError("job text has no filename= line")
+        raise ValueError("job text has no filename= line" + (" (nor filename_format=)" if target is None else ""))
     return "\n".join(lines)
 
 

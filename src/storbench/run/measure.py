@@ -77,10 +77,14 @@ def measure_once(
     Returns the primary record (the only one, or the aggregate of a client/server
     run), the per-host records of a client/server run, and per-host failures.
     """
+    from ..targets import kind_of
+
     remote = executor.remote  # client/server: the target is on other hosts
     before = measure_space(spec) if not remote else None
+    # a server every host reaches (an S3 gateway) is read from here as in a local run
+    read_backend = not remote or kind_of(spec.target).hosts_reach
     backend_cm = (
-        telemetry.backend_sampler(storage, spec.target, area_bytes(spec)) if not remote else None
+        telemetry.backend_sampler(storage, spec.target, area_bytes(spec)) if read_backend else None
     ) or contextlib.nullcontext(None)
     with telemetry.sampler(storage) as sampler, backend_cm as backend_box:
         watch_status = on_status
@@ -168,7 +172,8 @@ def measure_once(
             missing[host] = why
             failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
             continue
-        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, series={"timing": timing.get(host)},
+        # the server's counters are every host's: kept with the aggregate alone
+        per_host.append(dataclasses.replace(record, fio=host_result, host=host, activity=None, backend=None, series={"timing": timing.get(host)},
                                             raw_output=own_outputs.get(host, inv.output_text)))  # fmt: skip
     for host, why in inv.lost_hosts.items():  # a server killed mid-run is missing from fio's JSON
         failures.append(Failure(spec.workload.name, f"{host}:{spec.target.display}", f"host {host}: {why}"))
@@ -290,6 +295,13 @@ def _share_ceiling(record: ResultRecord, telemetry: Telemetry | None) -> tuple[F
     if server is None and export is not None and export.server and not export.server.startswith("/"):
         server = export.server.rsplit(":", 1)[0].strip("[]")  # an NBD export over TCP: its host
         what = "nbd"
+    if server is None and record.storage is not None and record.storage.target_kind == "s3" and record.host is None:
+        # a local run's requests only: the hosts of a client run reach the gateway over their own network
+        from urllib.parse import urlsplit
+
+        from ..targets.s3 import parse_s3_spec
+
+        server, what = urlsplit(parse_s3_spec(record.storage.target).endpoint).hostname, "s3"  # the gateway's host
     if not ceilings or not server:
         return ()
     from ..net import share_ceiling_findings

@@ -119,23 +119,41 @@ def refuse_resuming_a_live_run(run_id: int, owner: JSONValue) -> None:
 
 
 def remote_targets(request: RunRequest) -> tuple[Target, ...]:
-    """Client runs: the --target is a directory ON the hosts, never looked at here; without
-    one, the test file goes into each agent's working directory (a relative path)."""
-    return tuple(Target(kind="dir", path=t) for t in request.target_paths) or (Target(kind="dir", path="."),)
+    """Client runs: a --target path is a directory ON the hosts, never looked at here; without
+    one, the test file goes into each agent's working directory (a relative path).  A kind every
+    host reaches itself (an S3 bucket: :attr:`~storbench.targets.base.TargetKind.hosts_reach`) is
+    resolved here, as for a local run; any other kind is refused in one line."""
+    from ..targets import claiming_kind
+
+    out = []
+    for path in request.target_paths:
+        kind = claiming_kind(path)
+        if kind is None:
+            out.append(Target(kind="dir", path=path))
+            continue
+        if not kind.hosts_reach:
+            raise UsageError(f"--target {path}: {kind.noun} cannot be driven through --host/--hosts (its client or bridge runs "
+                             "on this machine); give a directory on the hosts, or an s3:// bucket")  # fmt: skip
+        own = [h.display for h in request.hosts if h.target is not None]
+        if own:
+            raise UsageError(f"--target {path}: {kind.noun} is reached by every host itself; the hosts file gives "
+                             f"{', '.join(own[:3])}{' ...' if len(own) > 3 else ''} a target directory of its own: leave it out")  # fmt: skip
+        out.append(Target(kind=kind.name, path=path))
+    return tuple(out) or (Target(kind="dir", path="."),)
 
 
 def resolve_targets(ctx: SessionEnv, request: RunRequest) -> tuple[Target, ...]:
     """The request's targets, each through its kind and the write guard (refused in one line)."""
-    if request.hosts:
-        return remote_targets(request)
     from ..targets import resolve
     from ..targets.local import check_requested_size
 
-    resolved = tuple(
-        resolve(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=ctx.db_url,
-                              ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)
-        for t in request.target_paths
-    )  # fmt: skip
+    def resolved_here(t: str) -> Target:
+        return resolve(t, destroy=request.destroy, workloads=request.guarded_workloads, db_path=ctx.db_url,
+                       ceph_conf=request.ceph_conf, ceph_client=request.ceph_client, ceph_timeout_s=request.ceph_timeout_s)  # fmt: skip
+
+    if request.hosts:  # directories on the hosts as they are; a kind the hosts reach checked from here
+        return tuple(t if t.kind == "dir" else resolved_here(t.path) for t in remote_targets(request))
+    resolved = tuple(resolved_here(t) for t in request.target_paths)
     for target in resolved:
         check_requested_size(target, request.overrides.size)
     return resolved
@@ -403,13 +421,17 @@ def failure_reason(outcome: RunOutcome, specs: Sequence[JobSpec]) -> str | None:
             f"workload {first.workload!r} on {first.target}: {first.reason}")  # fmt: skip
 
 
-def telemetry_for(request: RunRequest, store: RunStore, *, remote: bool) -> Telemetry:
-    """What the runner learns about the storage: nothing here for client runs (the storage is on
-    the hosts); else the local description, with the network ceilings ``storbench net``
-    measured, for the share-ceiling check."""
+def telemetry_for(request: RunRequest, store: RunStore, *, remote: bool, targets: Sequence[Target] = ()) -> Telemetry:
+    """What the runner learns about the storage: nothing here for client runs on the hosts'
+    directories (the storage is on the hosts); else the target's description (for a kind the
+    hosts reach, such as an S3 bucket, read from here as for a local run: the bucket, the
+    gateway's counters), with the network ceilings ``storbench net`` measured, for the
+    share-ceiling check."""
     from . import runner
+    from ..targets import kind_of
 
-    if remote or not request.telemetry:
+    reached = bool(targets) and all(kind_of(t).hosts_reach for t in targets)
+    if (remote and not reached) or not request.telemetry:
         return runner.NoTelemetry()
     return runner.SystemTelemetry(net_ceiling_of=store.last_net_ceiling)
 
@@ -443,13 +465,13 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
     client: ClientFio | None = None
     local: runner.SubprocessFio | None = None
     executor: FioExecutor
+    resolved = resolve_targets(ctx, request)  # before the hosts are asked: a target refused is one line at once
     if request.hosts:
         client, preflight = prepare_hosts(ctx, request)
         executor = client
     else:
         local = runner.SubprocessFio(ctx.env.fio_path)
         executor = local
-    resolved = resolve_targets(ctx, request)
     label = request.label
     with contextlib.ExitStack() as stack:
         if not resolved:
@@ -538,7 +560,7 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
                         reporter.note(line)
             run_ctx = runner.ExecuteContext(
                 run_id=execute_id, executor=executor, sink=store, reporter=reporter, label=label, clock=ctx.env.clock,
-                keep_files=request.keep_files, repeat=request.repeat, telemetry=telemetry_for(request, store, remote=preflight is not None),
+                keep_files=request.keep_files, repeat=request.repeat, telemetry=telemetry_for(request, store, remote=preflight is not None, targets=resolved),
                 previous=previous, prefill=request.prefill, hosts_required=request.hosts_required,
             )  # fmt: skip
             outcome = until_steady(run_ctx, specs, store) if request.until_steady else runner.execute(specs, run_ctx)

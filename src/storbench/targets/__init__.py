@@ -61,6 +61,11 @@ def kind_of(target: Target) -> TargetKind:
         raise ValueError(f"unknown target kind {target.kind!r} (expected {', '.join(_BY_NAME)})") from None
 
 
+def claiming_kind(spec: str) -> TargetKind | None:
+    """The URI kind a ``--target`` names by its prefix (``s3://``, ``rbd:``, ...), else None (a path). Pure."""
+    return next((kind for kind in KINDS if kind.claims(spec)), None)
+
+
 def kind_names() -> tuple[str, ...]:
     return tuple(_BY_NAME)
 
@@ -114,6 +119,7 @@ def resolve(
 __all__ = [
     "KINDS",
     "Placement",
+    "claiming_kind",
     "ResolveContext",
     "TargetKind",
     "drop_for_kind",

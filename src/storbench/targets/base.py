@@ -112,6 +112,10 @@ class TargetKind:
     request_stall_s: float | None = None
     #: options the kind's client cannot carry out, dropped from a job with a note saying why
     dropped_options: Mapping[str, str] = {}
+    #: every host of a client/server run (``--host``) reaches this target's server itself: the
+    #: server's address and all the job needs are in the job file each host is sent (S3); a kind
+    #: without it cannot be given with ``--host`` (its client, configuration or bridge is here)
+    hosts_reach: bool = False
 
     def claims(self, spec: str) -> bool:
         return bool(self.prefixes) and spec.startswith(self.prefixes)

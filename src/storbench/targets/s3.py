@@ -242,6 +242,7 @@ class S3Kind(TargetKind):
     noun = "an S3 bucket"
     remote_test_file = True
     reads_need_objects = True
+    hosts_reach = True
     #: fio's http engine waits for a request without end (no curl timeout): stuck a minute past its end
     request_stall_s = 60.0
     dropped_options = DROPPED
