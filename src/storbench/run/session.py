@@ -427,8 +427,8 @@ def telemetry_for(request: RunRequest, store: RunStore, *, remote: bool, targets
     hosts reach, such as an S3 bucket, read from here as for a local run: the bucket, the
     gateway's counters), with the network ceilings ``storbench net`` measured, for the
     share-ceiling check."""
-    from . import runner
     from ..targets import kind_of
+    from . import runner
 
     reached = bool(targets) and all(kind_of(t).hosts_reach for t in targets)
     if (remote and not reached) or not request.telemetry:

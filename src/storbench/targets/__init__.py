@@ -119,9 +119,9 @@ def resolve(
 __all__ = [
     "KINDS",
     "Placement",
-    "claiming_kind",
     "ResolveContext",
     "TargetKind",
+    "claiming_kind",
     "drop_for_kind",
     "engine_for_kind",
     "fio_filename",
