@@ -5,6 +5,7 @@ an injected reader, stored and read back, printed.  The real gateway: tests/targ
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from storbench.backend import BackendActivity, backend_from_dict, backend_to_dic
 from storbench.backend.rgw import COUNTERS, RgwActivity, format_rgw_activity, parse_perf_dump
 from storbench.backend.rgw_sampler import RgwSampler
 
-DUMP = Path(__file__).resolve().parents[1] / "data" / "ceph" / "rgw-perf-dump.json"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ceph"
+DUMP = DATA / "rgw-perf-dump.json"
 
 
 def test_the_rgw_section_of_a_real_perf_dump():
@@ -73,3 +75,80 @@ def test_a_counter_that_went_down_is_not_compared():
 
 def test_a_counter_kept_as_a_count_and_a_sum_is_its_count():
     assert parse_perf_dump('{"rgw": {"req": {"avgcount": 5, "sum": 0.3}, "get": 2, "put": true}}') == {"req": 5, "get": 2}
+
+
+# --------------------------------------------------------------------------- requests held paused (a full cluster)
+
+
+def test_paused_requests_of_a_real_radosgw_on_a_full_cluster():
+    """objecter_requests read from radosgw 16.2.15 here: with the OSD flagged full (ratios set below
+    its use) a PUT in flight and radosgw's own watches are held paused; on the healthy cluster none."""
+    from storbench.backend.rgw import parse_paused
+
+    assert parse_paused((DATA / "rgw-objecter-requests-full.json").read_text()) == 12
+    assert parse_paused((DATA / "rgw-objecter-requests.json").read_text()) == 0
+    for text, said in (("nope", "not objecter_requests (JSON)"), ("{}", "no 'ops' list"), ('{"ops": 3}', "no 'ops' list")):
+        with pytest.raises(ValueError, match=re.escape(said)):
+            parse_paused(text)
+
+
+def test_the_admin_socket_is_asked_as_cephs_own_client_asks(tmp_path):
+    """The command as JSON and a NUL; the answer a 4-byte big-endian length and the text (sent here
+    in two pieces); a socket that closes early or is missing reads as not known."""
+    import socket
+    import struct
+    import threading
+
+    from storbench.backend.rgw_sampler import admin_command, paused_requests
+
+    path = str(tmp_path / "rgw.asok")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+    asked: list[bytes] = []
+    answer = (DATA / "rgw-objecter-requests-full.json").read_bytes()
+
+    def serve(times: int) -> None:
+        for i in range(times):
+            conn, _ = server.accept()
+            with conn:
+                asked.append(conn.recv(4096))
+                if i == times - 1:  # the last one closes before its whole answer
+                    conn.sendall(struct.pack(">I", len(answer)) + answer[:100])
+                    continue
+                conn.sendall(struct.pack(">I", len(answer)) + answer[:5000])
+                conn.sendall(answer[5000:])
+
+    thread = threading.Thread(target=serve, args=(3,), daemon=True)
+    thread.start()
+    try:
+        assert admin_command(path, "objecter_requests") == answer.decode()
+        assert paused_requests(path) == 12
+        assert paused_requests(path) is None  # cut short
+        thread.join(5)
+        assert asked == [b'{"prefix": "objecter_requests"}\0'] * 3
+    finally:
+        server.close()
+    assert paused_requests(str(tmp_path / "missing.asok")) is None
+
+
+def test_the_held_watch_stops_fio_after_three_readings_in_a_row():
+    from storbench.run.serverwatch import HeldWatch, first_of
+
+    now = [0.0]
+    readings = iter([0, 5, 0, 7, 9, 12, 12])
+    watch = HeldWatch("radosgw (/run/rgw.asok)", lambda: next(readings), clock=lambda: now[0])
+    said = []
+    for step in range(1, 16):
+        now[0] = step * 1.0  # called every second, read every 2
+        said.append(watch.check())
+    # readings at 2 s (0), 4 s (5), 6 s (0: the count starts again), 8, 10, 12 s (7, 9, 12): stopped at 12 s
+    assert said[:11] == [None] * 11 and said[11] == (
+        "radosgw (/run/rgw.asok) held 12 of its requests to the cluster paused for 4 s: the cluster or a pool is full, or "
+        "paused (ceph health detail says which); fio was stopped, its figures are not kept")
+    unknown = HeldWatch("radosgw", lambda: None, clock=lambda: now[0])
+    now[0] += 10
+    assert unknown.check() is None  # a socket that cannot be read says nothing
+    assert first_of(None, None) is None and first_of(None, unknown.check) == unknown.check
+    both = first_of(lambda: None, lambda: "second")
+    assert both is not None and both() == "second"

@@ -283,6 +283,40 @@ def test_no_server_and_no_credentials_are_one_line(cli, rgw, monkeypatch):
     ]
 
 
+def test_a_full_cluster_is_one_line_from_the_gateways_paused_requests(tmp_path, keys):
+    """The cluster under radosgw flagged full (its full ratio set below what the OSD holds, as a
+    filled OSD would be): radosgw takes the PUTs and holds them paused, and fio's http engine waits
+    without end; with admin_socket= storbench reads the paused requests and stops fio with one line
+    saying so, long before the stall line (60 s past the planned 30 s); no fio is left.  The ratios
+    are put back and the cluster is healthy again afterwards."""
+    from servers import wait_until
+
+    from storbench.backend.rgw_sampler import paused_requests
+
+    cluster = keys.cluster
+    keys.s3().create_bucket(Bucket="filled")
+    target = f"s3://filled?endpoint={keys.endpoint}&admin_socket={keys.asok}"
+    try:
+        for command, ratio in (("set-nearfull-ratio", "0.0005"), ("set-backfillfull-ratio", "0.0008"), ("set-full-ratio", "0.001")):
+            cluster.cli("ceph", "osd", command, ratio)
+        wait_until(lambda: "full osd" in cluster.cli("ceph", "health").stdout, 60, "the OSD was not flagged full")
+        run = subprocess.run([sys.executable, "-m", "storbench", "run", "--target", target, "--workload", "put-4k-t1",
+                              "--size", "256k", "--runtime", "30", "--repeat", "1", "--no-report"],
+                             env={**keys.env, "STORBENCH_DB": str(tmp_path / "r.sqlite")}, cwd=tmp_path, capture_output=True,
+                             text=True, timeout=150)  # fmt: skip
+    finally:
+        for command, ratio in (("set-full-ratio", "0.95"), ("set-backfillfull-ratio", "0.9"), ("set-nearfull-ratio", "0.85")):
+            cluster.cli("ceph", "osd", command, ratio)
+        wait_until(lambda: "HEALTH_OK" in cluster.cli("ceph", "health").stdout, 90, "the cluster is not healthy again")
+        wait_until(lambda: paused_requests(str(keys.asok)) == 0, 60, "radosgw still holds requests paused")
+    assert run.returncode == 1, run.stderr
+    (line,) = [ln for ln in run.stderr.splitlines() if ln.startswith("storbench: error:")]
+    assert f"workload 'put-4k-t1' on {target}: radosgw ({keys.asok}) held " in line, line
+    assert "of its requests to the cluster paused for 4 s: the cluster or a pool is full, or paused (ceph health detail says " in line, line
+    assert "FAILED put-4k-t1" in run.stderr and "had not come back" not in run.stderr
+    assert subprocess.run(["pgrep", "-f", "fio.*put-4k-t1"], capture_output=True).returncode == 1
+
+
 def test_gateway_killed_mid_run_is_one_line_and_leaves_nothing_running(tmp_path, keys):
     """radosgw SIGKILLed while fio GETs: the run ends within a bound with one line naming the
     server, the workload before it is kept, and no fio is left.  Last: the gateway stays down."""

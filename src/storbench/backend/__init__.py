@@ -18,7 +18,7 @@ children) and errors; never run, study, store, render or commands.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from storbench.jsontypes import JSONMapping, JSONObject, JSONValue
@@ -60,6 +60,22 @@ class _Samplers:
                      ("nfs_server", got.nfs_server), ("rgw", got.rgw))  # fmt: skip
             parts.update({k: v for k, v in found if v is not None})
         return BackendActivity(**parts)
+
+
+def held_requests(target: Target) -> tuple[str, Callable[[], int | None]] | None:
+    """What counts the requests the server under ``target`` holds paused, in words and as a
+    reading (how many now; None: not known): radosgw's objecter through the admin socket an
+    ``s3://`` target names (a full cluster or pool pauses them); None for any other target."""
+    if target.kind != "s3":
+        return None
+    from ..targets.s3 import parse_s3_spec
+
+    socket = parse_s3_spec(target.path).admin_socket
+    if socket is None:
+        return None
+    from .rgw_sampler import paused_requests
+
+    return f"radosgw ({socket})", lambda: paused_requests(socket)
 
 
 def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_bytes: int | None = None) -> BackendSampler | None:

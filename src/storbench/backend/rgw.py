@@ -63,6 +63,21 @@ def parse_perf_dump(text: str) -> dict[str, int]:
     return out
 
 
+def parse_paused(text: str) -> int:
+    """``ceph --admin-daemon SOCKET objecter_requests`` -> how many of radosgw's requests to its
+    cluster its objecter holds paused (``"paused": 1``): a cluster or pool flagged full (or
+    ``ceph osd pause``) pauses them, and radosgw then leaves its clients' requests unanswered.
+    0 when none is.  ValueError for what is not an objecter's requests."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not objecter_requests (JSON): {exc}") from None
+    ops = doc.get("ops") if isinstance(doc, dict) else None
+    if not isinstance(ops, list):
+        raise ValueError("not radosgw's objecter_requests: no 'ops' list")
+    return sum(1 for op in ops if isinstance(op, dict) and op.get("paused") not in (0, False, None))
+
+
 def format_rgw_activity(activity: RgwActivity) -> list[str]:
     """``radosgw (its counters): 9,692 requests, 0 failed; 9,692 GETs served (37.9 MiB), 0 PUTs (0 B)``,
     or what could not be read."""

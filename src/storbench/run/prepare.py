@@ -145,7 +145,10 @@ def seed_objects(spec: JobSpec, executor: FioExecutor) -> tuple[int, int]:
                     and k != "filename_format") + (("rw", "write"),)  # fmt: skip
     seed = Workload(name=spec.workload.name, description="storbench: the objects a reading workload asks for, written first",
                     options=options, origin="storbench")  # fmt: skip
-    inv = run_fio(executor, build_job(seed, spec.target, Overrides()), lambda status: None)
+    from .serverwatch import held_watch
+
+    # a gateway that holds the PUTs paused (a full cluster) would leave fio waiting without end
+    inv = run_fio(executor, build_job(seed, spec.target, Overrides()), lambda status: None, held_watch(spec.target))
     result = None
     with contextlib.suppress(FioParseError):
         result = parse_fio_json(inv.output_text)

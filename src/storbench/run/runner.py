@@ -257,13 +257,16 @@ def execute(specs: Sequence[JobSpec], ctx: ExecuteContext) -> RunOutcome:
 
 
 def _watch(spec: JobSpec, server: ServerWatch | None) -> Callable[[], str | None] | None:
-    """What stops fio early: its server gone (:class:`ServerWatch`), or, where the kind says its
-    requests can hang (:attr:`~storbench.targets.base.TargetKind.request_stall_s`), a time-based
-    job still running that long past its planned end."""
+    """What stops fio early: its server gone (:class:`ServerWatch`), its server holding requests
+    paused (:class:`~storbench.run.serverwatch.HeldWatch`: radosgw on a full cluster, through the
+    admin socket an ``s3://`` target names), or, where the kind says its requests can hang
+    (:attr:`~storbench.targets.base.TargetKind.request_stall_s`), a time-based job still running
+    that long past its planned end."""
     from ..jobs import plan
     from ..targets import kind_of
+    from .serverwatch import first_of, held_watch
 
-    check = server.check if server is not None else None
+    check = first_of(server.check if server is not None else None, held_watch(spec.target))
     stall = kind_of(spec.target).request_stall_s
     planned = plan.group_estimate(spec.workload.name, spec.target.display, [dict(o) for o in spec.every_section], 1).seconds if stall is not None else None
     if stall is None or planned is None:

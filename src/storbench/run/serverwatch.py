@@ -24,6 +24,10 @@ import errno
 import socket
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..model import Target
 
 #: seconds between two probes while fio runs
 INTERVAL_S = 1.0
@@ -105,6 +109,66 @@ class ServerWatch:
             return None
         return (f"{self.where} stopped answering during the workload ({self._missed[-1]}, "
                 f"{len(self._missed)} tries {self._interval_s:g} s apart); fio was stopped, its figures are not kept")  # fmt: skip
+
+
+#: seconds between two readings of a server's paused requests while fio runs
+HELD_INTERVAL_S = 2.0
+#: readings in a row that must find requests paused before fio is stopped
+HELD_READINGS = 3
+
+
+class HeldWatch:
+    """Watches a server that keeps its port and takes requests but holds them paused (radosgw,
+    whose objecter pauses every request to a cluster or pool flagged full, and leaves fio's
+    requests unanswered: fio's http engine has no timeout).  ``read`` gives how many are held now
+    (None: not known); once :data:`HELD_READINGS` readings in a row, :data:`HELD_INTERVAL_S`
+    apart, found some, fio is stopped with one line."""
+
+    def __init__(self, what: str, read: Callable[[], int | None], *, clock: Callable[[], float] = time.monotonic,
+                 interval_s: float = HELD_INTERVAL_S, readings: int = HELD_READINGS) -> None:  # fmt: skip
+        self.what = what
+        self._read = read
+        self._clock = clock
+        self._interval_s = interval_s
+        self._readings = readings
+        self._held: list[int] = []
+        self._next_s = clock() + interval_s
+
+    def check(self) -> str | None:
+        """While fio runs (called often; reads once per interval): the reason to stop fio, else None."""
+        if self._clock() < self._next_s:
+            return None
+        held = self._read()
+        self._next_s = self._clock() + self._interval_s
+        if not held:
+            self._held.clear()
+            return None
+        self._held.append(held)
+        if len(self._held) < self._readings:
+            return None
+        return (f"{self.what} held {held} of its requests to the cluster paused for {self._interval_s * (self._readings - 1):g} s: "
+                "the cluster or a pool is full, or paused (ceph health detail says which); fio was stopped, its figures are not kept")  # fmt: skip
+
+
+def held_watch(target: Target) -> Callable[[], str | None] | None:
+    """A :class:`HeldWatch` of the server under ``target`` where one can be read (radosgw through
+    the admin socket an ``s3://`` target names: :func:`storbench.backend.held_requests`), else None."""
+    from ..backend import held_requests
+
+    held = held_requests(target)
+    return HeldWatch(*held).check if held is not None else None
+
+
+def first_of(*checks: Callable[[], str | None] | None) -> Callable[[], str | None] | None:
+    """One watch asking each of ``checks`` in turn (None ones left out): the first reason wins."""
+    given = [c for c in checks if c is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+
+    def watch() -> str | None:
+        return next((said for c in given if (said := c()) is not None), None)
+
+    return watch
 
 
 def with_deadline(check: Callable[[], str | None] | None, limit_s: float, reason: str,
