@@ -289,9 +289,9 @@ def test_a_full_cluster_is_one_line_from_the_gateways_paused_requests(tmp_path, 
     without end; with admin_socket= storbench reads the paused requests and stops fio with one line
     saying so, long before the stall line (60 s past the planned 30 s); no fio is left.  The ratios
     are put back and the cluster is healthy again afterwards."""
-    from servers import wait_until
-
     from storbench.backend.rgw_sampler import paused_requests
+
+    from servers import wait_until
 
     cluster = keys.cluster
     keys.s3().create_bucket(Bucket="filled")
