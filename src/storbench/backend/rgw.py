@@ -40,14 +40,19 @@ class RgwActivity:
         return change if change >= 0 else None
 
 
+def _json(text: str, what: str) -> object:
+    """An admin socket's answer read as JSON; ValueError naming ``what`` it is not."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not {what} (JSON): {exc}") from None
+
+
 def parse_perf_dump(text: str) -> dict[str, int]:
     """``ceph --admin-daemon SOCKET perf dump`` -> the ``rgw`` section's :data:`COUNTERS`.  A
     counter radosgw gives as ``{"avgcount": N, "sum": S}`` is its count.  ValueError for what is not
     radosgw's perf dump."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not a perf dump (JSON): {exc}") from None
+    doc = _json(text, "a perf dump")
     section = doc.get("rgw") if isinstance(doc, dict) else None
     if not isinstance(section, dict):
         raise ValueError("not radosgw's perf dump: no 'rgw' section (is the socket a radosgw's?)")
@@ -68,10 +73,7 @@ def parse_paused(text: str) -> int:
     cluster its objecter holds paused (``"paused": 1``): a cluster or pool flagged full (or
     ``ceph osd pause``) pauses them, and radosgw then leaves its clients' requests unanswered.
     0 when none is.  ValueError for what is not an objecter's requests."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not objecter_requests (JSON): {exc}") from None
+    doc = _json(text, "objecter_requests")
     ops = doc.get("ops") if isinstance(doc, dict) else None
     if not isinstance(ops, list):
         raise ValueError("not radosgw's objecter_requests: no 'ops' list")
