@@ -22,7 +22,6 @@ import os
 import selectors
 import socket
 import struct
-import sys
 import time
 from collections.abc import Sequence
 
@@ -112,10 +111,6 @@ def replies(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
 #: was sent the moment its connection opened (a pre-flight of 1.02 s instead of 0.03 s)
 HEDGE_AFTER_S = 0.1
 HEDGES = 3
-#: the interpreter's thread switch interval while probing: a thread of storbench's own busy
-#: beside it (the store opening, importing its modules) held the interpreter for up to 5 ms after
-#: each ``connect`` returned, long enough for the server to poll before the probe was sent
-PROBE_SWITCH_INTERVAL_S = 0.0001
 
 
 def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float, timeout_s: float) -> list[tuple[str | None, str | None]]:
@@ -130,8 +125,6 @@ def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float
     addresses: dict[int, tuple] = {}
     commands = [probe_command(server_version, host.address) for host in hosts]
     hedges = dict.fromkeys(range(len(hosts)), 0)  # host index -> connections opened beyond the first
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch_interval, PROBE_SWITCH_INTERVAL_S))
 
     def ask(i: int) -> str | None:
         """Open a connection to host ``i`` and send its probe as soon as it opens; why not, or None."""
@@ -199,7 +192,6 @@ def ask_all(hosts: Sequence[Host], server_version: int, connect_timeout_s: float
                         for a in list(open_):
                             close(a)
     finally:
-        sys.setswitchinterval(switch_interval)
         for open_ in asking.values():
             for a in open_:
                 sel.unregister(a.sock)

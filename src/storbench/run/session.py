@@ -458,9 +458,15 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
 
     # A run that opens its store while the first fio starts (below) leaves the store alone
     # until then; else the store module (SQLAlchemy: a quarter of a second) is imported on
-    # another thread while this one waits for fio (--version, the ioengine probe).
-    if resume_run is not None or request.until_steady or request.hosts:
+    # another thread while this one waits for fio (--version, the ioengine probe).  For hosts,
+    # only once they have answered: a thread importing beside the probe held the interpreter
+    # between a connect and its probe long enough for a fio server to poll first and wait a
+    # second (run/fioprobe.py).
+    def import_store() -> None:
         threading.Thread(target=importlib.import_module, args=("storbench.store.database",), daemon=True).start()
+
+    if resume_run is not None or request.until_steady:
+        import_store()
     preflight: Preflight | None = None
     client: ClientFio | None = None
     local: runner.SubprocessFio | None = None
@@ -468,6 +474,8 @@ def run_session(ctx: SessionEnv, request: RunRequest, reporter_for: ReporterFact
     resolved = resolve_targets(ctx, request)  # before the hosts are asked: a target refused is one line at once
     if request.hosts:
         client, preflight = prepare_hosts(ctx, request)
+        if resume_run is None and not request.until_steady:
+            import_store()
         executor = client
     else:
         local = runner.SubprocessFio(ctx.env.fio_path)
