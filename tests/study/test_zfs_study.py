@@ -9,8 +9,10 @@ import os
 import shutil
 import signal
 import sqlite3
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,12 +33,24 @@ def loops_over(folder: Path) -> list[str]:
     return [line for line in out.splitlines() if str(folder) in line]
 
 
+@pytest.fixture(autouse=True)
+def own_tmp(monkeypatch, tmp_path) -> Iterator[Path]:
+    """The temporary directory storbench (run in this process) makes its study directories in:
+    one of this test's own, so that what it leaves is told from what a study of another test
+    beside it (another xdist worker) has in /tmp at that moment.  Short: sockets live in it.
+    (After ``tmp_path``: pytest finds its own base directory through the same ``tempfile``.)"""
+    path = Path(tempfile.mkdtemp(prefix="sbz-"))
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def assert_nothing_left(tmp_path: Path) -> None:
     assert storbench_pools() == []
     assert loops_over(tmp_path) == []
     assert [m for m in fuse_zfs_mounts() if "storbench-matrix-" in m] == []
     assert list(tmp_path.glob(".storbench-loops-*")) == []
-    assert [p for p in os.listdir("/tmp") if p.startswith("storbench-matrix-")] == []
+    assert [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("storbench-matrix-")] == []
 
 
 def test_filesystem_study_ext4_xfs_zfs_raid10_raidz1(zfs, cli, tmp_path: Path):
