@@ -605,16 +605,22 @@ CASES: dict[str, Case] = {
                        (" GETs but radosgw served ", ": 100 were answered 404 (no such object)"), "a PUT pass of the same keys"),
     "object-server-errors": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", rgw=(0, 7)), "invalid",
                                  ("radosgw counted 7 failed requests of ", "which fio reported without an error"), "radosgw's log"),
+    "object-bucket-changed": Case(lambda: _s3("s3_get_4k_4jobs_radosgw.json", rw="randread", bs="4k", numjobs="4", bucket=(5, 20480)), "warning",
+                                  ("bucket bench changed by +5 objects, +20.0 KiB during this repetition (the server's own count) while fio made no PUT or DELETE (it only read)",
+                                   "another client wrote to or deleted from it"), "a bucket and gateway nobody else uses"),
     "share-mount-limits": Case(lambda: _soft_small_nfs(), "warning", ("nfs4 share of /export/bench from nas01.example.lan at /mnt/bench", "it is mounted soft",
                                                                         "rsize=32.0 KiB is smaller than the workload's bs=1.0 MiB: each I/O is 32 requests"), "mount with hard"),
 }
 
 
 def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, float] | None = None,
-        cpu: tuple[float, float] | None = None, rgw: tuple[int, int] | None = None) -> CheckContext:
+        cpu: tuple[float, float] | None = None, rgw: tuple[int, int] | None = None,
+        bucket: tuple[int, int] | None = None) -> CheckContext:
     """A run recorded on radosgw (fio's http engine; tests/data/fio-json/s3_*.json), 2 s time-based on 2 MiB a job.
     ``rgw``: radosgw's counters around it (backend.rgw), (GETs it did not serve of fio's, failed requests
-    beyond those), its perf dump's other counters those of tests/data/ceph/rgw-perf-dump.json."""
+    beyond those), its perf dump's other counters those of tests/data/ceph/rgw-perf-dump.json.
+    ``bucket``: how many objects and bytes the bucket's own count (tests/data/ceph/rgw-head-bucket.json
+    before) changed by during it."""
     r = load(name)
     jobs = []
     for j in r.jobs:
@@ -638,6 +644,13 @@ def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, floa
         after = {**before, "req": before["req"] + gets + failed, "get": before["get"] + gets - missing,
                  "failed_req": before["failed_req"] + missing + failed}  # fmt: skip
         backend = BackendActivity(rgw=RgwActivity(socket="/run/ceph/rgw.asok", before=before, after=after))
+    if bucket is not None:
+        from storbench.backend import BackendActivity
+        from storbench.backend.bucket import BucketActivity, BucketCount, parse_bucket_headers
+
+        head = parse_bucket_headers(json.loads((DATA.parent / "ceph" / "rgw-head-bucket.json").read_text()))
+        after_count = BucketCount(objects=head.objects + bucket[0], bytes=head.bytes + bucket[1])
+        backend = BackendActivity(bucket=BucketActivity(where="bucket bench", source="server", before=head, after=after_count))
     return clean(options=options, results=(r,), storage=st, activity=(), files_before=(), files_after=(), fs_used_before=None,
                  fs_used_after=None, backend=backend)  # fmt: skip
 

@@ -5,6 +5,8 @@ placement, the stored form, the findings.  The real cluster's tests are in test_
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,7 +109,7 @@ def test_rbd_image_and_rados_outputs():
     c = parse_rados_df(text("rados-df.json"), "rbd")
     assert c is not None and (c.objects, c.read_ops, c.read_bytes, c.write_ops, c.write_bytes) == (8, 8390, 165888, 10740, 92274688)
     perf = parse_osd_perf_dump(text("tell-osd-perf-dump-osd.json"))
-    assert (perf.osds, perf.read_ops, perf.read_bytes, perf.write_ops) == (1, 4958, 19828178, 0)
+    assert (perf.osds, perf.read_ops, perf.read_bytes, perf.write_ops, perf.rw_ops, perf.rw_bytes) == (1, 4958, 19828178, 0, 16, 0)
     assert perf.read_latency_s == pytest.approx(1.233671267)
     assert parse_rados_stat("bench/storbench.testfile mtime 2026-12-01T11:36:36.000000+0000, size 16732160\n") == 16732160
     assert parse_rados_ls("\tstorbench.testfile\n\trbd_directory\n") == ("storbench.testfile", "rbd_directory")
@@ -270,3 +272,22 @@ def test_doctor_warns_of_a_never_written_image_before_a_read():
     written = dataclasses.replace(st, ceph=dataclasses.replace(st.ceph, image=dataclasses.replace(st.ceph.image, used_bytes=200 * MiB)))
     assert not [f for f in preflight(PreflightContext(options_by_workload={"r": {"rw": "randread"}}, storage=written, mem_bytes=None))
                 if f.check == "sparse-read"]  # fmt: skip
+
+
+def test_the_pool_under_a_radosgw_bucket():
+    """radosgw-admin 16.2.15 here: a bucket's stats (no explicit placement: the zone's rule says)
+    and the zone's placement pools."""
+    from storbench.storage.ceph import parse_bucket_placement, parse_zone_data_pool
+
+    assert parse_bucket_placement(text("radosgw-admin-bucket-stats.json")) == ("default-placement", None)
+    zone = text("radosgw-admin-zone-get.json")
+    assert parse_zone_data_pool(zone, "default-placement") == "default.rgw.buckets.data"
+    stats = json.loads(text("radosgw-admin-bucket-stats.json"))
+    stats["explicit_placement"]["data_pool"] = "old.buckets"  # a bucket made before placement rules
+    assert parse_bucket_placement(json.dumps(stats)) == ("default-placement", "old.buckets")
+    for call, said in ((lambda: parse_zone_data_pool(zone, "fast-placement"), "zone default has no placement 'fast-placement'"),
+                       (lambda: parse_zone_data_pool(zone, "default-placement/COLD"), "has no data pool for storage class COLD"),
+                       (lambda: parse_bucket_placement('{"ops": []}'), "not radosgw-admin bucket stats"),
+                       (lambda: parse_zone_data_pool("failure: (2) No such file", "default-placement"), "no JSON")):  # fmt: skip
+        with pytest.raises(ValueError, match=re.escape(said)):
+            call()

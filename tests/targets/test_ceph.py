@@ -197,7 +197,7 @@ def test_ceph_target_errors_are_one_line(cli, ceph, tmp_path: Path):
         (("--target", "rbd:rbd/nosuch", *_conf(ceph)), "rbd create --size 1G rbd/nosuch"),
         (("--target", "rados:nosuch", *_conf(ceph)), "ceph osd pool create nosuch"),
         (("--target", "rbd:rbd/img1", "--ceph-conf", str(tmp_path / "missing.conf")), "is not a readable file: give --ceph-conf PATH"),
-        (("--target", str(tmp_path), *_conf(ceph)), "apply only to rbd: and rados: targets"),
+        (("--target", str(tmp_path), *_conf(ceph)), "apply only to rbd:, rados: and s3:// targets"),
     ):
         res = cli("run", *args, "--workload", "rnd4k-q1t1-read", *RUNTIME)
         assert res.code == 2, (args, res.out, res.err)

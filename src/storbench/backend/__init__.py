@@ -57,7 +57,7 @@ class _Samplers:
         for s in self.samplers:
             got = s.activity()
             found = (("zfs", got.zfs), ("nbd", got.nbd), ("ceph", got.ceph), ("hardware", got.hardware), ("bridge", got.bridge),
-                     ("nfs_server", got.nfs_server), ("rgw", got.rgw))  # fmt: skip
+                     ("nfs_server", got.nfs_server), ("rgw", got.rgw), ("bucket", got.bucket))  # fmt: skip
             parts.update({k: v for k, v in found if v is not None})
         return BackendActivity(**parts)
 
@@ -128,7 +128,7 @@ def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_
 
             version = "v4.0" if target.kind == "nfs-fio" and nfs_version(target.path) == 4 else "v3"
             samplers.append(GaneshaIoSampler(source[0], source[1], version))
-    if target is not None and getattr(target, "kind", None) == "s3":  # a radosgw whose admin socket was named
+    if target is not None and getattr(target, "kind", None) == "s3":  # the bucket's count; radosgw's counters, its pool's OSDs
         from ..targets.s3 import parse_s3_spec
 
         socket = parse_s3_spec(target.path).admin_socket
@@ -136,6 +136,14 @@ def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_
             from .rgw_sampler import RgwSampler
 
             samplers.append(RgwSampler(socket))
+        from .bucket_sampler import BucketSampler
+
+        samplers.append(BucketSampler(target))
+        pool = target.param("pool")
+        if pool:  # the Ceph cluster under radosgw was reached (--ceph-conf, or through its admin socket)
+            from .ceph_sampler import CephSampler
+
+            samplers.append(CephSampler(target, pool))
     drives = getattr(storage, "drives", ())
     if drives:  # physical drives smartctl could read when the target was described
         from .hardware_sampler import HardwareSampler
@@ -186,6 +194,7 @@ def backend_from_dict(data: JSONMapping) -> BackendActivity:
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise StoreError(f"stored back-end activity has format version {version!r}, this storbench reads up to {FORMAT_VERSION}")
     from .bridge import BridgeActivity
+    from .bucket import BucketActivity
     from .ceph import CephActivity
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
@@ -205,9 +214,10 @@ def backend_from_dict(data: JSONMapping) -> BackendActivity:
         nfs = NfsServerActivity(**{**nfs, "problems": tuple(nfs.get("problems", ()))}) if nfs is not None else None
         rgw = data.get("rgw")
         rgw = RgwActivity(**{**rgw, "problems": tuple(rgw.get("problems", ()))}) if rgw is not None else None
+        bucket = decode_dataclass(BucketActivity, data["bucket"], "backend.bucket") if data.get("bucket") is not None else None
     except (TypeError, KeyError, AttributeError) as exc:
         raise StoreError(f"stored back-end activity is malformed: {exc}") from None
-    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge, nfs_server=nfs, rgw=rgw)
+    return BackendActivity(zfs=zfs, nbd=nbd, ceph=ceph, hardware=hardware, bridge=bridge, nfs_server=nfs, rgw=rgw, bucket=bucket)
 
 
 __all__ = ["FORMAT_VERSION", "BackendActivity", "BackendSampler", "backend_from_dict", "backend_to_dict", "sampler_for"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, Self
 
 if TYPE_CHECKING:
     from .bridge import BridgeActivity
+    from .bucket import BucketActivity
     from .ceph import CephActivity
     from .hardware import HardwareActivity
     from .nbd import NbdActivity
@@ -37,10 +38,12 @@ class BackendActivity:
     nfs_server: NfsServerActivity | None = None
     #: what a Ceph radosgw under an S3 target served (its own request counters)
     rgw: RgwActivity | None = None
+    #: what an S3 target's bucket held before and after the run (the server's own count, or the run's prefix listed)
+    bucket: BucketActivity | None = None
 
     @property
     def problems(self) -> tuple[str, ...]:
-        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge, self.nfs_server, self.rgw)
+        parts = (self.zfs, self.nbd, self.ceph, self.hardware, self.bridge, self.nfs_server, self.rgw, self.bucket)
         return tuple(p for part in parts if part is not None for p in part.problems)
 
 

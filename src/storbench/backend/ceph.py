@@ -33,6 +33,9 @@ class CephActivity:
     osd_write_ops: int | None = None
     osd_write_bytes: int | None = None
     osd_write_latency_ns: float | None = None
+    #: read-modify-write operations (radosgw's bucket index updates, object overwrites) and their bytes
+    osd_rw_ops: int | None = None
+    osd_rw_bytes: int | None = None
     health_before: str | None = None
     health_after: str | None = None
     problems: tuple[str, ...] = ()
@@ -54,6 +57,7 @@ def format_ceph_activity(a: CephActivity) -> list[str]:
         lines.append(
             f"OSDs ({a.osds}): read {a.osd_read_ops} ops / {format_bytes(a.osd_read_bytes)}{lat(a.osd_read_latency_ns)}; "
             f"wrote {a.osd_write_ops} ops / {format_bytes(a.osd_write_bytes)}{lat(a.osd_write_latency_ns)}"
+            + (f"; read-modify-write {a.osd_rw_ops} ops / {format_bytes(a.osd_rw_bytes)}" if a.osd_rw_ops else "")
         )
     if a.unwritten_before_bytes is not None and a.area_bytes:
         lines.append(f"never written before the run: {format_bytes(a.unwritten_before_bytes)} of {format_bytes(a.area_bytes)}")

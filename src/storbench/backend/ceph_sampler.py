@@ -132,6 +132,8 @@ class CephSampler:
                 "osd_write_ops": writes,
                 "osd_write_bytes": after.write_bytes - b.write_bytes,
                 "osd_write_latency_ns": (after.write_latency_s - b.write_latency_s) * 1e9 / writes if writes else None,
+                "osd_rw_ops": after.rw_ops - b.rw_ops,
+                "osd_rw_bytes": after.rw_bytes - b.rw_bytes,
             }
         elif b is not None and after is not None:
             problems.append("an OSD restarted during the run (its counters went back): what the OSDs served is not known")

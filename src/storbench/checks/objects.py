@@ -22,6 +22,10 @@ Checks (ids):
   such object), which fio 3.33's http engine takes for zero-filled successes.
 * ``object-server-errors`` (invalid) -- radosgw counted failed requests (beyond those 404s) during
   a repetition fio reported without an error.
+* ``object-bucket-changed`` (warning) -- the bucket's own count (radosgw's, :mod:`storbench.backend.bucket`)
+  changed by more than fio's PUTs and DELETEs can explain (a reading workload: at all): another
+  client wrote to or deleted from the bucket during the repetition, and the gateway served it
+  beside fio.
 """
 
 from __future__ import annotations
@@ -74,6 +78,14 @@ INFO = {
     ),
 }
 
+
+INFO["object-bucket-changed"] = CheckInfo(
+    title="Another client used the bucket",
+    explanation="The server's own count of the bucket's objects changed during the repetition by more than fio's own PUTs and DELETEs can explain (during a workload that only read: at all). Another client wrote to or deleted from the same bucket meanwhile: the gateway, its index and its disks served that load beside fio's, and the figure is a shared one.",
+    evidence="An s3:// target on a server that gives its bucket's totals on a HEAD (radosgw: X-RGW-Object-Count, X-RGW-Bytes-Used), counted before and after each repetition, against the PUTs and DELETEs fio counted.",
+    fix="Benchmark a bucket (and a gateway) nobody else uses during the run, or run again when the other client has finished.",
+    severities=("warning",),
+)
 
 INFO["object-server-cache"] = CheckInfo(
     title="The objects read fit in the server's memory",
@@ -150,6 +162,27 @@ def _server(ctx: CheckContext) -> list[Finding]:
                            "during this repetition, which fio reported without an error",
                            "read radosgw's log for them (permissions, quota, a full pool), mend the cause and run again"))  # fmt: skip
     return out
+
+
+def _bucket_changed(ctx: CheckContext) -> Finding | None:
+    """The bucket's own count against fio's PUTs and DELETEs (a listing of the run's own prefix is
+    not the bucket's: only the server's totals are judged)."""
+    bucket = getattr(ctx.backend, "bucket", None)
+    change = bucket.delta_objects() if bucket is not None and bucket.source == "server" else None
+    if bucket is None or change is None:
+        return None
+    puts, deletes = _fio_requests(ctx, "write"), _fio_requests(ctx, "trim")
+    grew = bucket.delta_bytes() or 0
+    if -deletes <= change <= puts and not (puts == deletes == 0 and grew != 0):
+        return None
+    from ..units import format_bytes
+
+    did = f"{puts:,} PUTs and {deletes:,} DELETEs" if puts or deletes else "no PUT or DELETE (it only read)"
+    moved = f"{change:+,} objects" + (f", {'+' if grew >= 0 else '-'}{format_bytes(abs(grew))}" if grew else "")
+    return finding("object-bucket-changed", "warning",
+                   f"{bucket.where} changed by {moved} during this repetition (the server's own count) while fio made {did}: "
+                   "another client wrote to or deleted from it meanwhile, and the gateway served that beside fio",
+                   "benchmark a bucket and gateway nobody else uses during the run, or run again when the other client has finished")  # fmt: skip
 
 
 def _object_bytes(ctx: CheckContext) -> int | None:
@@ -241,7 +274,7 @@ def _client_cpu(ctx: CheckContext) -> Finding | None:
 def check(ctx: CheckContext) -> list[Finding]:
     if ctx.storage is None or ctx.storage.target_kind != "s3":
         return []
-    server = _server(ctx) + [f for f in (_server_cache(ctx),) if f is not None]
+    server = _server(ctx) + [f for f in (_bucket_changed(ctx), _server_cache(ctx)) if f is not None]
     obj = _object_bytes(ctx)
     if not obj:
         return server

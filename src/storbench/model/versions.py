@@ -35,8 +35,8 @@ ACTIVITY = 1
 
 #: What the back-ends reported during a run (``results.backend_json``; :mod:`storbench.backend`).
 #:   1  2026-12-01  the first form (ZFS; NBD, Ceph, the drives' readings and, 2026-12-05, the bridge's CPU
-#:                   and an nfs-ganesha export's own counters added as optional parts: an older
-#:                   storbench reads the rest)
+#:                   and an nfs-ganesha export's own counters added as optional parts; 2026-12-06 an S3
+#:                   bucket's count before and after: an older storbench reads the rest)
 BACKEND = 1
 
 #: The per-second series from fio's interval logs (``results.series_json``; :mod:`storbench.fio.logs`).

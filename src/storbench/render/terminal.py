@@ -361,6 +361,10 @@ def format_backend(records: Sequence[ResultRecord]) -> list[str]:
             from ..backend.rgw import format_rgw_activity
 
             body += format_rgw_activity(backend.rgw)
+        if backend.bucket is not None:
+            from ..backend.bucket import format_bucket_activity
+
+            body += format_bucket_activity(backend.bucket)
         if body:
             lines.append(f"{workload}:")
             lines.extend(f"  {line}" for line in body)

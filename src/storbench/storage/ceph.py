@@ -303,6 +303,10 @@ class OsdCounters:
     write_ops: int
     write_bytes: int
     write_latency_s: float
+    #: read-modify-write operations (``op_rw``: a class method, a compare-and-set; radosgw's bucket
+    #: index updates and object overwrites), and the bytes they wrote
+    rw_ops: int = 0
+    rw_bytes: int = 0
 
 
 def parse_osd_perf_dump(text: str) -> OsdCounters:
@@ -332,7 +336,8 @@ def parse_osd_perf_dump(text: str) -> OsdCounters:
         return sum(float(d.get(key, {}).get("sum", 0.0)) if isinstance(d.get(key), dict) else 0.0 for d in found)
 
     return OsdCounters(osds=len(found), read_ops=total("op_r"), read_bytes=total("op_r_out_bytes"), read_latency_s=seconds("op_r_latency"),
-                       write_ops=total("op_w"), write_bytes=total("op_w_in_bytes"), write_latency_s=seconds("op_w_latency"))  # fmt: skip
+                       write_ops=total("op_w"), write_bytes=total("op_w_in_bytes"), write_latency_s=seconds("op_w_latency"),
+                       rw_ops=total("op_rw"), rw_bytes=total("op_rw_in_bytes"))  # fmt: skip
 
 
 def parse_rados_stat(text: str) -> int | None:
@@ -341,3 +346,33 @@ def parse_rados_stat(text: str) -> int | None:
     if not sep or not size.strip().isdigit():
         raise ValueError(f"not rados stat's answer: {text.strip()[:80]!r}")
     return int(size.strip())
+
+
+def parse_bucket_placement(text: str) -> tuple[str, str | None]:
+    """``radosgw-admin bucket stats --bucket B`` -> (its placement rule, its own data pool when
+    it has an explicit placement, else None: the zone's rule says).  ValueError otherwise."""
+    doc = _json(text, "radosgw-admin bucket stats")
+    if not isinstance(doc, dict) or "bucket" not in doc:
+        raise ValueError("not radosgw-admin bucket stats (no 'bucket')")
+    rule = doc.get("placement_rule")
+    explicit = doc.get("explicit_placement")
+    pool = explicit.get("data_pool") if isinstance(explicit, dict) else None
+    return (rule if isinstance(rule, str) and rule else "default-placement"), (pool if isinstance(pool, str) and pool else None)
+
+
+def parse_zone_data_pool(text: str, rule: str, storage_class: str = "STANDARD") -> str:
+    """``radosgw-admin zone get`` -> the data pool of placement ``rule`` (``default-placement``,
+    or ``RULE/CLASS``) and its storage class.  ValueError naming what is missing."""
+    doc = _json(text, "radosgw-admin zone get")
+    placements = doc.get("placement_pools") if isinstance(doc, dict) else None
+    if not isinstance(placements, list):
+        raise ValueError("not radosgw-admin zone get (no 'placement_pools')")
+    name, _, cls = rule.partition("/")
+    for entry in placements:
+        if isinstance(entry, dict) and entry.get("key") == name:
+            classes = (entry.get("val") or {}).get("storage_classes") or {}
+            pool = (classes.get(cls or storage_class) or {}).get("data_pool")
+            if isinstance(pool, str) and pool:
+                return pool
+            raise ValueError(f"zone {doc.get('name', '?')}'s placement {name} has no data pool for storage class {cls or storage_class}")
+    raise ValueError(f"zone {doc.get('name', '?')} has no placement {name!r}")

@@ -52,6 +52,8 @@ from .s3 import S3
 #: Every kind; those named by a URI prefix are tried first, then the path kinds by what the path is.
 KINDS: tuple[TargetKind, ...] = (NBD, ISCSI, ISCSI_FIO, NFS, NFS_FIO, GLUSTER, RBD, RADOS, S3, DIR, FILE, BLOCK)
 _BY_NAME = {k.name: k for k in KINDS}
+#: the kinds --ceph-conf, --ceph-client and --ceph-timeout apply to, in words ("rbd:, rados: and s3:")
+_CEPH_KINDS = (lambda names: ", ".join(names[:-1]) + " and " + names[-1])([k.prefixes[0] for k in KINDS if k.ceph_access])
 
 
 def kind_of(target: Target) -> TargetKind:
@@ -93,11 +95,11 @@ def resolve(
     ceph_given = ceph_conf or ceph_client or ceph_timeout_s is not None
     for kind in KINDS:
         if kind.claims(spec):
-            if ceph_given and kind.name not in ("rbd", "rados"):
-                raise TargetError(f"target {spec!r}: --ceph-conf, --ceph-client and --ceph-timeout apply only to rbd: and rados: targets")
+            if ceph_given and not kind.ceph_access:
+                raise TargetError(f"target {spec!r}: --ceph-conf, --ceph-client and --ceph-timeout apply only to {_CEPH_KINDS} targets")
             return kind.resolve(spec, ctx)
     if ceph_given:
-        raise TargetError(f"target {spec!r}: --ceph-conf, --ceph-client and --ceph-timeout apply only to rbd: and rados: targets")
+        raise TargetError(f"target {spec!r}: --ceph-conf, --ceph-client and --ceph-timeout apply only to {_CEPH_KINDS} targets")
     if not os.path.exists(spec):
         if "://" in spec:
             scheme = spec.split("://", 1)[0]

@@ -116,6 +116,8 @@ class TargetKind:
     #: server's address and all the job needs are in the job file each host is sent (S3); a kind
     #: without it cannot be given with ``--host`` (its client, configuration or bridge is here)
     hosts_reach: bool = False
+    #: takes ``--ceph-conf``, ``--ceph-client`` and ``--ceph-timeout`` (a Ceph cluster under it)
+    ceph_access: bool = False
 
     def claims(self, spec: str) -> bool:
         return bool(self.prefixes) and spec.startswith(self.prefixes)

@@ -181,6 +181,7 @@ class CephKind(TargetKind):
     """What the RBD and RADOS kinds share: no local path, failures explained as the cluster's."""
 
     local_path = False
+    ceph_access = True
 
     def explain_failure(self, target: Target, reason: str) -> str:
         return explain_failure(target, reason)

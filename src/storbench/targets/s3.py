@@ -30,6 +30,7 @@ import contextlib
 import os
 import re
 import socket
+import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -246,6 +247,7 @@ class S3Kind(TargetKind):
     #: fio's http engine waits for a request without end (no curl timeout): stuck a minute past its end
     request_stall_s = 60.0
     dropped_options = DROPPED
+    ceph_access = True
 
     def resolve(self, spec: str, ctx: ResolveContext) -> Target:
         s3 = parse_s3_spec(spec)
@@ -302,7 +304,67 @@ class S3Kind(TargetKind):
             params.append(("make_bucket", "1"))
         if left:
             params.append(("removed_stale", "; ".join(left)))
+        params.extend(self._cluster(spec, s3, ctx, made_later=created))
         return Target(kind="s3", path=spec, params=tuple(params))
+
+    @staticmethod
+    def _cluster(spec: str, s3: S3Spec, ctx: ResolveContext, *, made_later: bool) -> list[tuple[str, str]]:
+        """The Ceph cluster under a radosgw bucket, where the user pointed at it (``--ceph-conf``,
+        ``--ceph-client`` or ``--ceph-timeout``) or named radosgw's admin socket (then the
+        configuration of :func:`.ceph.access_params`, checked to be radosgw's own cluster): its
+        access and the bucket's data pool (``radosgw-admin bucket stats``, else the zone's placement).
+        Given explicitly, what fails is one line; found only through the socket, it is a note."""
+        from storbench.storage.ceph import parse_bucket_placement, parse_zone_data_pool
+
+        from . import ceph
+
+        explicit = bool(ctx.ceph_conf or ctx.ceph_client or ctx.ceph_timeout_s is not None)
+        if not explicit and s3.admin_socket is None:
+            return []
+
+        def fail(said: str) -> list[tuple[str, str]]:
+            if explicit:
+                raise TargetError(f"{spec}: the Ceph cluster under the bucket: {said}")
+            return [("cluster_note", f"the Ceph cluster under the gateway is not described: {said} (give --ceph-conf and --ceph-client)")]
+
+        try:
+            access = list(ceph.access_params(ctx))
+        except TargetError as exc:
+            return fail(str(exc))
+        probe = Target(kind="s3", path=spec, params=tuple(access))
+        if s3.admin_socket is not None:  # the configuration must reach radosgw's own cluster
+            from storbench.process import proc
+
+            try:
+                said = proc.run(["ceph", "--admin-daemon", s3.admin_socket, "config", "get", "fsid"], timeout_s=ceph.CLI_TIMEOUT_S).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                said = ""  # not known: the bucket stats below still have to find the bucket there
+            rc, out, err = ceph.cli(probe, "ceph", "fsid", "-f", "json")
+            theirs = re.search(r'"fsid"\s*:\s*"([^"]+)"', said or "")
+            ours = re.search(r'"fsid"\s*:\s*"([^"]+)"', out or "")
+            if rc != 0:
+                return fail(f"ceph fsid with {ceph.conf_of(probe)}: {ceph.first_line(out, err, rc)}")
+            if theirs and ours and theirs.group(1) != ours.group(1):
+                return fail(f"{ceph.conf_of(probe)} is cluster {ours.group(1)}, radosgw at {s3.admin_socket} runs on {theirs.group(1)}")
+        admin = ("--admin-socket=",)  # never bind (or take) the socket of a radosgw of the same name
+        rule, pool = "default-placement", None
+        if not made_later:
+            rc, out, err = ceph.cli(probe, "radosgw-admin", *admin, "bucket", "stats", "--bucket", s3.bucket)
+            if rc != 0:
+                return fail(f"radosgw-admin bucket stats --bucket {s3.bucket}: {ceph.first_line(out, err, rc)}")
+            try:
+                rule, pool = parse_bucket_placement(out)
+            except ValueError as exc:
+                return fail(str(exc))
+        if pool is None:
+            rc, out, err = ceph.cli(probe, "radosgw-admin", *admin, "zone", "get")
+            if rc != 0:
+                return fail(f"radosgw-admin zone get: {ceph.first_line(out, err, rc)}")
+            try:
+                pool = parse_zone_data_pool(out, rule)
+            except ValueError as exc:
+                return fail(str(exc))
+        return [*access, ("pool", pool), ("placement", rule)]
 
     def place(self, target: Target, options: Options, *, test_file_name: str, export_size: str | None) -> Placement:
         s3 = parse_s3_spec(target.path)
@@ -425,8 +487,18 @@ class S3Kind(TargetKind):
             notes.append(f"bucket {s3.bucket} made for the run (--destroy-data {bucket_uri(target.path)}), removed after it")
         if target.param("removed_stale"):
             notes.append(f"removed what killed runs of this host left: {target.param('removed_stale')}")
+        if target.param("cluster_note"):
+            notes.append(target.param("cluster_note") or "")
+        cluster = None
+        pool = target.param("pool")
+        if pool:
+            from . import ceph
+
+            notes.append(f"the bucket's objects are in Ceph pool {pool} (placement {target.param('placement')}); "
+                         "the pool's OSDs' counters read around every repetition")  # fmt: skip
+            cluster = ceph.describe_cluster(target, pool, notes)
         host = describe_host(fio_version, notes=notes)
-        return StorageInfo(target=target.path, target_kind="s3", filesystem=None, devices=(), host=host, notes=tuple(notes))
+        return StorageInfo(target=target.path, target_kind="s3", filesystem=None, devices=(), host=host, notes=tuple(notes), ceph=cluster)
 
 
 S3 = S3Kind()
