@@ -48,6 +48,11 @@ command -v ceph-osd >/dev/null 2>&1 || lean_need+=(ceph-osd)
 command -v rbd >/dev/null 2>&1 || lean_need+=(ceph-common)
 # Ceph's S3 gateway on that cluster (tests/ceph.py's Gateway; s3:// targets, tests/targets/test_s3.py)
 command -v radosgw >/dev/null 2>&1 || lean_need+=(radosgw)
+# a second real S3 server: OpenStack Swift with s3api (tests/swift.py; tests/targets/test_s3_swift.py);
+# its servers do not start on install (the policy below), the tests start their own
+for s in proxy object container account; do
+  command -v "swift-$s-server" >/dev/null 2>&1 || lean_need+=("swift-$s")
+done
 # an image's guest filesystem for the loads (storbench.study.guest): qemu-storage-daemon's FUSE
 # export; without recommends (they pull in graphics and sound libraries)
 command -v qemu-storage-daemon >/dev/null 2>&1 || lean_need+=(qemu-system-common)

@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -133,12 +134,12 @@ def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_too
     workload whose objects another client keeps deleting: its GETs are not checked (fio checks the
     reads of read-only jobs only), radosgw answers some 404, fio counts them as reads, and the
     repetition is named invalid with the gateway's numbers."""
-    import threading
-
     s3 = keys.s3()
     s3.create_bucket(Bucket="counted")
+    s3.put_object(Bucket="counted", Key="first", Body=b"radosgw makes its data pool at the first object written")
     target = f"s3://counted?endpoint={keys.endpoint}&admin_socket={keys.asok}"
-    res = cli("run", "--target", target, "--workload", "put-4k-t1", "--workload", "get-4k-t4", "--label", "counted", *SMALL)
+    res = cli("run", "--target", target, "--ceph-conf", str(keys.cluster.conf), "--workload", "put-4k-t1", "--workload", "get-4k-t4",
+              "--label", "counted", *SMALL)  # fmt: skip
     assert res.code == 0, res.err
     records = _records(cli.db, 1)
     for workload, direction, counter in (("put-4k-t1", "write", "put"), ("get-4k-t4", "read", "get")):
@@ -147,7 +148,49 @@ def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_too
         assert rgw is not None and rgw.problems == () and rgw.socket == str(keys.asok)
         assert rgw.delta(counter) == _ios(records, workload, direction) > 0
         assert rgw.delta("failed_req") == 0
-        assert not {f.check for f in rec.findings} & {"object-404", "object-server-errors"}
+        assert not {f.check for f in rec.findings} & {"object-404", "object-server-errors", "object-bucket-changed"}
+        # the bucket's own count (a HEAD: radosgw's index totals): the PUT loop made at most its PUTs, the GETs nothing
+        bucket = rec.backend.bucket
+        assert bucket.source == "server" and bucket.where == "bucket counted" and bucket.problems == ()
+        if direction == "write":
+            assert 0 <= bucket.delta_objects() <= rgw.delta("put")
+        else:
+            assert (bucket.delta_objects(), bucket.delta_bytes()) == (0, 0) and bucket.before.objects >= 4 * 64
+        # the Ceph pool under the bucket (--ceph-conf, checked against radosgw's own cluster) and what its OSD did
+        assert rec.storage.ceph.pool.name == "default.rgw.buckets.data" and rec.storage.ceph.fsid == keys.cluster.fsid
+        osd = rec.backend.ceph
+        assert osd.pool == "default.rgw.buckets.data" and osd.problems == ()
+        if direction == "write":  # a new object is a write, an overwrite a read-modify-write (so is each index update)
+            assert osd.osd_write_ops + osd.osd_rw_ops >= rgw.delta("put")
+            assert osd.osd_write_bytes + osd.osd_rw_bytes >= rgw.delta("put_b") > 0
+        else:  # radosgw keeps no object data: every GET read the OSD
+            assert osd.osd_read_ops >= rgw.delta("get")
+    assert "the bucket's objects are in Ceph pool default.rgw.buckets.data (placement default-placement)" in " ".join(records[0].storage.notes)
+
+    # another client PUTting into the same bucket while a workload only reads: the bucket's count moved
+    stop = threading.Event()
+    other_puts = []
+
+    def put_beside() -> None:
+        other = keys.s3()
+        while not stop.is_set():
+            other.put_object(Bucket="counted", Key=f"other/{len(other_puts)}", Body=b"o" * 1000)
+            other_puts.append(1)
+
+    writer = threading.Thread(target=put_beside, daemon=True)
+    writer.start()
+    try:
+        res = cli("run", "--target", target, "--workload", "get-4k-t1", "--label", "shared", *SMALL)
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+    assert res.code == 0, res.err
+    [rec] = _records(cli.db, 2)
+    grew = rec.backend.bucket.delta_objects()
+    assert 0 < grew <= len(other_puts)
+    [found] = [f for f in rec.findings if f.check == "object-bucket-changed"]
+    assert found.message.startswith(f"bucket counted changed by +{grew:,} objects, +") and "fio made no PUT or DELETE (it only read)" in found.message
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="counted", Prefix="storbench-").get("Contents", [])] == []
 
     stop = threading.Event()
 
@@ -167,7 +210,7 @@ def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_too
         stop.set()
         deleter.join(timeout=30)
     assert res.code == 0, res.err  # fio saw nothing wrong
-    [rec] = _records(cli.db, 2)
+    [rec] = _records(cli.db, 3)
     rgw = rec.backend.rgw
     gets = _ios([rec], "mixed-64k-t4", "read")
     assert gets > rgw.delta("get") and rgw.delta("failed_req") >= gets - rgw.delta("get")
@@ -229,6 +272,38 @@ def test_many_clients_through_fio_servers_each_with_keys_of_their_own(cli, keys,
     assert all(keys.SECRET not in r.raw_output for r in records)
 
 
+def test_radosgw_and_swift_compare_in_one_table(cli, keys, tmp_path, monkeypatch):
+    """The same two workloads on the test's radosgw and on OpenStack Swift's s3api (tests/swift.py,
+    a second real S3 server): compare puts both servers in one table, each figure with Welch's
+    verdict and p value.  Which server is faster is this machine's business, not the test's."""
+    from swift import Swift
+
+    def run_on(server, label: str) -> None:
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            monkeypatch.setenv(k, server.env[k])
+        res = cli("run", "--target", f"s3://versus?endpoint={server.endpoint}", "--destroy-data", "s3://versus", "--workload", "put-4k-t1",
+                  "--workload", "get-4k-t1", "--size", "64k", "--runtime", "1", "--repeat", "3", "--label", label, "--no-report")  # fmt: skip
+        assert res.code == 0, res.err
+        assert "versus" not in [b["Name"] for b in server.s3().list_buckets().get("Buckets", [])]  # made for the run, removed
+
+    run_on(keys, "radosgw")
+    with Swift(tmp_path / "swift") as sw:
+        run_on(sw, "swift")
+    runs = {"radosgw": 1, "swift": 2}
+    res = cli("compare", str(runs["radosgw"]), str(runs["swift"]), "--json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert [c["run_ids"] for c in data["configs"]] == [[1], [2]] and "radosgw" in data["configs"][0]["name"], data["configs"]
+    swift_key = data["configs"][1]["key"]
+    for workload in ("put-4k-t1", "get-4k-t1"):
+        (row,) = [r for r in data["rows"] if r["workload"] == workload and r["metric"] == "iops"]
+        versus = row["versus"][swift_key]
+        assert versus["verdict"] in ("better", "worse", "within noise"), versus  # three runs each: Welch decides
+        assert 0.0 <= versus["p_value"] <= 1.0, versus
+    table = cli("compare", str(runs["radosgw"]), str(runs["swift"])).out
+    assert "radosgw" in table and "swift" in table and "put-4k-t1" in table and "get-4k-t1" in table
+
+
 def test_a_bucket_is_made_and_removed_only_when_named(cli, keys):
     """A bucket that does not exist: one line naming --destroy-data s3://BUCKET, nothing made; with
     it, the run's bucket is made, used and removed; --dry-run makes none."""
@@ -253,7 +328,7 @@ def test_a_bucket_is_made_and_removed_only_when_named(cli, keys):
 @pytest.mark.parametrize(
     ("key", "secret", "said"),
     [
-        ("benchkey", "not-the-secret", "answered 403 SignatureDoesNotMatch: the secret key is wrong (the signature does not match)"),
+        ("benchkey", "not-the-secret", "answered 403 SignatureDoesNotMatch: the signature does not match: the secret key is wrong (Swift's s3api says this of an unknown access key too)"),
         ("nobody", "benchsecret", "answered 403 InvalidAccessKeyId: the access key is not known to the server"),
     ],
 )

@@ -175,8 +175,37 @@ def client(s3: S3Spec, key: str, secret: str) -> Any:
 
     config = Config(s3={"addressing_style": "path"}, signature_version="s3v4", connect_timeout=TIMEOUT_S,
                     read_timeout=TIMEOUT_S, retries={"max_attempts": 1, "mode": "standard"})  # fmt: skip
-    return boto3.client("s3", endpoint_url=s3.endpoint, region_name=s3.region, aws_access_key_id=key,
-                        aws_secret_access_key=secret, config=config)  # fmt: skip
+    api = boto3.client("s3", endpoint_url=s3.endpoint, region_name=s3.region, aws_access_key_id=key,
+                       aws_secret_access_key=secret, config=config)  # fmt: skip
+    api.meta.events.register("before-sign.s3.DeleteObjects", _content_md5)
+    api.meta.events.register_first("needs-retry.s3", _no_region_redirect)
+    return api
+
+
+#: the server's codes for a request signed for another region than its own
+_WRONG_REGION = ("AuthorizationHeaderMalformed", "IllegalLocationConstraintException", "PermanentRedirect")
+
+
+def _no_region_redirect(response: Any = None, operation: Any = None, **_: Any) -> None:
+    """botocore answers a server's "wrong region" by signing the request again for the region the
+    server names, silently: storbench's own requests then pass while fio, signing for the target's
+    region, fails (Swift's s3api checks the region; measured).  The server's answer is raised instead."""
+    parsed = response[1] if isinstance(response, tuple) and len(response) > 1 else None
+    if isinstance(parsed, dict) and parsed.get("Error", {}).get("Code") in _WRONG_REGION:
+        from botocore.exceptions import ClientError
+
+        raise ClientError(parsed, getattr(operation, "name", "request"))  # type: ignore[arg-type]
+
+
+def _content_md5(request: Any, **_: Any) -> None:
+    """S3 requires a multi-object delete to carry its body's MD5; botocore since 1.36 sends a CRC32
+    checksum instead, which Swift's s3api (2.30) refuses ("Missing required header for this
+    request: Content-MD5"): the run's objects stayed and its bucket with them.  Sent as S3 says."""
+    import base64
+    import hashlib
+
+    body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
+    request.headers["Content-MD5"] = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
 
 
 def error_line(s3: S3Spec, exc: BaseException) -> str:
@@ -192,7 +221,7 @@ def error_line(s3: S3Spec, exc: BaseException) -> str:
         code, status = err.get("Code") or "?", exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
         meaning = {
             "InvalidAccessKeyId": "the access key is not known to the server",
-            "SignatureDoesNotMatch": "the secret key is wrong (the signature does not match)",
+            "SignatureDoesNotMatch": "the signature does not match: the secret key is wrong (Swift's s3api says this of an unknown access key too)",
             "AccessDenied": "the credentials may not do this",
             "NoSuchBucket": f"bucket {s3.bucket} does not exist",
             "AuthorizationHeaderMalformed": f"the server expects another region than {s3.region}",
@@ -497,6 +526,8 @@ class S3Kind(TargetKind):
             notes.append(f"the bucket's objects are in Ceph pool {pool} (placement {target.param('placement')}); "
                          "the pool's OSDs' counters read around every repetition")  # fmt: skip
             cluster = ceph.describe_cluster(target, pool, notes)
+            if cluster.fsid is not None and cluster.pool is None:
+                notes.append(f"Ceph pool {pool} does not exist yet: radosgw makes it when the first object is written")
         host = describe_host(fio_version, notes=notes)
         return StorageInfo(target=target.path, target_kind="s3", filesystem=None, devices=(), host=host, notes=tuple(notes), ceph=cluster)
 
