@@ -192,8 +192,9 @@ def report_runs(tmp_path_factory):
 BACKEND_MODULES = frozenset({
     "test_agent", "test_ceph", "test_gluster", "test_iscsi", "test_multihost", "test_nfs", "test_nbd", "test_net", "test_share_faults",
     "test_share_study", "test_store_postgres", "test_zfs", "test_zfs_study", "test_protocol_faults", "test_seed003", "test_s3",
+    "test_s3_swift",
 })
-BACKEND_FIXTURES = frozenset({"pg_server", "pg_url", "zfs_daemon", "zfs", "ceph", "rgw", "iperf3_server", "agents", "netns"})
+BACKEND_FIXTURES = frozenset({"pg_server", "pg_url", "zfs_daemon", "zfs", "ceph", "rgw", "swift", "iperf3_server", "agents", "netns"})
 BROWSER_MODULES = frozenset({"test_report_browser"})
 BROWSER_FIXTURES = frozenset({"browser"})
 #: fixtures whose fio runs must have the machine to themselves: fio's rate_iops caps (2000 vs 500

@@ -195,3 +195,23 @@ def test_the_bucket_sampler_counts_before_and_after_and_says_what_it_could_not()
     lost = sampler.activity()
     assert lost.problems == ("bucket bench could not be counted before the run: more than 20,000 objects under s3://bench/storbench-h-1-2/: not counted",)
     assert lost.bucket.delta_objects() is None and format_bucket_activity(lost.bucket) == list(lost.problems)
+
+
+def test_the_growth_watch_stops_fio_when_the_bucket_stops_growing():
+    """Read every 5 s: a count that grows (or cannot be known) is never judged; the same count, or
+    a server that does not answer, for the stall time stops fio with one line."""
+    from storbench.backend.bucket import BucketCount
+    from storbench.run.serverwatch import GrowthWatch
+
+    now = [0.0]
+    readings = iter([BucketCount(10, 40960), BucketCount(20, 81920), None, BucketCount(20, 81920), "unanswered", "unanswered",
+                     "unanswered", "unanswered"])  # fmt: skip
+    watch = GrowthWatch("the S3 server at 127.0.0.1:7480", lambda: next(readings), 12.0, clock=lambda: now[0])
+    said = {}
+    for step in range(1, 41):
+        now[0] = float(step)
+        said[step] = watch.check()
+    # read at 5 (10), 10 (20), 15 (not known), 20 (20: changed from not known), 25, 30 (not answered since 25)...
+    assert [s for s, v in said.items() if v is not None] == [40], said
+    assert said[40] == ("the S3 server at 127.0.0.1:7480 took no new object for 12 s: it, or the cluster under it, holds the PUTs "
+                        "without answering (a full cluster or pool?); fio was stopped")

@@ -358,7 +358,7 @@ def test_no_server_and_no_credentials_are_one_line(cli, rgw, monkeypatch):
     ]
 
 
-def test_a_full_cluster_is_one_line_from_the_gateways_paused_requests(tmp_path, keys):
+def test_a_full_cluster_is_one_line_from_the_gateways_paused_requests(tmp_path, keys, cli, monkeypatch):
     """The cluster under radosgw flagged full (its full ratio set below what the OSD holds, as a
     filled OSD would be): radosgw takes the PUTs and holds them paused, and fio's http engine waits
     without end; with admin_socket= storbench reads the paused requests and stops fio with one line
@@ -379,6 +379,15 @@ def test_a_full_cluster_is_one_line_from_the_gateways_paused_requests(tmp_path, 
                               "--size", "256k", "--runtime", "30", "--repeat", "1", "--no-report"],
                              env={**keys.env, "STORBENCH_DB": str(tmp_path / "r.sqlite")}, cwd=tmp_path, capture_output=True,
                              text=True, timeout=150)  # fmt: skip
+        # without the admin socket, the objects a GET workload reads, written first, would wait without
+        # end: the bucket that stops growing ends it (the stall time shortened for the test from 60 s)
+        from storbench.targets.s3 import S3
+
+        monkeypatch.setattr(S3, "request_stall_s", 8.0)
+        started = time.monotonic()
+        seeded = cli("run", "--target", f"s3://filled?endpoint={keys.endpoint}", "--workload", "get-1m-t1", "--size", "64m",
+                     "--runtime", "1", "--repeat", "1", "--no-report")  # fmt: skip
+        seeded_s = time.monotonic() - started
     finally:
         for command, ratio in (("set-full-ratio", "0.95"), ("set-backfillfull-ratio", "0.9"), ("set-nearfull-ratio", "0.85")):
             cluster.cli("ceph", "osd", command, ratio)
@@ -390,6 +399,11 @@ def test_a_full_cluster_is_one_line_from_the_gateways_paused_requests(tmp_path, 
     assert "of its requests to the cluster paused for 4 s: the cluster or a pool is full, or paused (ceph health detail says " in line, line
     assert "FAILED put-4k-t1" in run.stderr and "had not come back" not in run.stderr
     assert subprocess.run(["pgrep", "-f", "fio.*put-4k-t1"], capture_output=True).returncode == 1
+    assert seeded.code != 0 and seeded_s < 60, (seeded_s, seeded.err)
+    assert (f"writing the objects workload 'get-1m-t1' reads on s3://filled?endpoint={keys.endpoint} failed: the S3 server at "
+            f"127.0.0.1:{keys.port} took no new object for 8 s: it, or the cluster under it, holds the PUTs without answering "
+            "(a full cluster or pool?); fio was stopped") in seeded.err, seeded.err
+    assert subprocess.run(["pgrep", "-f", "fio.*get-1m-t1"], capture_output=True).returncode == 1
 
 
 def test_gateway_killed_mid_run_is_one_line_and_leaves_nothing_running(tmp_path, keys):

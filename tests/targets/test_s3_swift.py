@@ -111,6 +111,6 @@ def test_a_wrong_region_on_swift_is_one_line(cli, keys):
     res = cli("run", "--target", f"s3://region?endpoint={keys.endpoint}&region=eu-west-9", "--workload", "put-4k-t1", *SMALL)
     assert res.code != 0
     assert res.err.count("\n") == 1 and "Traceback" not in res.err, res.err
-    assert (f"answered 400 AuthorizationHeaderMalformed: the server expects another region than eu-west-9 (The authorization header "
+    assert ("answered 400 AuthorizationHeaderMalformed: the server expects another region than eu-west-9 (The authorization header "
             "is malformed; the region 'eu-west-9' is wrong; expecting 'us-east-1')") in res.err
     assert "FAILED" not in res.err  # refused before any workload

@@ -78,6 +78,27 @@ def held_requests(target: Target) -> tuple[str, Callable[[], int | None]] | None
     return f"radosgw ({socket})", lambda: paused_requests(socket)
 
 
+def stored_objects(target: Target) -> tuple[str, Callable[[], object | None]] | None:
+    """What counts the objects the server under ``target`` holds, in words and as a reading (a
+    comparable count now, the same word while the server does not answer; None: not known, such
+    as a listing too long to count): an ``s3://`` bucket's count
+    (:func:`.bucket_sampler.count_bucket`); None for any other target."""
+    if target.kind != "s3":
+        return None
+    from ..targets.s3 import parse_s3_spec
+    from .bucket_sampler import count_bucket
+
+    def read() -> object | None:
+        try:
+            return count_bucket(target)[2]
+        except ValueError:  # too many objects to list: not known
+            return None
+        except Exception:  # a gateway that does not answer: nothing more is stored
+            return "unanswered"
+
+    return f"the S3 server at {parse_s3_spec(target.path).host}", read
+
+
 def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_bytes: int | None = None) -> BackendSampler | None:
     """A context manager sampling the back-ends under ``storage`` and ``target`` (its
     ``activity()`` gives a :class:`BackendActivity`), or None when none keeps anything
@@ -139,11 +160,11 @@ def sampler_for(storage: StorageInfo | None, target: Target | None = None, area_
         from .bucket_sampler import BucketSampler
 
         samplers.append(BucketSampler(target))
-        pool = target.param("pool")
-        if pool:  # the Ceph cluster under radosgw was reached (--ceph-conf, or through its admin socket)
+        data_pool = target.param("pool")
+        if data_pool:  # the Ceph cluster under radosgw was reached (--ceph-conf, or through its admin socket)
             from .ceph_sampler import CephSampler
 
-            samplers.append(CephSampler(target, pool))
+            samplers.append(CephSampler(target, data_pool))
     drives = getattr(storage, "drives", ())
     if drives:  # physical drives smartctl could read when the target was described
         from .hardware_sampler import HardwareSampler

@@ -5,30 +5,20 @@ the run's own prefix."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
-from typing import Any
 
 from ..model import Target
 from .activity import BackendActivity
 from .bucket import LIST_PAGES, BucketActivity, BucketCount, parse_bucket_headers
 
 
-@lru_cache(maxsize=8)
-def _client(path: str, key: str, secret: str) -> Any:
-    """One boto3 client per target and keys (making one takes tens of milliseconds)."""
-    from ..targets.s3 import client, parse_s3_spec
-
-    return client(parse_s3_spec(path), key, secret)
-
-
 def count_bucket(target: Target) -> tuple[str, str, BucketCount]:
     """(where, source, count) of ``target``'s bucket now: the server's totals when it gives them,
     else a listing of the run's prefix.  ValueError for a listing too long to count; the
     client's own exceptions for a server that did not answer."""
-    from ..targets.s3 import credentials, parse_s3_spec
+    from ..targets.s3 import cached_client, credentials, parse_s3_spec
 
     s3 = parse_s3_spec(target.path)
-    api = _client(target.path, *credentials())
+    api = cached_client(target.path, *credentials())
     reply = api.head_bucket(Bucket=s3.bucket)
     count = parse_bucket_headers(reply.get("ResponseMetadata", {}).get("HTTPHeaders", {}))
     if count is not None:

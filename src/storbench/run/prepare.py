@@ -145,10 +145,12 @@ def seed_objects(spec: JobSpec, executor: FioExecutor) -> tuple[int, int]:
                     and k != "filename_format") + (("rw", "write"),)  # fmt: skip
     seed = Workload(name=spec.workload.name, description="storbench: the objects a reading workload asks for, written first",
                     options=options, origin="storbench")  # fmt: skip
-    from .serverwatch import held_watch
+    from .serverwatch import first_of, growth_watch, held_watch
 
-    # a gateway that holds the PUTs paused (a full cluster) would leave fio waiting without end
-    inv = run_fio(executor, build_job(seed, spec.target, Overrides()), lambda status: None, held_watch(spec.target))
+    # a gateway that holds the PUTs paused (a full cluster) would leave fio waiting without end: its
+    # paused requests (radosgw's admin socket), else a bucket that stops growing, end the wait
+    watch = first_of(held_watch(spec.target), growth_watch(spec.target))
+    inv = run_fio(executor, build_job(seed, spec.target, Overrides()), lambda status: None, watch)
     result = None
     with contextlib.suppress(FioParseError):
         result = parse_fio_json(inv.output_text)

@@ -35,6 +35,8 @@ INTERVAL_S = 1.0
 MISSES = 3
 #: how long one connect may take
 CONNECT_TIMEOUT_S = 2.0
+#: seconds between two counts of what a server holds while objects are written to it (GrowthWatch)
+GROWTH_INTERVAL_S = 5.0
 
 
 def connect_problem(host: str, port: int, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
@@ -148,6 +150,52 @@ class HeldWatch:
             return None
         return (f"{self.what} held {held} of its requests to the cluster paused for {self._interval_s * (self._readings - 1):g} s: "
                 "the cluster or a pool is full, or paused (ceph health detail says which); fio was stopped, its figures are not kept")  # fmt: skip
+
+
+class GrowthWatch:
+    """Watches what a server holds while fio only writes new objects to it (the objects storbench
+    writes first for an S3 workload that reads them, :func:`storbench.run.prepare.seed_objects`):
+    ``read`` gives its count now (None: not known, never judged); once it has not grown for ``stall_s`` (read
+    every :data:`GROWTH_INTERVAL_S`), fio is stopped with one line.  The gateway of a full cluster
+    takes the PUTs and holds them without end (fio's http engine has no timeout); where its admin
+    socket is not named, this is what ends the wait."""
+
+    def __init__(self, what: str, read: Callable[[], object | None], stall_s: float, *, clock: Callable[[], float] = time.monotonic,
+                 interval_s: float = GROWTH_INTERVAL_S) -> None:  # fmt: skip
+        self.what = what
+        self._read = read
+        self._stall_s = stall_s
+        self._clock = clock
+        self._interval_s = interval_s
+        self._last: object | None = None
+        self._since = clock()
+        self._next_s = self._since + interval_s
+
+    def check(self) -> str | None:
+        """While fio runs (called often; reads once per interval): the reason to stop fio, else None."""
+        if self._clock() < self._next_s:
+            return None
+        now = self._read()
+        self._next_s = self._clock() + self._interval_s
+        if now is None or now != self._last:  # grown, or not known (never judged)
+            self._last, self._since = now, self._clock()
+            return None
+        if self._clock() - self._since < self._stall_s:
+            return None
+        return (f"{self.what} took no new object for {self._stall_s:g} s: it, or the cluster under it, holds the PUTs "
+                "without answering (a full cluster or pool?); fio was stopped")  # fmt: skip
+
+
+def growth_watch(target: Target) -> Callable[[], str | None] | None:
+    """A :class:`GrowthWatch` of what the server under ``target`` holds, where it can be counted
+    (an ``s3://`` bucket: :func:`storbench.backend.stored_objects`) and its kind says its requests
+    can hang (:attr:`~storbench.targets.base.TargetKind.request_stall_s`, the time allowed); else None."""
+    from ..backend import stored_objects
+    from ..targets import kind_of
+
+    stall = kind_of(target).request_stall_s
+    stored = stored_objects(target)
+    return GrowthWatch(*stored, stall).check if stored is not None and stall is not None else None
 
 
 def held_watch(target: Target) -> Callable[[], str | None] | None:

@@ -27,6 +27,7 @@ output has them masked before it is parsed or kept (:func:`storbench.run.fioexec
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import socket
@@ -194,7 +195,14 @@ def _no_region_redirect(response: Any = None, operation: Any = None, **_: Any) -
     if isinstance(parsed, dict) and parsed.get("Error", {}).get("Code") in _WRONG_REGION:
         from botocore.exceptions import ClientError
 
-        raise ClientError(parsed, getattr(operation, "name", "request"))  # type: ignore[arg-type]
+        raise ClientError(parsed, getattr(operation, "name", "request"))
+
+
+@functools.lru_cache(maxsize=8)
+def cached_client(spec: str, key: str, secret: str) -> Any:
+    """:func:`client` for a target, made once per target and keys (making one takes tens of
+    milliseconds; the bucket is counted around every repetition)."""
+    return client(parse_s3_spec(spec), key, secret)
 
 
 def _content_md5(request: Any, **_: Any) -> None:
