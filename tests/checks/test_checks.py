@@ -615,12 +615,13 @@ CASES: dict[str, Case] = {
 
 def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, float] | None = None,
         cpu: tuple[float, float] | None = None, rgw: tuple[int, int] | None = None,
-        bucket: tuple[int, int] | None = None) -> CheckContext:
+        bucket: tuple[int, int] | None = None, cache: tuple[int, int] | None = None) -> CheckContext:
     """A run recorded on radosgw (fio's http engine; tests/data/fio-json/s3_*.json), 2 s time-based on 2 MiB a job.
     ``rgw``: radosgw's counters around it (backend.rgw), (GETs it did not serve of fio's, failed requests
     beyond those), its perf dump's other counters those of tests/data/ceph/rgw-perf-dump.json.
     ``bucket``: how many objects and bytes the bucket's own count (tests/data/ceph/rgw-head-bucket.json
-    before) changed by during it."""
+    before) changed by during it.  ``cache``: the bytes the OSDs under it read from BlueStore's
+    cache and from their devices (backend.ceph)."""
     r = load(name)
     jobs = []
     for j in r.jobs:
@@ -651,6 +652,11 @@ def _s3(name: str, *, rw: str, bs: str, numjobs: str, p10_p50: tuple[float, floa
         head = parse_bucket_headers(json.loads((DATA.parent / "ceph" / "rgw-head-bucket.json").read_text()))
         after_count = BucketCount(objects=head.objects + bucket[0], bytes=head.bytes + bucket[1])
         backend = BackendActivity(bucket=BucketActivity(where="bucket bench", source="server", before=head, after=after_count))
+    if cache is not None:
+        from storbench.backend import BackendActivity
+        from storbench.backend.ceph import CephActivity
+
+        backend = BackendActivity(ceph=CephActivity(pool="default.rgw.buckets.data", osd_cache_hit_bytes=cache[0], osd_cache_miss_bytes=cache[1]))
     return clean(options=options, results=(r,), storage=st, activity=(), files_before=(), files_after=(), fs_used_before=None,
                  fs_used_after=None, backend=backend)  # fmt: skip
 
@@ -1391,3 +1397,17 @@ def test_real_fixture_outputs_parse_as_json_documents() -> None:
     for name in ("p1_invalidate1_reference.json", "p4_sparse_file_direct_read.json", "j_fsync1_libaio.json"):
         doc = json.loads((DATA / name).read_text())
         assert doc["fio version"] == "fio-3.33"
+
+
+def test_object_server_cache_takes_bluestores_own_word_where_the_cluster_was_reached() -> None:
+    """The OSDs' cache hits and misses (the tests' radosgw: 393,296,046 and 495,983,407 bytes over a
+    1 MiB GET run) decide, for a gateway here or elsewhere; under half from the cache, the RAM
+    rule (the same objects fit this machine's memory) is not applied."""
+    found = run_checks(_s3("s3_get_1m_radosgw.json", rw="randread", bs="1m", numjobs="4", cache=(600 * 2**20, 400 * 2**20)))
+    [cached] = [f for f in found if f.check == "object-server-cache"]
+    assert cached.message.startswith("BlueStore's cache answered 60 % of the bytes the OSDs under the bucket read during this repetition "
+                                     "(600.0 MiB of 1000.0 MiB)"), cached.message
+    found = run_checks(_s3("s3_get_1m_radosgw.json", rw="randread", bs="1m", numjobs="4", cache=(393_296_046, 495_983_407)))
+    assert "object-server-cache" not in {f.check for f in found}  # 44 %: the devices answered most
+    found = run_checks(_s3("s3_put_4k_radosgw.json", rw="write", bs="4k", numjobs="1", cache=(600, 400)))
+    assert "object-server-cache" not in {f.check for f in found}  # PUTs read nothing

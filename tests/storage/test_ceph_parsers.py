@@ -111,6 +111,12 @@ def test_rbd_image_and_rados_outputs():
     perf = parse_osd_perf_dump(text("tell-osd-perf-dump-osd.json"))
     assert (perf.osds, perf.read_ops, perf.read_bytes, perf.write_ops, perf.rw_ops, perf.rw_bytes) == (1, 4958, 19828178, 0, 16, 0)
     assert perf.read_latency_s == pytest.approx(1.233671267)
+    assert (perf.cache_hit_bytes, perf.cache_miss_bytes) == (None, None)  # the osd section only
+    whole = parse_osd_perf_dump(text("tell-osd-perf-dump.json"))  # every section: after a 1 MiB GET run on radosgw
+    assert (whole.osds, whole.read_ops, whole.cache_hit_bytes, whole.cache_miss_bytes) == (1, 1355, 393_296_046, 495_983_407)
+    a = CephActivity(pool="p", osd_cache_hit_bytes=393_296_046, osd_cache_miss_bytes=495_983_407)
+    assert a.cache_hit_share == pytest.approx(0.4423, abs=1e-4)
+    assert "BlueStore's cache answered 44 % of the bytes the OSDs read (375.1 MiB of 848.1 MiB; the rest from the devices)" in format_ceph_activity(a)
     assert parse_rados_stat("bench/storbench.testfile mtime 2026-12-01T11:36:36.000000+0000, size 16732160\n") == 16732160
     assert parse_rados_ls("\tstorbench.testfile\n\trbd_directory\n") == ("storbench.testfile", "rbd_directory")
     for bad, parse in (("rbd: error opening image nosuch", parse_rbd_info), ("{}", parse_rbd_status), ("[{}]", parse_rbd_diff)):

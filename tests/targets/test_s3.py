@@ -163,8 +163,9 @@ def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_too
         if direction == "write":  # a new object is a write, an overwrite a read-modify-write (so is each index update)
             assert osd.osd_write_ops + osd.osd_rw_ops >= rgw.delta("put")
             assert osd.osd_write_bytes + osd.osd_rw_bytes >= rgw.delta("put_b") > 0
-        else:  # radosgw keeps no object data: every GET read the OSD
+        else:  # radosgw keeps no object data: every GET read the OSD, BlueStore from its cache or the device
             assert osd.osd_read_ops >= rgw.delta("get")
+            assert osd.osd_cache_hit_bytes + osd.osd_cache_miss_bytes >= rgw.delta("get_b") > 0
     assert "the bucket's objects are in Ceph pool default.rgw.buckets.data (placement default-placement)" in " ".join(records[0].storage.notes)
 
     # another client PUTting into the same bucket while a workload only reads: the bucket's count moved

@@ -36,6 +36,9 @@ class CephActivity:
     #: read-modify-write operations (radosgw's bucket index updates, object overwrites) and their bytes
     osd_rw_ops: int | None = None
     osd_rw_bytes: int | None = None
+    #: of the bytes the OSDs read, those BlueStore's cache answered and those read from the device
+    osd_cache_hit_bytes: int | None = None
+    osd_cache_miss_bytes: int | None = None
     health_before: str | None = None
     health_after: str | None = None
     problems: tuple[str, ...] = ()
@@ -43,6 +46,14 @@ class CephActivity:
     @property
     def unwritten_ratio(self) -> float | None:
         return unwritten_share(self.unwritten_before_bytes, self.area_bytes)
+
+    @property
+    def cache_hit_share(self) -> float | None:
+        """Of the bytes BlueStore read during the run, the share its cache answered (None: not read, or none)."""
+        hit, miss = self.osd_cache_hit_bytes, self.osd_cache_miss_bytes
+        if hit is None or miss is None or hit + miss <= 0:
+            return None
+        return hit / (hit + miss)
 
 
 def format_ceph_activity(a: CephActivity) -> list[str]:
@@ -59,6 +70,10 @@ def format_ceph_activity(a: CephActivity) -> list[str]:
             f"wrote {a.osd_write_ops} ops / {format_bytes(a.osd_write_bytes)}{lat(a.osd_write_latency_ns)}"
             + (f"; read-modify-write {a.osd_rw_ops} ops / {format_bytes(a.osd_rw_bytes)}" if a.osd_rw_ops else "")
         )
+    share = a.cache_hit_share
+    if share is not None:
+        lines.append(f"BlueStore's cache answered {100 * share:.0f} % of the bytes the OSDs read ({format_bytes(a.osd_cache_hit_bytes)} "
+                     f"of {format_bytes((a.osd_cache_hit_bytes or 0) + (a.osd_cache_miss_bytes or 0))}; the rest from the devices)")  # fmt: skip
     if a.unwritten_before_bytes is not None and a.area_bytes:
         lines.append(f"never written before the run: {format_bytes(a.unwritten_before_bytes)} of {format_bytes(a.area_bytes)}")
     if a.health_before or a.health_after:

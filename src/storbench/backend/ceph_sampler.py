@@ -62,7 +62,7 @@ class CephSampler:
         return rc, out, err
 
     def _counters(self, problems: list[str], when: str) -> OsdCounters | None:
-        rc, out, err = self.run("ceph", "tell", "osd.*", "perf", "dump", "osd", "-f", "json")
+        rc, out, err = self.run("ceph", "tell", "osd.*", "perf", "dump", "-f", "json")  # every section: osd and bluestore
         if rc != 0:
             if rc != 127:
                 problems.append(f"ceph tell osd.* perf dump {when} the run failed: {_last(out, err, rc)}")
@@ -135,6 +135,9 @@ class CephSampler:
                 "osd_rw_ops": after.rw_ops - b.rw_ops,
                 "osd_rw_bytes": after.rw_bytes - b.rw_bytes,
             }
+            hit0, miss0, hit1, miss1 = b.cache_hit_bytes, b.cache_miss_bytes, after.cache_hit_bytes, after.cache_miss_bytes
+            if hit0 is not None and miss0 is not None and hit1 is not None and miss1 is not None and hit1 >= hit0 and miss1 >= miss0:
+                deltas["osd_cache_hit_bytes"], deltas["osd_cache_miss_bytes"] = hit1 - hit0, miss1 - miss0
         elif b is not None and after is not None:
             problems.append("an OSD restarted during the run (its counters went back): what the OSDs served is not known")
         if self._silent:

@@ -14,9 +14,11 @@ Checks (ids):
   the rest rewrote objects that existed, which a gateway handles otherwise than new ones.
 * ``object-client-cpu`` (warning) -- fio's client at 85 % of a CPU or more (it signs each PUT's
   payload with SHA-256): the client set the pace, not the server.
-* ``object-server-cache`` (warning) -- the objects a reading workload reads fit in the memory of
-  the machine the gateway runs on (an endpoint on this machine: its RAM): the gateway's and the
-  OSDs' caches answered, not their disks.
+* ``object-server-cache`` (warning) -- BlueStore's cache answered half or more of the bytes the
+  OSDs under the bucket read (radosgw on a cluster storbench reached: its own counters, for a
+  gateway here or elsewhere); without them, the objects a reading workload reads fit in the
+  memory of the machine the gateway runs on (an endpoint on this machine: its RAM): the gateway's
+  and the OSDs' caches answered, not their disks.
 * ``object-404`` (invalid) -- radosgw's own counters (``admin_socket=`` on the target,
   :mod:`storbench.backend.rgw`) served fewer GETs than fio counted: the rest were answered 404 (no
   such object), which fio 3.33's http engine takes for zero-filled successes.
@@ -90,8 +92,8 @@ INFO["object-bucket-changed"] = CheckInfo(
 INFO["object-server-cache"] = CheckInfo(
     title="The objects read fit in the server's memory",
     explanation="A GET workload reads the same objects again and again (its size per client): when they fit in the memory of the machine that serves them, the gateway's and the storage daemons' caches (Ceph's BlueStore cache, the page cache) answer, and the figure is memory's, not the disks'.",
-    evidence="An s3:// target whose endpoint is this machine (loopback or one of its addresses), a workload that reads, and the objects it reads (size x clients) at most this machine's RAM.",
-    fix="Read more objects than the server's memory (a size per client of RAM / clients or more), or read the figure as a cached one.",
+    evidence="On a radosgw whose Ceph cluster storbench reached (--ceph-conf, or its admin socket): BlueStore's own counters, half or more of the bytes the OSDs read during a reading workload answered by its cache (any gateway, this machine or another). Otherwise: an endpoint on this machine (loopback or one of its addresses), and the objects read (size x clients) at most this machine's RAM.",
+    fix="Read more objects than the server's caches hold (on Ceph, more than the OSDs' osd_memory_target together; elsewhere a size per client of RAM / clients or more), or read the figure as a cached one.",
     severities=("warning",),
 )
 INFO["object-404"] = CheckInfo(
@@ -112,14 +114,30 @@ INFO["object-server-errors"] = CheckInfo(
 
 #: endpoints that are this machine
 _LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]")
+#: the workloads that read objects
+_READING = ("read", "randread", "rw", "readwrite", "randrw")
+#: at least this share of the bytes the OSDs read answered by BlueStore's cache: a cached figure
+CACHE_HIT_SHARE = 0.5
 
 
 def _server_cache(ctx: CheckContext) -> Finding | None:
     rw = (text(ctx.options, "rw", "readwrite") or "read").split(":")[0]
+    ceph = getattr(ctx.backend, "ceph", None)
+    share = ceph.cache_hit_share if ceph is not None and rw in _READING else None
+    if ceph is not None and share is not None:  # the OSDs' own word (radosgw on a cluster storbench reached): judged by it alone
+        if share < CACHE_HIT_SHARE:
+            return None
+        from ..units import format_bytes
+
+        hit, miss = ceph.osd_cache_hit_bytes or 0, ceph.osd_cache_miss_bytes or 0
+        return finding("object-server-cache", "warning",
+                       f"BlueStore's cache answered {100 * share:.0f} % of the bytes the OSDs under the bucket read during this "
+                       f"repetition ({format_bytes(hit)} of {format_bytes(hit + miss)}): the figure is partly of the OSDs' memory, not their devices",
+                       "read more objects than the OSDs' caches hold together (osd_memory_target each), or read the figure as a cached one")  # fmt: skip
     area, mem = size(ctx.options, "size"), ctx.mem_bytes
     endpoint = ctx.storage.target.split("endpoint=", 1)[-1].split("&", 1)[0] if ctx.storage is not None else ""
     host = endpoint.split("://", 1)[-1].rsplit(":", 1)[0]
-    if rw not in ("read", "randread", "rw", "readwrite", "randrw") or not area or not mem or not host.startswith(_LOCAL_HOSTS):
+    if rw not in _READING or not area or not mem or not host.startswith(_LOCAL_HOSTS):
         return None
     read = area * (integer(ctx.options, "numjobs", default=1) or 1)
     if read > mem:

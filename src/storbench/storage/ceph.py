@@ -291,7 +291,7 @@ def parse_ceph_versions(text: str) -> str | None:
 
 @dataclass(frozen=True)
 class OsdCounters:
-    """The OSDs' cumulative client-operation counters (``ceph tell osd.* perf dump osd``), summed over OSDs.
+    """The OSDs' cumulative client-operation counters (``ceph tell osd.* perf dump``), summed over OSDs.
 
     Read at once, unlike ``rados df``'s pool counters, which the OSDs report to the manager
     every few seconds (a 2 s run's reads show there seconds later)."""
@@ -307,13 +307,19 @@ class OsdCounters:
     #: index updates and object overwrites), and the bytes they wrote
     rw_ops: int = 0
     rw_bytes: int = 0
+    #: what BlueStore read from its cache and from the device (``bluestore_buffer_hit_bytes`` /
+    #: ``_miss_bytes``; None: no BlueStore section in the dump)
+    cache_hit_bytes: int | None = None
+    cache_miss_bytes: int | None = None
 
 
 def parse_osd_perf_dump(text: str) -> OsdCounters:
-    """``ceph tell osd.* perf dump osd -f json`` -> :class:`OsdCounters`: one JSON object, or
-    ``osd.N: {...}`` per OSD when there are several."""
+    """``ceph tell osd.* perf dump -f json`` (or ``... perf dump osd``) -> :class:`OsdCounters`:
+    one JSON object, or ``osd.N: {...}`` per OSD when there are several; the ``bluestore``
+    section's cache hits and misses where the dump has it."""
     decoder = json.JSONDecoder()
     found: list[dict] = []
+    stores: list[dict] = []
     i = 0
     while True:
         start = text.find("{", i)
@@ -325,6 +331,8 @@ def parse_osd_perf_dump(text: str) -> OsdCounters:
             raise ValueError(f"not ceph tell osd perf dump's JSON: {exc}") from None
         if isinstance(doc, dict) and isinstance(doc.get("osd"), dict):
             found.append(doc["osd"])
+            if isinstance(doc.get("bluestore"), dict):
+                stores.append(doc["bluestore"])
         i = end
     if not found:
         raise ValueError("not ceph tell osd perf dump's JSON (no osd section)")
@@ -337,7 +345,9 @@ def parse_osd_perf_dump(text: str) -> OsdCounters:
 
     return OsdCounters(osds=len(found), read_ops=total("op_r"), read_bytes=total("op_r_out_bytes"), read_latency_s=seconds("op_r_latency"),
                        write_ops=total("op_w"), write_bytes=total("op_w_in_bytes"), write_latency_s=seconds("op_w_latency"),
-                       rw_ops=total("op_rw"), rw_bytes=total("op_rw_in_bytes"))  # fmt: skip
+                       rw_ops=total("op_rw"), rw_bytes=total("op_rw_in_bytes"),
+                       cache_hit_bytes=sum(to_int(b.get("bluestore_buffer_hit_bytes")) or 0 for b in stores) if stores else None,
+                       cache_miss_bytes=sum(to_int(b.get("bluestore_buffer_miss_bytes")) or 0 for b in stores) if stores else None)  # fmt: skip
 
 
 def parse_rados_stat(text: str) -> int | None:
