@@ -297,3 +297,20 @@ def test_the_pool_under_a_radosgw_bucket():
                        (lambda: parse_zone_data_pool("failure: (2) No such file", "default-placement"), "no JSON")):  # fmt: skip
         with pytest.raises(ValueError, match=re.escape(said)):
             call()
+
+
+def test_the_radosgw_daemons_of_a_service_map_and_their_ports():
+    """ceph service dump of the tests' cluster (radosgw a, beast on 127.0.0.1:55349 with
+    tcp_nodelay=1), and the frontend forms radosgw documents."""
+    from storbench.storage.ceph import RgwDaemon, parse_rgw_daemons
+
+    (gw,) = parse_rgw_daemons(text("service-dump.json"))
+    assert (gw.name, gw.hostname, gw.version, gw.zone, gw.frontends) == ("a", "vm", "16.2.15", "default", ("beast endpoint=127.0.0.1:55349 tcp_nodelay=1",))
+    assert (gw.ports(), gw.nodelay(), gw.mem_total_bytes) == ((55349,), True, 24683784 * 1024)
+    for frontend, ports, nodelay in (("beast port=7480", (7480,), False), ("beast endpoint=[::]:8080 ssl_endpoint=0.0.0.0:8443", (8080, 8443), False),
+                                     ("civetweb port=7480+443s", (7480, 443), None), ("beast endpoint=10.0.0.1", (80,), False),
+                                     ("beast endpoint=[::1] ssl_endpoint=[::1] tcp_nodelay=1", (80, 443), True)):  # fmt: skip
+        assert (RgwDaemon(name="x", frontends=(frontend,)).ports(), RgwDaemon(name="x", frontends=(frontend,)).nodelay()) == (ports, nodelay), frontend
+    assert parse_rgw_daemons('{"services": {}}') == ()
+    with pytest.raises(ValueError, match="no 'services'"):
+        parse_rgw_daemons('{"epoch": 2}')

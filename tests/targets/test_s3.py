@@ -166,7 +166,11 @@ def test_the_gateways_own_counters_are_kept_per_repetition_and_name_404s_fio_too
         else:  # radosgw keeps no object data: every GET read the OSD, BlueStore from its cache or the device
             assert osd.osd_read_ops >= rgw.delta("get")
             assert osd.osd_cache_hit_bytes + osd.osd_cache_miss_bytes >= rgw.delta("get_b") > 0
-    assert "the bucket's objects are in Ceph pool default.rgw.buckets.data (placement default-placement)" in " ".join(records[0].storage.notes)
+    notes = " ".join(records[0].storage.notes)
+    assert "the bucket's objects are in Ceph pool default.rgw.buckets.data (placement default-placement)" in notes
+    # the gateway the cluster's service map says listens on the endpoint's port
+    assert f"served by radosgw a on host {socket.gethostname()} (ceph " in notes, notes
+    assert f"frontend: beast endpoint=127.0.0.1:{keys.port} tcp_nodelay=1)" in notes and "has no tcp_nodelay" not in notes
 
     # another client PUTting into the same bucket while a workload only reads: the bucket's count moved
     stop = threading.Event()
@@ -456,9 +460,12 @@ def test_a_gateway_without_tcp_nodelay_is_named_and_compares_worse(tmp_path, key
                 "--repeat", "3", "--label", "nodelay", "--no-report")  # fmt: skip
     assert a.code == 0, a.err
     with Gateway(keys.cluster, nodelay=False) as off:
-        b = cli("run", "--target", _target(off, "delay"), "--workload", "get-4k-t1", "--size", "64k", "--runtime", "1",
-                "--repeat", "3", "--label", "no-nodelay", "--no-report")  # fmt: skip
+        b = cli("run", "--target", _target(off, "delay"), "--ceph-conf", str(keys.cluster.conf), "--workload", "get-4k-t1", "--size", "64k",
+                "--runtime", "1", "--repeat", "3", "--label", "no-nodelay", "--no-report")  # fmt: skip
     assert b.code == 0, b.err
+    # the cluster's service map shows the gateway's frontend without it
+    assert "radosgw a's beast frontend has no tcp_nodelay=1: each small request may wait about 40 ms for a delayed ACK" in " ".join(
+        _records(cli.db, 2)[0].storage.notes)
     on_found = {f.check for r in _records(cli.db, 1) for f in r.findings}
     off_records = _records(cli.db, 2)
     delays = [f for r in off_records for f in r.findings if f.check == "object-request-delay"]

@@ -73,7 +73,8 @@ def format_ceph_activity(a: CephActivity) -> list[str]:
     share = a.cache_hit_share
     if share is not None:
         lines.append(f"BlueStore's cache answered {100 * share:.0f} % of the bytes the OSDs read ({format_bytes(a.osd_cache_hit_bytes)} "
-                     f"of {format_bytes((a.osd_cache_hit_bytes or 0) + (a.osd_cache_miss_bytes or 0))}; the rest from the devices)")  # fmt: skip
+                     f"of {format_bytes((a.osd_cache_hit_bytes or 0) + (a.osd_cache_miss_bytes or 0))}"
+                     + ("; the rest from the devices)" if a.osd_cache_miss_bytes else ")"))  # fmt: skip
     if a.unwritten_before_bytes is not None and a.area_bytes:
         lines.append(f"never written before the run: {format_bytes(a.unwritten_before_bytes)} of {format_bytes(a.area_bytes)}")
     if a.health_before or a.health_after:

@@ -132,7 +132,7 @@ def _server_cache(ctx: CheckContext) -> Finding | None:
         hit, miss = ceph.osd_cache_hit_bytes or 0, ceph.osd_cache_miss_bytes or 0
         return finding("object-server-cache", "warning",
                        f"BlueStore's cache answered {100 * share:.0f} % of the bytes the OSDs under the bucket read during this "
-                       f"repetition ({format_bytes(hit)} of {format_bytes(hit + miss)}): the figure is partly of the OSDs' memory, not their devices",
+                       f"repetition ({format_bytes(hit)} of {format_bytes(hit + miss)}): the figure is of the OSDs' memory more than of their devices",
                        "read more objects than the OSDs' caches hold together (osd_memory_target each), or read the figure as a cached one")  # fmt: skip
     area, mem = size(ctx.options, "size"), ctx.mem_bytes
     endpoint = ctx.storage.target.split("endpoint=", 1)[-1].split("&", 1)[0] if ctx.storage is not None else ""

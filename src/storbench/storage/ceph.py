@@ -14,6 +14,7 @@ and raises ValueError naming what it expected.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -386,3 +387,57 @@ def parse_zone_data_pool(text: str, rule: str, storage_class: str = "STANDARD") 
                 return pool
             raise ValueError(f"zone {doc.get('name', '?')}'s placement {name} has no data pool for storage class {cls or storage_class}")
     raise ValueError(f"zone {doc.get('name', '?')} has no placement {name!r}")
+
+
+@dataclass(frozen=True)
+class RgwDaemon:
+    """One radosgw the cluster's service map knows (``ceph service dump``)."""
+
+    name: str  #: its id (client.rgw.NAME)
+    hostname: str | None = None
+    version: str | None = None  #: 16.2.15
+    zone: str | None = None
+    frontends: tuple[str, ...] = ()  #: "beast endpoint=0.0.0.0:7480 tcp_nodelay=1"
+    mem_total_bytes: int | None = None  #: its machine's memory
+
+    def ports(self) -> tuple[int, ...]:
+        """The TCP ports its frontends listen on (beast ``port=``/``endpoint=HOST:PORT``/``ssl_*``,
+        civetweb ``port=7480+443s``)."""
+        found: list[int] = []
+        for frontend in self.frontends:
+            for key, value in re.findall(r"\b(port|endpoint|ssl_port|ssl_endpoint)=(\S+)", frontend):
+                if key.endswith("endpoint"):  # HOST[:PORT], [V6][:PORT]; no port: 80, or 443 for ssl
+                    rest = value.partition("]")[2] if value.startswith("[") else value
+                    _, sep, port = rest.rpartition(":")
+                    found.append(int(port) if sep and port.isdigit() else (443 if key.startswith("ssl") else 80))
+                else:
+                    found.extend(int(p.rstrip("s")) for p in value.split("+") if p.rstrip("s").isdigit())
+        return tuple(dict.fromkeys(found))
+
+    def nodelay(self) -> bool | None:
+        """Whether its beast frontend sets ``tcp_nodelay=1`` (None: no beast frontend)."""
+        beast = [f for f in self.frontends if f.split()[:1] == ["beast"]]
+        if not beast:
+            return None
+        return all(re.search(r"\btcp_nodelay=1\b", f) is not None for f in beast)
+
+
+def parse_rgw_daemons(text: str) -> tuple[RgwDaemon, ...]:
+    """``ceph service dump -f json`` -> the radosgw daemons of its service map (none: an empty
+    tuple).  ValueError for what is not a service dump."""
+    doc = _json(text, "ceph service dump")
+    services = doc.get("services") if isinstance(doc, dict) else None
+    if not isinstance(services, dict):
+        raise ValueError("not ceph service dump (no 'services')")
+    daemons = ((services.get("rgw") or {}).get("daemons") or {}) if isinstance(services.get("rgw"), dict) else {}
+    out = []
+    for key, entry in daemons.items():
+        if not isinstance(entry, dict):
+            continue  # "summary"
+        meta = entry.get("metadata") or {}
+        frontends = tuple(v for k, v in sorted(meta.items()) if k.startswith("frontend_config#") and isinstance(v, str))
+        mem = to_int(meta.get("mem_total_kb"))
+        out.append(RgwDaemon(name=str(meta.get("id") or key), hostname=meta.get("hostname") or None,
+                             version=meta.get("ceph_version_short") or None, zone=meta.get("zone_name") or None,
+                             frontends=frontends, mem_total_bytes=mem * 1024 if mem is not None else None))  # fmt: skip
+    return tuple(out)

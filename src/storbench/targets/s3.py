@@ -483,6 +483,38 @@ class S3Kind(TargetKind):
                     f"({error_line(s3, exc)}); the next run on {target.path} removes them")  # fmt: skip
         return None
 
+    @staticmethod
+    def _gateways(target: Target, s3: S3Spec) -> list[str]:
+        """The radosgw of the cluster's service map that serves the endpoint's port, in a note: its
+        host, version, zone, frontend and machine's memory, and a beast frontend without
+        ``tcp_nodelay=1`` (small requests then wait for delayed ACKs: ``object-request-delay``)."""
+        from storbench.storage.ceph import parse_rgw_daemons
+        from storbench.units import format_bytes
+
+        from . import ceph
+
+        rc, out, err = ceph.cli(target, "ceph", "service", "dump", "-f", "json")
+        if rc != 0:
+            return [f"ceph service dump failed: {ceph.first_line(out, err, rc)}"]
+        try:
+            daemons = parse_rgw_daemons(out)
+        except ValueError as exc:
+            return [f"ceph service dump: {exc}"]
+        port = urlsplit(s3.endpoint).port or (443 if s3.https else 80)
+        serving = [d for d in daemons if port in d.ports()]
+        if not serving:
+            known = ", ".join(f"{d.name} ({'/'.join(map(str, d.ports())) or '?'})" for d in daemons) or "none"
+            return [f"no radosgw of the cluster listens on port {port} (its gateways: {known}): a proxy or load balancer in front of them?"]
+        notes = []
+        for d in serving:
+            memory = f", its machine {format_bytes(d.mem_total_bytes)} of RAM" if d.mem_total_bytes else ""
+            notes.append(f"served by radosgw {d.name} on host {d.hostname or '?'} (ceph {d.version or '?'}, zone {d.zone or '?'}{memory}; "
+                         f"frontend: {'; '.join(d.frontends) or '?'})")  # fmt: skip
+            if d.nodelay() is False:
+                notes.append(f"radosgw {d.name}'s beast frontend has no tcp_nodelay=1: each small request may wait about 40 ms for a "
+                             "delayed ACK (object-request-delay)")  # fmt: skip
+        return notes
+
     def explain_failure(self, target: Target, reason: str) -> str:
         """fio's http engine says little: a transfer that failed is the server gone or refusing
         (probed now), a pattern that does not match a GET that found no object (HTTP 404, which
@@ -536,6 +568,8 @@ class S3Kind(TargetKind):
             cluster = ceph.describe_cluster(target, pool, notes)
             if cluster.fsid is not None and cluster.pool is None:
                 notes.append(f"Ceph pool {pool} does not exist yet: radosgw makes it when the first object is written")
+            if cluster.fsid is not None:
+                notes.extend(self._gateways(target, s3))
         host = describe_host(fio_version, notes=notes)
         return StorageInfo(target=target.path, target_kind="s3", filesystem=None, devices=(), host=host, notes=tuple(notes), ceph=cluster)
 
