@@ -83,6 +83,21 @@ def cli(tmp_path: Path) -> Cli:
     return Cli(tmp_path)
 
 
+def stored_results(db: Path, run_id: int):
+    """The records a test's run stored (``cli.db``), through the store."""
+    from storbench.store.database import Store
+
+    with Store.open(f"sqlite:///{db}") as store:
+        return store.results(run_id)
+
+
+def requests_of(records, workload: str, direction: str) -> int:
+    """The I/Os (an S3 target: requests) of ``direction`` fio counted for ``workload`` over
+    ``records``, summed over their jobs (no aggregate)."""
+    return sum(d.total_ios or 0 for r in records if r.workload == workload for j in r.fio.jobs if not j.is_aggregate
+               for n, d in j.directions.items() if n == direction)  # fmt: skip
+
+
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 

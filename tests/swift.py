@@ -60,6 +60,9 @@ class Swift:
             body = (common + "[pipeline:main]\npipeline = catch_errors gatekeeper healthcheck proxy-logging cache listing_formats "
                     "s3api tempauth copy slo dlo proxy-logging proxy-server\n"
                     "[app:proxy-server]\nuse = egg:swift#proxy\naccount_autocreate = true\n"
+                    # a loaded test machine: the proxy's defaults (0.5 s to connect to a server, 10 s for
+                    # its answer) made it answer 503 "Please reduce your request rate" to a bucket's creation
+                    "conn_timeout = 5\nnode_timeout = 60\n"
                     f"[filter:tempauth]\nuse = egg:swift#tempauth\nuser_bench_bench = {self.SECRET} .admin\n"
                     "[filter:s3api]\nuse = egg:swift#s3api\nlocation = us-east-1\n" + filters)  # fmt: skip
         else:
@@ -96,6 +99,10 @@ class Swift:
                         logs = {n: (d / "log" / f"{n}.log").read_text()[-300:] for n in dead or self.procs}
                         raise RuntimeError(f"Swift did not answer on {self.endpoint}: {logs}") from None
                     time.sleep(0.2)
+            # the account and its database made now (account_autocreate), not by a test's first request
+            api = self.s3()
+            api.create_bucket(Bucket="warm-up")
+            api.delete_bucket(Bucket="warm-up")
         except BaseException:
             self.__exit__()
             raise

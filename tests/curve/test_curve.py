@@ -191,7 +191,13 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     after = a["points"][a["points"].index(inside) + 1:]
     outside = next(p for p in after if p["p50_ns"] > 2 * MS)
     assert inside["iops"] <= c["iops"] <= max(outside["iops"], inside["iops"])
-    bisected = outside["iops"] > 1.02 * inside["iops"]  # else the step beyond adds nothing to bisect
+    # else the step beyond adds nothing to bisect (a bracket narrower than SLA_RESOLUTION of its upper
+    # rate).  The test once said "more than 1.02 times the step within", which differs from
+    # storbench's (hi - lo) / hi >= 2 % between 1.02 and 1.0204 times: a loaded clean-clone run
+    # expected a probe there and storbench, by its own rule, made none
+    from storbench.curve.model import next_probe
+
+    bisected = outside["iops"] > inside["iops"] and next_probe(inside["iops"], outside["iops"], 0) is not None
     assert (c["probes"] >= 1) == bisected and len(c["repeated_ns"]) == 3
     assert c["confirmed"] == (c["within_noise"] or sum(c["repeated_ns"]) / 3 <= 2 * MS)
     # every probe and the repeated ceiling are stored results of the run

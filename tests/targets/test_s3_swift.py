@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio, needs_root
+from conftest import needs_fio, needs_root, requests_of, stored_results
 
 pytestmark = [
     needs_fio,
@@ -42,16 +41,6 @@ def keys(swift, monkeypatch):
     return swift
 
 
-def _records(db: Path, run_id: int):
-    from storbench.store.database import Store
-
-    with Store.open(f"sqlite:///{db}") as store:
-        return store.results(run_id)
-
-
-def _ios(records, workload: str, direction: str) -> int:
-    return sum(d.total_ios or 0 for r in records if r.workload == workload for j in r.fio.jobs if not j.is_aggregate
-               for n, d in j.directions.items() if n == direction)  # fmt: skip
 
 
 def test_put_get_delete_on_swift_counted_by_listing_the_runs_own_prefix(cli, keys):
@@ -64,7 +53,7 @@ def test_put_get_delete_on_swift_counted_by_listing_the_runs_own_prefix(cli, key
     res = cli("run", "--target", target, "--destroy-data", "s3://swiftbench", "--workload", "put-4k-t1", "--workload", "get-4k-t4",
               "--workload", "delete-4k-t1", "--label", "swift", *SMALL)  # fmt: skip
     assert res.code == 0, res.err
-    records = _records(cli.db, 1)
+    records = stored_results(cli.db, 1)
     assert {r.workload for r in records} == {"put-4k-t1", "get-4k-t4", "delete-4k-t1"}
     counts = {}
     for rec in records:
@@ -73,7 +62,7 @@ def test_put_get_delete_on_swift_counted_by_listing_the_runs_own_prefix(cli, key
         assert bucket.where.startswith("s3://swiftbench/storbench-") and bucket.where.endswith("/")
         counts[rec.workload] = bucket
         assert "object-bucket-changed" not in {f.check for f in rec.findings}  # a listing of its own prefix is not judged
-    puts, gets, deletes = _ios(records, "put-4k-t1", "write"), _ios(records, "get-4k-t4", "read"), _ios(records, "delete-4k-t1", "trim")
+    puts, gets, deletes = requests_of(records, "put-4k-t1", "write"), requests_of(records, "get-4k-t4", "read"), requests_of(records, "delete-4k-t1", "trim")
     assert puts > 0 and gets > 0 and 0 < deletes <= 64
     assert 0 <= counts["put-4k-t1"].delta_objects() <= puts
     assert (counts["get-4k-t4"].delta_objects(), counts["get-4k-t4"].delta_bytes()) == (0, 0)
