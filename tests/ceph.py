@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -258,6 +259,13 @@ class Gateway:
                     if self.proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError(f"radosgw did not answer on {self.endpoint}: {(c.dir / 'log' / 'rgw.stdout').read_text()[-500:]}") from None
                     time.sleep(0.25)
+            # the cluster's service map names this gateway and its port (the mgr learns it within seconds; a
+            # gateway started again on another port is otherwise seen at its old one for that while)
+            deadline = time.monotonic() + 60
+            while not re.search(rf"endpoint=127\.0\.0\.1:{self.port}(?!\d)", c.cli("ceph", "service", "dump", "-f", "json", check=False).stdout):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the cluster's service map does not name radosgw at port {self.port} after 60 s")
+                time.sleep(0.5)
             admin = ["radosgw-admin", "--conf", str(c.conf), "-n", self.NAME, "--keyring", str(c.dir / "rgw" / "keyring")]
             if subprocess.run([*admin, "user", "info", "--uid=bench"], capture_output=True, env=c.env, timeout=60).returncode != 0:
                 subprocess.run([*admin, "user", "create", "--uid=bench", "--display-name=bench", f"--access-key={self.KEY}",

@@ -564,7 +564,7 @@ class S3Kind(TargetKind):
             from . import ceph
 
             notes.append(f"the bucket's objects are in Ceph pool {pool} (placement {target.param('placement')}); "
-                         "the pool's OSDs' counters read around every repetition")  # fmt: skip
+                         "the cluster's OSD counters read around every repetition")  # fmt: skip
             cluster = ceph.describe_cluster(target, pool, notes)
             if cluster.fsid is not None and cluster.pool is None:
                 notes.append(f"Ceph pool {pool} does not exist yet: radosgw makes it when the first object is written")
