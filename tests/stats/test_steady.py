@@ -85,12 +85,17 @@ def test_until_steady_on_a_loop_device_reads_its_own_rounds_back(cli, tmp_path):
     n = len(records)
     assert [x["repetition"] for x in records] == list(range(n)) and 5 <= n <= 25
     series = [x["jobs"][0]["read"]["iops"] for x in records]
-    assert all(400 <= v <= 525 for v in series), series  # held at 500 (fio's rate), never above
+    # held at 500 (fio's rate), never above; how far below a round falls is the machine's to decide
+    # (a CI machine's stall made one round 171 IOPS among rounds of 499, and the run went on)
+    assert all(0 < v <= 525 for v in series), series
     verdict = steady_state(series)
-    # it stopped at the first round the rule held, and not before
-    assert verdict.settled and verdict.window == (n - 5, n - 1)
+    # it never stopped before the first round the rule held
     assert not any(steady_state(series[:k]).settled for k in range(5, n))
-    assert f"capped: steady over rounds {n - 4}-{n}: range" in r.err
+    if verdict.settled:  # and stopped there
+        assert verdict.window == (n - 5, n - 1)
+        assert f"capped: steady over rounds {n - 4}-{n}: range" in r.err
+    else:  # a machine too unsteady for 25 rounds: all 25 ran, and the run said so
+        assert n == 25 and "capped: did not settle in 25 rounds" in r.err, r.err
     from storbench.store import Store
 
     store = Store.open(f"sqlite:///{cli.db}")
@@ -98,5 +103,6 @@ def test_until_steady_on_a_loop_device_reads_its_own_rounds_back(cli, tmp_path):
         stored = store.run_meta(records[0]["run"])["steady"]["capped"]
     finally:
         store.close()
-    assert stored["settled"] and stored["window"] == [0, 4] and stored["series"] == series
+    assert stored["settled"] == verdict.settled and stored["series"] == series
+    assert stored["window"] == [n - 5, n - 1] == list(verdict.window)
     assert stored["range_share"] == pytest.approx(verdict.range_share) and stored["results"] == [x["result"] for x in records]
