@@ -188,6 +188,28 @@ class RateWatch:
         self.printed: dict[tuple[int, float], tuple[float, float]] = {}  # (run id, t_s) -> (wall time, IOPS)
         self.first_seen: dict[int, float] = {}
         self._asked = 0.0
+        # and what the page itself was sent: its last poll may be the run's last sample, which a
+        # look of our own, a moment later, no longer finds (the run ended: no state); seen once on a
+        # busy machine as a rate "invented" for 0.4 s
+        page.on("response", self._sent)
+
+    def _sent(self, response) -> None:
+        import re
+
+        m = re.search(r"/api/live/(\d+)$", response.url)
+        if not m or response.status != 200:
+            return
+        try:
+            self._note(int(m.group(1)), response.json()["state"])
+        except Exception:  # the page navigated away before the body was read
+            pass
+
+    def _note(self, rid: int, state) -> None:
+        if state:
+            start = state["published_at"] - state["elapsed_s"]
+            for sample in state["samples"]:
+                if sample[1] is not None:
+                    self.printed.setdefault((rid, sample[0]), (start + sample[0], sample[1]))
 
     def tick(self) -> str:
         """One look; the page's path."""
@@ -206,12 +228,7 @@ class RateWatch:
             self.shown.append((now, rid, text))
             if now - self._asked >= 0.1:  # at least as often as the page asks: it never shows a rate this missed
                 self._asked = now
-                state = get_json(f"{self.site}/api/live/{rid}")["state"]
-                if state:
-                    start = state["published_at"] - state["elapsed_s"]
-                    for sample in state["samples"]:
-                        if sample[1] is not None:
-                            self.printed.setdefault((rid, sample[0]), (start + sample[0], sample[1]))
+                self._note(rid, get_json(f"{self.site}/api/live/{rid}")["state"])
         return path
 
     def faithful(self) -> tuple[set[str], set[str]]:

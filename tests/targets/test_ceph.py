@@ -172,6 +172,82 @@ def test_rados_pool_guarded_prefilled_and_cleaned(cli, ceph):
     assert ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "ls").stdout == ""
 
 
+def test_the_runs_one_client_answers_as_the_commands_do(ceph, tmp_path: Path):
+    """storbench's own questions to the cluster during a run (targets/ceph_session.py): one
+    librados client answers each command it knows with what the command itself prints, read by
+    the same parsers; what it does not know runs as the command; a cluster that does not answer
+    leaves the commands to say so; the client ends with the run."""
+    from storbench.storage.ceph import (
+        parse_ceph_status,
+        parse_ceph_versions,
+        parse_osd_metadata,
+        parse_osd_perf_dump,
+        parse_pool_ls_detail,
+        parse_rados_stat,
+        parse_rbd_diff,
+    )
+    from storbench.targets import ceph_session
+
+    ceph.fresh_image()
+    ceph.cli("rbd", "bench", "--io-type", "write", "--io-size", "4K", "--io-total", "64K", "--io-pattern", "rand", f"{ceph.POOL}/{ceph.IMAGE}")
+    ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "put", "storbench.probe", str(ceph.conf))
+    key = (str(ceph.conf), "admin", 5)
+    try:
+        before = parse_osd_perf_dump(ceph.cli("ceph", "tell", "osd.*", "perf", "dump", "-f", "json").stdout)
+        with ceph_session.held(*key, wait_s=30) as why:
+            assert why is None
+            session = ceph_session._HELD[key].session
+
+            def both(tool: str, *args: str) -> tuple[str, str]:
+                proc = ceph.cli(tool, *args, check=False)
+                answered = ceph_session.answer(*key, tool, args)
+                assert answered is not None and answered[0] == proc.returncode == 0, (tool, args, answered, proc.stderr)
+                return answered[1], proc.stdout
+
+            mine, theirs = both("ceph", "status", "-f", "json")
+            assert parse_ceph_status(mine).fsid == parse_ceph_status(theirs).fsid == ceph.fsid
+            assert parse_ceph_status(mine).osds_up == parse_ceph_status(theirs).osds_up == 1
+            for args, parse in ((("versions", "-f", "json"), parse_ceph_versions),
+                                (("osd", "pool", "ls", "detail", "-f", "json"), lambda t: parse_pool_ls_detail(t, ceph.POOL)),
+                                (("osd", "metadata", "-f", "json"), parse_osd_metadata)):  # fmt: skip
+                mine, theirs = both("ceph", *args)
+                assert parse(mine) == parse(theirs), args
+            mine, theirs = both("ceph", "fsid", "-f", "json")
+            assert json.loads(mine) == json.loads(theirs) == {"fsid": ceph.fsid}
+            mine, theirs = both("ceph", "service", "dump", "-f", "json")
+            assert json.loads(mine)["services"].keys() == json.loads(theirs)["services"].keys()
+            mine, theirs = both("ceph", "health")
+            assert mine.split()[0] == theirs.split()[0] and mine.split()[0].startswith("HEALTH_")
+            mine, theirs = both("rbd", "diff", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")
+            assert parse_rbd_diff(mine) == parse_rbd_diff(theirs) != ()
+            mine, theirs = both("rados", "--pool", ceph.OBJECT_POOL, "stat", "storbench.probe")
+            assert parse_rados_stat(mine) == parse_rados_stat(theirs) == ceph.conf.stat().st_size
+            mine, theirs = both("ceph", "tell", "osd.*", "perf", "dump", "-f", "json")
+            counters, cli_counters = parse_osd_perf_dump(mine), parse_osd_perf_dump(theirs)
+            assert counters.osds == cli_counters.osds == 1
+            assert before.write_ops <= counters.write_ops <= cli_counters.write_ops  # counters only grow
+            # a missing object: the command's own status and words (the sampler reads "not written yet")
+            rc, out, err = ceph_session.answer(*key, "rados", ("--pool", ceph.OBJECT_POOL, "stat", "nosuch"))
+            assert rc == 2 and out == "" and "No such file or directory" in err
+            assert ceph_session.answer(*key, "rbd", ("info", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")) is None  # the command's
+            from storbench.model import Target
+            from storbench.targets import ceph as ceph_kind
+
+            target = Target(kind="rbd", path=f"{ceph.POOL}/{ceph.IMAGE}", params=(("conf", str(ceph.conf)), ("client", "admin")))
+            rc, out, _err = ceph_kind.cli(target, "ceph", "health")  # the edge every caller goes through
+            assert rc == 0 and out.startswith("HEALTH_")
+        assert session.proc.poll() is not None and ceph_session.answer(*key, "ceph", ("health",)) is None  # ended with the run
+    finally:
+        ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "rm", "storbench.probe", check=False)
+    # a cluster that does not answer (no monitor at the address): the client does not start, in a
+    # bound, and says why; the commands are left to answer (and to fail) as before
+    dead = tmp_path / "dead.conf"
+    dead.write_text(ceph.conf.read_text().replace("127.0.0.1:", "127.0.0.9:"))
+    with ceph_session.held(str(dead), "admin", 1, wait_s=5) as why:
+        assert why is not None and "error connecting to the cluster" in why, why
+        assert ceph_session.answer(str(dead), "admin", 1, "ceph", ("health",)) is None
+
+
 def test_curve_on_an_rbd_image_with_the_osds_side_of_each_step(cli, ceph):
     """storbench curve on RBD: --ceph-conf reaches the cluster, and every step is a stored result
     with its own figures and what the OSD did during it."""

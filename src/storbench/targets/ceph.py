@@ -14,9 +14,10 @@ timeout, and fio's librados gets ``CEPH_ARGS`` with bounded mount and operation 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from storbench.errors import TargetError
@@ -98,11 +99,24 @@ def cli(target: Target, tool: str, *args: str) -> tuple[int, str, str]:
     """``tool --conf CONF --id CLIENT ARGS`` (argument list, a timeout): (returncode, stdout, stderr); 127 when missing."""
     from storbench.storage import SubprocessRunner
 
+    from . import ceph_session
+
     t = min(CLI_OP_TIMEOUT_S, timeout_of(target))
+    answered = ceph_session.answer(conf_of(target), client_of(target), t, tool, args)
+    if answered is not None:  # the run's own client (ceph_session.held) answered it
+        return answered
     argv = [tool, "--conf", conf_of(target), "--id", client_of(target),
             f"--rados-osd-op-timeout={t}", f"--rados-mon-op-timeout={t}"]  # fmt: skip
     argv += ["--connect-timeout", str(t)] if tool == "ceph" else [f"--client-mount-timeout={t}"]
     return SubprocessRunner(CLI_TIMEOUT_S).run(argv + list(args))
+
+
+def hold_client(target: Target) -> contextlib.AbstractContextManager[str | None]:
+    """For a run: one librados client answers storbench's own questions to the cluster of
+    ``target`` (:mod:`.ceph_session`) instead of a command each; yields why not, or None."""
+    from . import ceph_session
+
+    return ceph_session.held(conf_of(target), client_of(target), min(CLI_OP_TIMEOUT_S, timeout_of(target)), CLI_TIMEOUT_S)
 
 
 def first_line(out: str, err: str, rc: int) -> str:
@@ -191,3 +205,9 @@ class CephKind(TargetKind):
 
     def space_paths(self, target: Target, test_files: Sequence[str]) -> tuple[list[str], str] | None:
         return None
+
+    @contextlib.contextmanager
+    def serve(self, target: Target, size_bytes: int | None = None) -> Iterator[None]:
+        """For the run: one librados client for storbench's own questions to the cluster."""
+        with hold_client(target):
+            yield

@@ -470,7 +470,12 @@ class S3Kind(TargetKind):
                 raise TargetError(f"{target.path}: making bucket {s3.bucket}: {error_line(s3, exc)}") from None
             made = True
         try:
-            yield
+            with contextlib.ExitStack() as stack:
+                if target.param("pool"):  # the cluster under the bucket is read around every repetition
+                    from . import ceph
+
+                    stack.enter_context(ceph.hold_client(target))
+                yield
         finally:  # again, quietly: after Ctrl-C the runner's own removal may not have run
             self._clean_up(target, api, made)
 
