@@ -27,6 +27,7 @@ import os
 import selectors
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 
@@ -133,6 +134,7 @@ class CephSession:
         self.wait_s = wait_s
         self.dead: str | None = None  # why it can no longer be asked
         self._buffer = b""
+        self._lock = threading.Lock()  # one question and its answer at a time, whichever thread asks
 
     @classmethod
     def start(cls, conf: str, client: str, op_timeout_s: int, wait_s: float) -> tuple[CephSession | None, str]:
@@ -197,6 +199,10 @@ class CephSession:
         request = request_of(tool, args)
         if request is None:
             return None
+        with self._lock:
+            return self._answer(request)
+
+    def _answer(self, request: Request | str) -> tuple[int, str, str]:
         if isinstance(request, Request):
             return as_printed(request, *self.ask(request))
         rc, out, err = self.ask(Request("mon", (("cmd", {"prefix": "osd ls", "format": "json"}),)))
