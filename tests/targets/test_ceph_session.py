@@ -50,6 +50,7 @@ def test_its_answers_read_back_as_the_commands_own_words():
     # a missing object: rados stat's own words, which the sampler reads as "not written yet"
     rc, out, err = as_printed(stat, 2, "", "[errno 2] RADOS object not found")
     assert (rc, out) == (2, "") and "No such file or directory" in err
+    assert as_printed(stat, 0, "{}", "") == (5, "", "not the client's answer to stat: '{}'")  # never a traceback
     health = Request("mon", (("cmd", {"prefix": "health"}),))
     assert as_printed(health, 0, "HEALTH_WARN 1 pool(s) have no replicas configured", "") == (
         0, "HEALTH_WARN 1 pool(s) have no replicas configured\n", "")  # fmt: skip

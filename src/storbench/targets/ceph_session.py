@@ -91,11 +91,14 @@ def as_printed(request: Request, rc: int, out: str, err: str) -> tuple[int, str,
         if request.op == "stat":
             return rc, "", f" error stat-ing {fields['pool']}/{fields['object']}: ({rc}) {os.strerror(rc)}"
         return rc, out, err or f"error {rc}: {os.strerror(rc)}"
-    if request.op == "rbd-diff":
-        return 0, json.dumps(json.loads(out)["extents"]), ""
-    if request.op == "stat":
-        stat = json.loads(out)
-        return 0, f"{fields['pool']}/{fields['object']} mtime {stat['mtime']}, size {stat['size']}\n", ""
+    try:
+        if request.op == "rbd-diff":
+            return 0, json.dumps(json.loads(out)["extents"]), ""
+        if request.op == "stat":
+            stat = json.loads(out)
+            return 0, f"{fields['pool']}/{fields['object']} mtime {stat['mtime']}, size {stat['size']}\n", ""
+    except (ValueError, KeyError, TypeError):
+        return 5, "", f"not the client's answer to {request.op}: {out[:80]!r}"
     if request.op == "mon" and fields["cmd"]["prefix"] == "health":
         return 0, out if out.endswith("\n") or not out else out + "\n", ""
     return 0, out, err
