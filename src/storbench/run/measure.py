@@ -20,7 +20,7 @@ from ..model import JobSpec
 from .aggregate import per_host_results
 from .failures import errno_text, fio_failure_reason
 from .fioexec import FioExecutor, FioInvocation, run_fio
-from .outcome import Failure, ResultSink
+from .outcome import BatchSink, Failure, ResultSink
 from .space import measure_space, needs_flush
 
 if TYPE_CHECKING:
@@ -38,9 +38,10 @@ def store_results(sink: ResultSink, records: Sequence[ResultRecord]) -> list[int
     (the last record's: the aggregate holds every host's) was saved, so that nothing measured is lost."""
     from ..errors import StoreError
 
-    many = getattr(sink, "add_results", None)
     try:
-        return list(many(records)) if many is not None and len(records) > 1 else [sink.add_result(r) for r in records]
+        if isinstance(sink, BatchSink) and len(records) > 1:
+            return list(sink.add_results(records))
+        return [sink.add_result(r) for r in records]
     except StoreError as exc:
         record = records[-1]
         where = f"repetition {record.repetition + 1} of workload {record.workload!r}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..model import Overrides, Repeat, Target, Workload
 
@@ -54,6 +54,14 @@ class SilentReporter:
 
 class ResultSink(Protocol):
     def add_result(self, record: ResultRecord) -> int: ...
+
+
+@runtime_checkable
+class BatchSink(ResultSink, Protocol):
+    """A sink that stores several records in one commit (the store: a 64-host repetition's 65
+    records in one); :func:`storbench.run.measure.store_results` uses it where the sink is one."""
+
+    def add_results(self, records: Sequence[ResultRecord]) -> list[int]: ...
 
 
 @dataclass(frozen=True)
