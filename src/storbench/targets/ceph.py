@@ -10,6 +10,8 @@ storbench runs (``ceph``, ``rbd``, ``rados`` from ceph-common, with ``--conf`` a
 and to fio (``CEPH_CONF`` for the rbd engine, which has no option for it; ``conf=`` for the
 rados engine).  A cluster that stops answering must not hang a run: every command has a
 timeout, and fio's librados gets ``CEPH_ARGS`` with bounded mount and operation timeouts.
+While a run uses the target (:meth:`CephKind.serve`), the commands storbench's own questions
+would run are answered by one librados client kept for the run (:mod:`.ceph_session`).
 """
 
 from __future__ import annotations
