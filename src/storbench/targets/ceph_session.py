@@ -223,8 +223,8 @@ class CephSession:
         with contextlib.suppress(OSError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()  # the client's end: it shuts down and exits
-        if processes.wait(self.proc, 2.0) is None:
-            processes.stop_group(self.proc, ((15, 2.0), (9, 2.0)))
+        if processes.wait(self.proc, 2.0) is None:  # hung in the cluster: the project's own ladder
+            processes.stop_group(self.proc)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
