@@ -176,7 +176,7 @@ def replay_logs(app: App, workloads):
 
     from ..run.replay import write_logs
 
-    with tempfile.TemporaryDirectory(prefix="storbench-replay-") as directory:
+    with tempfile.TemporaryDirectory(prefix=f"storbench-replay-{os.getpid()}-") as directory:  # whose it is, as storbench-fio-PID-
         with contextlib.closing(app.open_reader()) as store:
             written = write_logs(store, workloads, directory)
         yield written
