@@ -236,6 +236,13 @@ def test_the_runs_one_client_answers_as_the_commands_do(ceph, tmp_path: Path):
             target = Target(kind="rbd", path=f"{ceph.POOL}/{ceph.IMAGE}", params=(("conf", str(ceph.conf)), ("client", "admin")))
             rc, out, _err = ceph_kind.cli(target, "ceph", "health")  # the edge every caller goes through
             assert rc == 0 and out.startswith("HEALTH_")
+            # the client killed under the run (not the cluster): the commands answer from then on
+            session.proc.kill()
+            session.proc.wait(timeout=30)
+            rc, out, _err = ceph_kind.cli(target, "ceph", "health")
+            assert rc == 0 and out.startswith("HEALTH_") and session.dead == "the client ended" and not session.hung
+            rc, out, _err = ceph_kind.cli(target, "rados", "--pool", ceph.OBJECT_POOL, "stat", "storbench.probe")
+            assert rc == 0 and parse_rados_stat(out) == ceph.conf.stat().st_size
         assert session.proc.poll() is not None and ceph_session.answer(*key, "ceph", ("health",)) is None  # ended with the run
     finally:
         ceph.cli("rados", "--pool", ceph.OBJECT_POOL, "rm", "storbench.probe", check=False)

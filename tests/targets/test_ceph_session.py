@@ -85,13 +85,15 @@ for line in sys.stdin:
         time.sleep(60)
     if mode == "ends":
         sys.exit(0)
+    if mode == "garbled":
+        print("Traceback (most recent call last):", flush=True)
     print(json.dumps({"rc": 0, "out": "HEALTH_OK", "err": ""}), flush=True)
 """
 
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    """The client replaced by a script that answers as told: ``fake(MODE)``, MODE ok, silent or ends."""
+    """The client replaced by a script that answers as told: ``fake(MODE)``, MODE ok, silent, ends or garbled."""
 
     def make(mode: str = "ok") -> None:
         helper = tmp_path / f"helper-{mode}.py"
@@ -102,22 +104,26 @@ def fake(tmp_path, monkeypatch):
     return make
 
 
-@pytest.mark.parametrize("mode", ["ok", "silent", "ends"])
+@pytest.mark.parametrize("mode", ["ok", "silent", "ends", "garbled"])
 def test_a_client_that_answers_stops_answering_or_ends(fake, mode):
     fake(mode)
     session, why = CephSession.start("/nonexistent.conf", "admin", 1, wait_s=0.5)
     assert session is not None and why == ""
     try:
-        rc, out, err = session.run("ceph", ["health"])
+        answered = session.run("ceph", ["health"])
         if mode == "ok":
-            assert (rc, out, err) == (0, "HEALTH_OK\n", "") and session.dead is None
+            assert answered == (0, "HEALTH_OK\n", "") and session.dead is None
         elif mode == "silent":  # bounded, and then taken as a cluster that does not answer
             from storbench.targets.ceph import unreachable
 
+            assert answered is not None
+            rc, out, err = answered
             assert rc == 124 and "timed out after 0.5 s" in err and unreachable(rc, out, err)
             assert session.run("ceph", ["health"]) == (124, "", "skipped: timed out after 0.5 s")
-        else:
-            assert rc == 5 and err == "the client ended" and session.dead == "the client ended"
+        else:  # the client is gone, not the cluster: the commands answer this question and the later ones
+            assert answered is None
+            assert session.dead == ("the client ended" if mode == "ends" else "not the client's answer: b'Traceback (most recent call last):'")
+            assert session.run("ceph", ["health"]) is None and session.run("rados", ["--pool", "p", "stat", "o"]) is None
         assert session.run("rbd", ["info", "--format", "json", "rbd/img"]) is None  # not the client's
     finally:
         session.close()

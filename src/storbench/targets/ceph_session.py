@@ -136,6 +136,7 @@ class CephSession:
         self.proc = proc
         self.wait_s = wait_s
         self.dead: str | None = None  # why it can no longer be asked
+        self.hung = False  # it stopped answering (a cluster that does not answer), rather than ended
         self._buffer = b""
         self._lock = threading.Lock()  # one question and its answer at a time, whichever thread asks
 
@@ -168,7 +169,7 @@ class CephSession:
             while b"\n" not in self._buffer:
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(left):
-                    self.dead = f"timed out after {timeout_s:g} s"
+                    self.dead, self.hung = f"timed out after {timeout_s:g} s", True
                     return 124, "", self.dead
                 chunk = os.read(stdout.fileno(), 65536)
                 if not chunk:
@@ -198,12 +199,18 @@ class CephSession:
         return self._read(self.wait_s)
 
     def run(self, tool: str, args: Sequence[str]) -> tuple[int, str, str] | None:
-        """``tool ARGS`` answered as the command would have; None: not one the client answers."""
+        """``tool ARGS`` answered as the command would have; None: not one the client answers, or
+        a client that ended (or said what is not an answer) before or while answering it: the
+        command answers that question and every later one. A client that stopped answering is
+        another thing: the cluster does not answer, and a command would wait as long (skipped)."""
         request = request_of(tool, args)
         if request is None:
             return None
         with self._lock:
-            return self._answer(request)
+            if self.dead is not None and not self.hung:
+                return None
+            answered = self._answer(request)
+            return None if self.dead is not None and not self.hung else answered
 
     def _answer(self, request: Request | str) -> tuple[int, str, str]:
         if isinstance(request, Request):
