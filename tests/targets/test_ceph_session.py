@@ -62,6 +62,7 @@ def test_its_answers_read_back_as_the_commands_own_words():
     assert rc == 0 and out.startswith("osd.0: {") and "\nosd.1: {" in out
     assert counters.osds == 2 and counters.read_ops == 2 * single.read_ops and counters.cache_hit_bytes == 2 * (single.cache_hit_bytes or 0)
     assert perf_dump_printed([(0, (0, one, "")), (1, (110, "", "timed out"))]) == (110, "", "osd.1: timed out")
+    assert perf_dump_printed([(0, (6, "", "")), (1, (0, one, "")), (2, (110, "", "timed out"))]) == (6, "", "osd.0: No such device or address; osd.2: timed out")
 
 
 def test_the_interpreter_is_the_ceph_commands_own(tmp_path):

@@ -106,10 +106,11 @@ def as_printed(request: Request, rc: int, out: str, err: str) -> tuple[int, str,
 
 def perf_dump_printed(answers: Sequence[tuple[int, tuple[int, str, str]]]) -> tuple[int, str, str]:
     """``ceph tell osd.* perf dump -f json``'s words from each OSD's answer: ``osd.N: {...}`` a
-    line each; the first failure's status when an OSD did not answer."""
-    for osd, (rc, _out, err) in answers:
-        if rc != 0:
-            return rc, "", f"osd.{osd}: {err or os.strerror(rc)}"
+    line each; when an OSD did not answer, the first failure's status and every failed OSD named
+    (counters from some OSDs only would not be the cluster's)."""
+    failed = [(osd, rc, err) for osd, (rc, _out, err) in answers if rc != 0]
+    if failed:
+        return failed[0][1], "", "; ".join(f"osd.{osd}: {err or os.strerror(rc)}" for osd, rc, err in failed)
     return 0, "".join(f"osd.{osd}: {out.strip()}\n" for osd, (_rc, out, _err) in answers), ""
 
 
