@@ -185,6 +185,9 @@ def test_the_runs_one_client_answers_as_the_commands_do(ceph, tmp_path: Path):
         parse_pool_ls_detail,
         parse_rados_stat,
         parse_rbd_diff,
+        parse_rbd_du,
+        parse_rbd_info,
+        parse_rbd_status,
     )
     from storbench.targets import ceph_session
 
@@ -229,7 +232,19 @@ def test_the_runs_one_client_answers_as_the_commands_do(ceph, tmp_path: Path):
             # a missing object: the command's own status and words (the sampler reads "not written yet")
             rc, out, err = ceph_session.answer(*key, "rados", ("--pool", ceph.OBJECT_POOL, "stat", "nosuch"))
             assert rc == 2 and out == "" and "No such file or directory" in err
-            assert ceph_session.answer(*key, "rbd", ("info", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")) is None  # the command's
+            mine, theirs = both("rbd", "info", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")
+            assert parse_rbd_info(mine) == parse_rbd_info(theirs) and (parse_rbd_info(mine).size_bytes or 0) > 0
+            assert mine == theirs  # every field, in rbd's own words
+            mine, theirs = both("rbd", "du", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")
+            assert mine == theirs and (parse_rbd_du(mine, ceph.IMAGE) or 0) > 0  # the objects rbd bench wrote
+            mine, theirs = both("rbd", "status", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")
+            assert mine == theirs and parse_rbd_status(mine) == ()
+            for word in ("info", "du", "status"):  # a missing image: rbd's own status and words
+                answered = ceph_session.answer(*key, "rbd", (word, "--format", "json", f"{ceph.POOL}/nosuch"))
+                proc = ceph.cli("rbd", word, "--format", "json", f"{ceph.POOL}/nosuch", check=False)
+                said = "\n".join(line for line in proc.stderr.strip().splitlines() if "asok" not in line)  # (the client holds the admin socket)
+                assert answered == (proc.returncode, proc.stdout, said) and proc.returncode == 2, (answered, proc.stderr)
+            assert ceph_session.answer(*key, "rbd", ("ls", "--format", "json", ceph.POOL)) is None  # the command's
             from storbench.model import Target
             from storbench.targets import ceph as ceph_kind
 

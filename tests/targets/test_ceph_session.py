@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.storage.ceph import parse_osd_perf_dump, parse_rados_stat, parse_rbd_diff
+from storbench.storage.ceph import parse_osd_perf_dump, parse_rados_stat, parse_rbd_diff, parse_rbd_du, parse_rbd_info
 from storbench.targets import ceph_session
 from storbench.targets.ceph_session import CephSession, Request, as_printed, interpreter, perf_dump_printed, request_of
 
@@ -27,12 +27,14 @@ def test_the_commands_it_answers_and_those_it_leaves_to_the_commands():
     assert request_of("ceph", ["service", "dump", "-f", "json"]) == Request("mgr", (("cmd", {"prefix": "service dump", "format": "json"}),))
     assert request_of("ceph", ["tell", "osd.*", "perf", "dump", "-f", "json"]) == "osd-perf-dump"
     assert request_of("rbd", ["diff", "--format", "json", "rbd/img"]) == Request("rbd-diff", (("pool", "rbd"), ("image", "img")))
+    for word in ("info", "du", "status"):
+        assert request_of("rbd", [word, "--format", "json", "rbd/img"]) == Request(f"rbd-{word}", (("pool", "rbd"), ("image", "img")))
     assert request_of("rados", ["--pool", "bench", "stat", "storbench.testfile"]) == Request(
         "stat", (("pool", "bench"), ("object", "storbench.testfile"))
     )
     # anything else runs as the command: another format, another tool, a command not in the table
     for tool, args in (("ceph", ["status"]), ("ceph", ["osd", "df", "-f", "json"]), ("ceph", ["tell", "osd.0", "perf", "dump", "-f", "json"]),
-                       ("rbd", ["info", "--format", "json", "rbd/img"]), ("rados", ["df", "-f", "json"]),
+                       ("rbd", ["ls", "--format", "json", "rbd"]), ("rbd", ["du", "rbd/img"]), ("rados", ["df", "-f", "json"]),
                        ("radosgw-admin", ["zone", "get"]), ("rados", ["--pool", "bench", "ls", "--all"])):  # fmt: skip
         assert request_of(tool, args) is None, (tool, args)
     assert json.loads(Request("osd", (("id", 3), ("cmd", {"prefix": "perf dump"}))).line()) == {"op": "osd", "id": 3, "cmd": {"prefix": "perf dump"}}
@@ -51,6 +53,15 @@ def test_its_answers_read_back_as_the_commands_own_words():
     rc, out, err = as_printed(stat, 2, "", "[errno 2] RADOS object not found")
     assert (rc, out) == (2, "") and "No such file or directory" in err
     assert as_printed(stat, 0, "{}", "") == (5, "", "not the client's answer to stat: '{}'")  # never a traceback
+    # an image: rbd info's JSON as the client printed it; a missing one in rbd's own words
+    info = Request("rbd-info", (("pool", "rbd"), ("image", "img1")))
+    printed = (DATA / "rbd-info.json").read_text()
+    assert as_printed(info, 0, printed.strip(), "") == (0, printed.strip() + "\n", "")
+    assert parse_rbd_info(as_printed(info, 0, printed, "")[1]).size_bytes == 268435456
+    assert as_printed(info, 2, "", "ImageNotFound: [errno 2] RBD image not found") == (2, "", "rbd: error opening image img1: (2) No such file or directory")
+    du = Request("rbd-du", (("pool", "rbd"), ("image", "img1")))
+    assert parse_rbd_du(as_printed(du, 0, (DATA / "rbd-du.json").read_text(), "")[1], "img1") == 16777216
+    assert as_printed(du, 2, "", "ImageNotFound: [errno 2]")[2] == "specified image img1 is not found.\nrbd: du failed: (2) No such file or directory"
     health = Request("mon", (("cmd", {"prefix": "health"}),))
     assert as_printed(health, 0, "HEALTH_WARN 1 pool(s) have no replicas configured", "") == (
         0, "HEALTH_WARN 1 pool(s) have no replicas configured\n", "")  # fmt: skip
@@ -125,7 +136,7 @@ def test_a_client_that_answers_stops_answering_or_ends(fake, mode):
             assert answered is None
             assert session.dead == ("the client ended" if mode == "ends" else "not the client's answer: b'Traceback (most recent call last):'")
             assert session.run("ceph", ["health"]) is None and session.run("rados", ["--pool", "p", "stat", "o"]) is None
-        assert session.run("rbd", ["info", "--format", "json", "rbd/img"]) is None  # not the client's
+        assert session.run("rbd", ["ls", "--format", "json", "rbd"]) is None  # not the client's
     finally:
         session.close()
     assert session.proc.poll() is not None  # stopped, reaped

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
 import selectors
@@ -40,7 +41,7 @@ HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rados_helper.
 
 @dataclasses.dataclass(frozen=True)
 class Request:
-    """One question to the client: ``op`` ``mon``/``mgr``/``osd``/``rbd-diff``/``stat`` and its arguments."""
+    """One question to the client: ``op`` ``mon``/``mgr``/``osd``/``rbd-diff``/``rbd-info``/``rbd-du``/``rbd-status``/``stat`` and its arguments."""
 
     op: str
     args: tuple[tuple[str, JSONValue], ...] = ()
@@ -76,9 +77,9 @@ def request_of(tool: str, args: Sequence[str]) -> Request | str | None:
                 to, cmd = _CEPH_JSON[words[:-2]]
                 return Request(to, (("cmd", {**cmd, "format": "json"}),))
         return None
-    if tool == "rbd" and len(words) == 4 and words[:3] == ("diff", "--format", "json") and words[3].count("/") == 1:
+    if tool == "rbd" and len(words) == 4 and words[0] in ("diff", "info", "du", "status") and words[1:3] == ("--format", "json") and words[3].count("/") == 1:
         pool, image = words[3].split("/")
-        return Request("rbd-diff", (("pool", pool), ("image", image)))
+        return Request(f"rbd-{words[0]}", (("pool", pool), ("image", image)))
     if tool == "rados" and len(words) == 4 and words[0] == "--pool" and words[2] == "stat":
         return Request("stat", (("pool", words[1]), ("object", words[3])))
     return None
@@ -90,6 +91,10 @@ def as_printed(request: Request, rc: int, out: str, err: str) -> tuple[int, str,
     if rc != 0:
         if request.op == "stat":
             return rc, "", f" error stat-ing {fields['pool']}/{fields['object']}: ({rc}) {os.strerror(rc)}"
+        if request.op == "rbd-du" and rc == errno.ENOENT:
+            return rc, "", f"specified image {fields['image']} is not found.\nrbd: du failed: ({rc}) {os.strerror(rc)}"
+        if request.op.startswith("rbd-") and rc == errno.ENOENT:
+            return rc, "", f"rbd: error opening image {fields['image']}: ({rc}) {os.strerror(rc)}"
         return rc, out, err or f"error {rc}: {os.strerror(rc)}"
     try:
         if request.op == "rbd-diff":
@@ -99,8 +104,8 @@ def as_printed(request: Request, rc: int, out: str, err: str) -> tuple[int, str,
             return 0, f"{fields['pool']}/{fields['object']} mtime {stat['mtime']}, size {stat['size']}\n", ""
     except (ValueError, KeyError, TypeError):
         return 5, "", f"not the client's answer to {request.op}: {out[:80]!r}"
-    if request.op == "mon" and fields["cmd"]["prefix"] == "health":
-        return 0, out if out.endswith("\n") or not out else out + "\n", ""
+    if (request.op == "mon" and fields["cmd"]["prefix"] == "health") or request.op in ("rbd-info", "rbd-du", "rbd-status"):
+        return 0, out if out.endswith("\n") or not out else out + "\n", ""  # as the commands end it
     return 0, out, err
 
 

@@ -11,7 +11,9 @@ connected anew (0.3-0.5 s); here a question costs milliseconds.
 Requests: ``{"op": "mon"|"mgr", "cmd": {...}}`` (a monitor's or the manager's command, as the ceph
 CLI sends it), ``{"op": "osd", "id": N, "cmd": {...}}`` (``ceph tell osd.N ...``),
 ``{"op": "rbd-diff", "pool": P, "image": I}`` (the extents ``rbd diff --format json`` lists, and the
-image's size), ``{"op": "stat", "pool": P, "object": O}`` (an object's size).  Only the standard
+image's size), ``{"op": "rbd-info"|"rbd-du"|"rbd-status", "pool": P, "image": I}`` (what ``rbd
+info``/``du``/``status --format json`` print), ``{"op": "stat", "pool": P, "object": O}`` (an
+object's size).  Only the standard
 library and Ceph's own bindings: this runs outside storbench's environment.
 """
 
@@ -45,6 +47,50 @@ def extents_of(image, size):
     return extents
 
 
+#: librbd's names of an image's feature, operation and flag bits, as ``rbd info`` prints them
+FEATURES = (("LAYERING", "layering"), ("STRIPINGV2", "striping"), ("EXCLUSIVE_LOCK", "exclusive-lock"),
+            ("OBJECT_MAP", "object-map"), ("FAST_DIFF", "fast-diff"), ("DEEP_FLATTEN", "deep-flatten"),
+            ("JOURNALING", "journaling"), ("DATA_POOL", "data-pool"), ("OPERATIONS", "operations"),
+            ("MIGRATING", "migrating"), ("NON_PRIMARY", "non-primary"))  # fmt: skip
+OP_FEATURES = (("CLONE_PARENT", "clone-parent"), ("CLONE_CHILD", "clone-child"), ("GROUP", "group"), ("SNAP_TRASH", "snap-trash"))
+FLAGS = (("OBJECT_MAP_INVALID", "object map invalid"), ("FAST_DIFF_INVALID", "fast diff invalid"))
+
+
+def names(rbd, prefix, table, bits):
+    return [name for constant, name in table if bits & getattr(rbd, prefix + constant, 0)]
+
+
+def info_of(rbd, image, name):
+    """What ``rbd info --format json POOL/IMAGE`` prints of an open image."""
+    stat = image.stat()
+    features = image.features()
+    info = {"name": name, "id": image.id(), "size": stat["size"], "objects": stat["num_objs"], "order": stat["order"],
+            "object_size": stat["obj_size"], "snapshot_count": len(list(image.list_snaps())),
+            "block_name_prefix": stat["block_name_prefix"], "format": 1 if image.old_format() else 2,
+            "features": names(rbd, "RBD_FEATURE_", FEATURES, features),
+            "op_features": names(rbd, "RBD_OPERATION_FEATURE_", OP_FEATURES, image.op_features()),
+            "flags": names(rbd, "RBD_FLAG_", FLAGS, image.flags())}  # fmt: skip
+    if features & rbd.RBD_FEATURE_STRIPINGV2:
+        info.update(stripe_unit=image.stripe_unit(), stripe_count=image.stripe_count())
+    for key, when in (("create_timestamp", image.create_timestamp), ("access_timestamp", image.access_timestamp),
+                      ("modify_timestamp", image.modify_timestamp)):  # fmt: skip
+        stamp = when()
+        info[key] = stamp.ctime() if stamp else ""
+    return info
+
+
+#: rbd's --format json is compact
+COMPACT = (",", ":")
+
+
+def du_of(image, name):
+    """``rbd du``'s line of an image: its size, and the whole objects written (as rbd du counts)."""
+    size = image.size()
+    used = []
+    image.diff_iterate(0, size, None, lambda offset, length, exists: used.append(length if exists else 0), whole_object=True)
+    return {"name": name, "id": image.id(), "provisioned_size": size, "used_size": sum(used)}
+
+
 def serve(rados, cluster, timeout_s):
 
     ioctxs = {}
@@ -73,6 +119,17 @@ def serve(rados, cluster, timeout_s):
                 with rbd.Image(ioctx(request["pool"]), request["image"], read_only=True) as image:
                     size = image.size()
                     answer(0, json.dumps({"size": size, "extents": extents_of(image, size)}))
+            elif op in ("rbd-info", "rbd-du", "rbd-status"):
+                import rbd
+
+                with rbd.Image(ioctx(request["pool"]), request["image"], read_only=True) as image:
+                    if op == "rbd-info":
+                        answer(0, json.dumps(info_of(rbd, image, request["image"]), separators=COMPACT))
+                    elif op == "rbd-du":
+                        answer(0, json.dumps({"images": [du_of(image, request["image"])]}, separators=COMPACT))
+                    else:  # the image's watchers: a mapping, a VM, a running fio
+                        watchers = [{"address": w["addr"], "client": w["id"], "cookie": w["cookie"]} for w in image.watchers_list()]
+                        answer(0, json.dumps({"watchers": watchers}, separators=COMPACT))
             elif op == "stat":
                 size, mtime = ioctx(request["pool"]).stat(request["object"])
                 answer(0, json.dumps({"size": size, "mtime": time.strftime("%Y-%m-%dT%H:%M:%S.000000%z", mtime)}))
@@ -80,8 +137,8 @@ def serve(rados, cluster, timeout_s):
                 answer(22, err=f"unknown request {op!r}")
         except rados.Error as exc:
             answer(getattr(exc, "errno", None) or 5, err=str(exc))
-        except Exception as exc:  # the request, not the cluster: say it and go on
-            answer(22, err=f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # the request, not the cluster (rbd's errors carry an errno): say it and go on
+            answer(getattr(exc, "errno", None) or 22, err=f"{type(exc).__name__}: {exc}")
 
 
 def main(argv):
