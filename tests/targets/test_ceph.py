@@ -237,6 +237,13 @@ def test_the_runs_one_client_answers_as_the_commands_do(ceph, tmp_path: Path):
             assert mine == theirs  # every field, in rbd's own words
             mine, theirs = both("rbd", "du", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")
             assert mine == theirs and (parse_rbd_du(mine, ceph.IMAGE) or 0) > 0  # the objects rbd bench wrote
+            # an image without a fast-diff map: rbd du asks every object in turn, the command's time to spend, not the client's
+            ceph.cli("rbd", "create", "--size", "64M", "--image-feature", "layering", f"{ceph.POOL}/plain")
+            try:
+                assert ceph_session.answer(*key, "rbd", ("du", "--format", "json", f"{ceph.POOL}/plain")) is None
+                assert session.dead is None and both("rbd", "info", "--format", "json", f"{ceph.POOL}/plain")[0] != ""
+            finally:
+                ceph.cli("rbd", "rm", "--no-progress", f"{ceph.POOL}/plain", check=False)
             mine, theirs = both("rbd", "status", "--format", "json", f"{ceph.POOL}/{ceph.IMAGE}")
             assert mine == theirs and parse_rbd_status(mine) == ()
             for word in ("info", "du", "status"):  # a missing image: rbd's own status and words

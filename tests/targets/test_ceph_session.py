@@ -99,13 +99,16 @@ for line in sys.stdin:
         sys.exit(0)
     if mode == "garbled":
         print("Traceback (most recent call last):", flush=True)
+    if mode == "pass":
+        print(json.dumps({"rc": 95, "out": "", "err": "pass: not mine"}), flush=True)
+        continue
     print(json.dumps({"rc": 0, "out": "HEALTH_OK", "err": ""}), flush=True)
 """
 
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    """The client replaced by a script that answers as told: ``fake(MODE)``, MODE ok, silent, ends or garbled."""
+    """The client replaced by a script that answers as told: ``fake(MODE)``, MODE ok, silent, ends, garbled or pass."""
 
     def make(mode: str = "ok") -> None:
         helper = tmp_path / f"helper-{mode}.py"
@@ -116,7 +119,7 @@ def fake(tmp_path, monkeypatch):
     return make
 
 
-@pytest.mark.parametrize("mode", ["ok", "silent", "ends", "garbled"])
+@pytest.mark.parametrize("mode", ["ok", "silent", "ends", "garbled", "pass"])
 def test_a_client_that_answers_stops_answering_or_ends(fake, mode):
     fake(mode)
     session, why = CephSession.start("/nonexistent.conf", "admin", 1, wait_s=0.5)
@@ -132,6 +135,8 @@ def test_a_client_that_answers_stops_answering_or_ends(fake, mode):
             rc, out, err = answered
             assert rc == 124 and "timed out after 0.5 s" in err and unreachable(rc, out, err)
             assert session.run("ceph", ["health"]) == (124, "", "skipped: timed out after 0.5 s")
+        elif mode == "pass":  # a question it leaves to the command; it is still there for the next
+            assert answered is None and session.dead is None and session.run("ceph", ["health"]) is None and session.proc.poll() is None
         else:  # the client is gone, not the cluster: the commands answer this question and the later ones
             assert answered is None
             assert session.dead == ("the client ended" if mode == "ends" else "not the client's answer: b'Traceback (most recent call last):'")

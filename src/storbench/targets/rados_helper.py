@@ -12,8 +12,9 @@ Requests: ``{"op": "mon"|"mgr", "cmd": {...}}`` (a monitor's or the manager's co
 CLI sends it), ``{"op": "osd", "id": N, "cmd": {...}}`` (``ceph tell osd.N ...``),
 ``{"op": "rbd-diff", "pool": P, "image": I}`` (the extents ``rbd diff --format json`` lists, and the
 image's size), ``{"op": "rbd-info"|"rbd-du"|"rbd-status", "pool": P, "image": I}`` (what ``rbd
-info``/``du``/``status --format json`` print), ``{"op": "stat", "pool": P, "object": O}`` (an
-object's size).  Only the standard
+info``/``du``/``status --format json`` print; ``du`` only where the image's fast-diff map makes it
+quick), ``{"op": "stat", "pool": P, "object": O}`` (an object's size).  ``rc`` 95 with an ``err``
+beginning ``pass:``: not this client's to answer, the command answers it.  Only the standard
 library and Ceph's own bindings: this runs outside storbench's environment.
 """
 
@@ -81,6 +82,8 @@ def info_of(rbd, image, name):
 
 #: rbd's --format json is compact
 COMPACT = (",", ":")
+#: the answer that leaves a question to the command (one whose time is not a run's client's to spend)
+PASS = 95
 
 
 def du_of(image, name):
@@ -126,7 +129,10 @@ def serve(rados, cluster, timeout_s):
                     if op == "rbd-info":
                         answer(0, json.dumps(info_of(rbd, image, request["image"]), separators=COMPACT))
                     elif op == "rbd-du":
-                        answer(0, json.dumps({"images": [du_of(image, request["image"])]}, separators=COMPACT))
+                        if not image.features() & rbd.RBD_FEATURE_FAST_DIFF or image.flags() & rbd.RBD_FLAG_FAST_DIFF_INVALID:
+                            answer(PASS, err="pass: no fast-diff map (every object asked in turn: the command's own bound)")
+                        else:
+                            answer(0, json.dumps({"images": [du_of(image, request["image"])]}, separators=COMPACT))
                     else:  # the image's watchers: a mapping, a VM, a running fio
                         watchers = [{"address": w["addr"], "client": w["id"], "cookie": w["cookie"]} for w in image.watchers_list()]
                         answer(0, json.dumps({"watchers": watchers}, separators=COMPACT))
