@@ -105,9 +105,33 @@ class Swift:
                         logs = {n: (d / "log" / f"{n}.log").read_text()[-300:] for n in dead or self.procs}
                         raise RuntimeError(f"Swift did not answer on {self.endpoint}: {logs}") from None
                     time.sleep(0.2)
+            # the proxy answers its healthcheck alone: the account, container and object servers (each a
+            # Python of its own, seconds to start on a loaded machine) are waited for by their ports,
+            # and the proxy's 503 ("Please reduce your request rate") to the first bucket is retried
+            import socket
+
+            from botocore.exceptions import ClientError
+
+            for name in SERVERS:
+                while True:
+                    try:
+                        socket.create_connection(("127.0.0.1", self.ports[name]), timeout=2).close()
+                        break
+                    except OSError:
+                        if self.procs[name].poll() is not None or time.monotonic() > deadline:
+                            raise RuntimeError(f"Swift's {name} server did not listen: {(d / 'log' / f'{name}.log').read_text()[-300:]}") from None
+                        time.sleep(0.2)
             # the account and its database made now (account_autocreate), not by a test's first request
             api = self.s3()
-            api.create_bucket(Bucket="warm-up")
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    api.create_bucket(Bucket="warm-up")
+                    break
+                except ClientError as exc:
+                    if exc.response.get("Error", {}).get("Code") != "ServiceUnavailable" or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
             api.delete_bucket(Bucket="warm-up")
         except BaseException:
             self.__exit__()
