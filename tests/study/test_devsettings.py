@@ -6,6 +6,7 @@ import errno
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -294,7 +295,11 @@ def loop_kname(tmp_path):
         yield os.path.basename(dev)
     finally:
         subprocess.run(["losetup", "-d", dev], capture_output=True)
-        assert subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True).stdout.strip() == ""
+        # detached when its last opener closes it (another worker's probe may hold it a moment): waited for, as storbench does
+        deadline = time.monotonic() + 10
+        while (left := subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True).stdout.strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == ""
 
 
 @needs_root
