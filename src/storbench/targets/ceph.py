@@ -88,6 +88,12 @@ def timeout_of(target: Target) -> int:
     return int(value) if value and value.isdigit() else CLIENT_TIMEOUT_S
 
 
+def op_timeout_of(target: Target) -> int:
+    """How long one of storbench's own questions may wait for the cluster: a command's operation
+    timeout, and a part of the key of the run's client (:func:`hold_client`), so the two agree."""
+    return min(CLI_OP_TIMEOUT_S, timeout_of(target))
+
+
 def fio_env(target: Target) -> tuple[tuple[str, str], ...]:
     """fio's environment for a Ceph target: its configuration, and timeouts so a dead cluster ends the job."""
     t = timeout_of(target)
@@ -103,7 +109,7 @@ def cli(target: Target, tool: str, *args: str) -> tuple[int, str, str]:
 
     from . import ceph_session
 
-    t = min(CLI_OP_TIMEOUT_S, timeout_of(target))
+    t = op_timeout_of(target)
     answered = ceph_session.answer(conf_of(target), client_of(target), t, tool, args)
     if answered is not None:  # the run's own client (ceph_session.held) answered it
         return answered
@@ -118,7 +124,7 @@ def hold_client(target: Target) -> contextlib.AbstractContextManager[str | None]
     ``target`` (:mod:`.ceph_session`) instead of a command each; yields why not, or None."""
     from . import ceph_session
 
-    return ceph_session.held(conf_of(target), client_of(target), min(CLI_OP_TIMEOUT_S, timeout_of(target)), CLI_TIMEOUT_S)
+    return ceph_session.held(conf_of(target), client_of(target), op_timeout_of(target), CLI_TIMEOUT_S)
 
 
 def first_line(out: str, err: str, rc: int) -> str:
